@@ -1,0 +1,320 @@
+// skc: the offline pipeline's command line. It parses options into plain structs and calls the
+// library; every error is caught once here and mapped to an exit code (0 ok, 1 failure, 2 usage).
+#include "skforge/package/reader.hpp"
+#include "skforge/package/signature.hpp"
+#include "skforge/package/writer.hpp"
+#include "skforge/support/error.hpp"
+
+#include <boost/program_options.hpp>
+#include <clocale>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace po = boost::program_options;
+using skforge::support::Error;
+using skforge::support::ErrorKind;
+namespace pkg = skforge::package;
+
+namespace {
+
+using Args = std::vector<std::string>;
+
+struct Command {
+    const char* name;
+    const char* help;
+    std::function<int(const Args&)> run;
+};
+
+// Parses `args` against `desc` (+ positionals); prints help and returns false on --help.
+bool parse(const Args& args, const po::options_description& desc,
+           const po::positional_options_description& pos, po::variables_map& vm,
+           const char* usage) {
+    po::options_description all(desc);
+    all.add_options()("help,h", "print this help");
+    po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+    if (vm.count("help")) {
+        std::cout << "Usage: " << usage << "\n\n" << all << "\n";
+        return false;
+    }
+    po::notify(vm);
+    return true;
+}
+
+std::int64_t source_date_epoch() {
+    const char* env = std::getenv("SOURCE_DATE_EPOCH");
+    if (env == nullptr || *env == '\0')
+        return 0;
+    char* end = nullptr;
+    long long v = std::strtoll(env, &end, 10);
+    if (*end != '\0' || v < 0)
+        throw Error("SOURCE_DATE_EPOCH='" + std::string(env) + "' is not a non-negative integer",
+                    ErrorKind::usage);
+    return v;
+}
+
+int cmd_pack(const Args& args) {
+    pkg::PackOptions o;
+    std::string compress = "gzip";
+    std::string key;
+    bool quiet = false;
+    po::options_description desc("skc pack options");
+    desc.add_options()("dir", po::value(&o.source_dir)->required(), "directory to pack")(
+        "output,o", po::value(&o.output)->required(), "the .run file to write; its stem names the package")(
+        "version", po::value(&o.version)->required(), "package version")(
+        "npu-arch", po::value(&o.npu_arch), "NPU architecture, e.g. dav-2201")(
+        "soc", po::value(&o.soc_version), "SoC version, e.g. Ascend910B1")(
+        "compress", po::value(&compress)->default_value("gzip"), "gzip or zstd")(
+        "level", po::value(&o.level)->default_value(0), "compression level (0: default)")(
+        "sign-key", po::value(&key), "Ed25519 private key (PEM) to sign with")(
+        "quiet,q", po::bool_switch(&quiet), "print nothing on success");
+    po::positional_options_description pos;
+    pos.add("dir", 1);
+    po::variables_map vm;
+    if (!parse(args, desc, pos, vm, "skc pack DIR -o OUT.run --version V [options]"))
+        return 0;
+    if (compress != "gzip" && compress != "zstd")
+        throw Error("--compress must be gzip or zstd, not '" + compress + "'", ErrorKind::usage);
+    o.compression = compress == "gzip" ? pkg::Compression::gzip : pkg::Compression::zstd;
+    if (!key.empty())
+        o.sign_key = key;
+    o.mtime = source_date_epoch();
+    skforge::support::TerminalProgress bar(64u << 20);
+    if (!quiet && ::isatty(2))
+        o.progress = &bar;
+    auto r = pkg::pack(o);
+    if (!quiet) {
+        std::cout << "packed " << r.header.name << " " << r.header.version << " into " << o.output
+                  << ": " << r.header.file_count << " entries, " << r.header.unpacked_size
+                  << " bytes unpacked, " << r.header.payload_size << " bytes " << compress
+                  << " payload\npayload sha256 " << r.header.payload_sha256 << "\n";
+        if (r.key_id)
+            std::cout << "signed by key " << *r.key_id << "\n";
+    }
+    return 0;
+}
+
+struct InspectResult {
+    nlohmann::json doc;
+    bool ok = true;
+};
+
+void verify_into(const pkg::RunPackage& run, const std::vector<pkg::Key>& trusted,
+                 InspectResult& out) {
+    auto& v = out.doc["verification"];
+    auto attempt = [&](const char* key, auto&& fn) {
+        try {
+            fn();
+            v[key] = "ok";
+        } catch (const Error& e) {
+            v[key] = e.what();
+            out.ok = false;
+        }
+    };
+    skforge::support::Digest prefix{};
+    bool digests = false;
+    attempt("payload_digest", [&] { prefix = run.verify_digests(); digests = true; });
+    attempt("entries", [&] {
+        struct Null : pkg::EntrySink {
+            void begin(const pkg::ManifestEntry&) override {}
+            void data(std::span<const std::uint8_t>) override {}
+            void end(const pkg::ManifestEntry&) override {}
+        } sink;
+        run.read_payload(sink);
+    });
+    if (!digests) {
+        v["signature"] = "not checked (payload digest failed)";
+        return;
+    }
+    auto state = run.check_signature(prefix, trusted);
+    v["signature"] = std::string(pkg::signature_state_name(state));
+    bool sig_ok = state == pkg::SignatureState::verified ||
+                  (trusted.empty() && state != pkg::SignatureState::invalid);
+    if (!sig_ok)
+        out.ok = false;
+}
+
+void print_text(const nlohmann::json& d) {
+    auto line = [](const char* label, const nlohmann::json& value) {
+        std::printf("%-16s %s\n", label, value.is_string() ? value.get<std::string>().c_str()
+                                                           : value.dump().c_str());
+    };
+    line("Package:", d["path"]);
+    line("Name:", d["name"]);
+    line("Version:", d["version"]);
+    line("NPU arch:", d["npu_arch"]);
+    line("SoC version:", d["soc_version"]);
+    line("Toolchain:", d["toolchain"]);
+    line("Compression:", d["compression"]);
+    line("Files:", d["file_count"]);
+    line("Unpacked size:", d["unpacked_size"]);
+    line("File size:", d["file_size"]);
+    line("Payload:", std::to_string(d["payload_size"].get<std::uint64_t>()) + " bytes at offset " +
+                         std::to_string(d["payload_offset"].get<std::uint64_t>()));
+    line("Payload SHA-256:", d["payload_sha256"]);
+    if (d.contains("inputs_digest"))
+        line("Inputs digest:", d["inputs_digest"]);
+    line("Signer key id:", d["signer_key_id"].is_null() ? nlohmann::json("(unsigned)") : d["signer_key_id"]);
+    line("Stub:", d["stub_canonical"].get<bool>() ? "canonical" : "MODIFIED (differs from skforge's)");
+    if (d.contains("verification"))
+        for (auto& [k, val] : d["verification"].items())
+            line(("Verify " + k + ":").c_str(), val);
+    if (d.contains("files"))
+        for (const auto& f : d["files"])
+            std::printf("%s %s %12s %s %s\n", f["type"].get<std::string>() == "file" ? "f" : "d",
+                        f["mode"].get<std::string>().c_str(),
+                        f.contains("size") ? std::to_string(f["size"].get<std::uint64_t>()).c_str() : "-",
+                        f.contains("sha256") ? f["sha256"].get<std::string>().c_str()
+                                             : std::string(64, '-').c_str(),
+                        f["path"].get<std::string>().c_str());
+}
+
+int cmd_inspect(const Args& args) {
+    std::string path;
+    std::vector<std::string> keys;
+    bool list = false, json = false, verify = false;
+    po::options_description desc("skc inspect options");
+    desc.add_options()("package", po::value(&path)->required(), "the .run file")(
+        "list", po::bool_switch(&list), "list every file of the manifest")(
+        "json", po::bool_switch(&json), "print JSON (share/doc/inspect-json.md)")(
+        "verify", po::bool_switch(&verify), "verify size, digests, every entry and the signature")(
+        "trusted-key", po::value(&keys)->composing(), "trusted public key (PEM); repeatable");
+    po::positional_options_description pos;
+    pos.add("package", 1);
+    po::variables_map vm;
+    if (!parse(args, desc, pos, vm, "skc inspect X.run [--list] [--json] [--verify] [--trusted-key PUB.pem]..."))
+        return 0;
+    std::vector<pkg::Key> trusted;
+    for (const auto& k : keys)
+        trusted.push_back(pkg::Key::load_public(k));
+    if (!trusted.empty())
+        verify = true;
+    pkg::RunPackage run(path);
+    const auto& h = run.header();
+    InspectResult r;
+    r.doc = {{"path", path},
+             {"format", h.format},
+             {"name", h.name},
+             {"version", h.version},
+             {"npu_arch", h.npu_arch},
+             {"soc_version", h.soc_version},
+             {"toolchain", h.toolchain},
+             {"compression", pkg::compression_name(h.compression)},
+             {"file_count", h.file_count},
+             {"unpacked_size", h.unpacked_size},
+             {"file_size", run.actual_size()},
+             {"payload_offset", h.payload_offset},
+             {"payload_size", h.payload_size},
+             {"payload_sha256", h.payload_sha256},
+             {"stub_canonical", run.stub_is_canonical()},
+             {"signer_key_id", nullptr}};
+    try {
+        if (auto t = run.trailer())
+            r.doc["signer_key_id"] = t->key_id;
+        auto m = run.read_manifest();
+        r.doc["inputs_digest"] = m.inputs_digest;
+        if (list) {
+            r.doc["files"] = nlohmann::json::array();
+            for (const auto& e : m.entries) {
+                nlohmann::json f = {{"path", e.path}, {"type", pkg::entry_type_name(e.type)},
+                                    {"mode", e.mode == 0755 ? "0755" : "0644"}};
+                if (e.type == pkg::EntryType::file) {
+                    f["size"] = e.size;
+                    f["sha256"] = e.sha256;
+                }
+                r.doc["files"].push_back(f);
+            }
+        }
+    } catch (const Error& e) {
+        if (!verify)
+            throw;
+        r.doc["error"] = e.what();
+        r.ok = false;
+    }
+    if (verify)
+        verify_into(run, trusted, r);
+    r.doc["ok"] = r.ok;
+    if (json)
+        std::cout << r.doc.dump(2) << "\n";
+    else
+        print_text(r.doc);
+    return r.ok ? 0 : 1;
+}
+
+int cmd_keygen(const Args& args) {
+    std::string name;
+    po::options_description desc("skc keygen options");
+    desc.add_options()("output,o", po::value(&name)->required(),
+                       "writes NAME.pem (private, 0600) and NAME.pub.pem");
+    po::positional_options_description pos;
+    po::variables_map vm;
+    if (!parse(args, desc, pos, vm, "skc keygen -o NAME"))
+        return 0;
+    for (const auto& p : {name + ".pem", name + ".pub.pem"}) {
+        struct stat st {};
+        if (::lstat(p.c_str(), &st) == 0)
+            throw Error("refusing to overwrite existing key file '" + p + "'");
+    }
+    auto key = pkg::Key::generate(name);
+    std::cout << "wrote " << name << ".pem (private, keep it secret) and " << name
+              << ".pub.pem\nkey id " << key.key_id() << "\n";
+    return 0;
+}
+
+const std::vector<Command>& commands() {
+    static const std::vector<Command> table = {
+        {"pack", "pack a directory into a signed, reproducible .run package", cmd_pack},
+        {"inspect", "show and verify a .run package without running it", cmd_inspect},
+        {"keygen", "make an Ed25519 key pair for signing packages", cmd_keygen},
+    };
+    return table;
+}
+
+void usage(std::FILE* to) {
+    std::fprintf(to, "Usage: skc COMMAND [options]   (skc COMMAND --help for its options)\n\n");
+    for (const auto& c : commands())
+        std::fprintf(to, "  %-10s %s\n", c.name, c.help);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    std::setlocale(LC_ALL, "C.UTF-8");
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    std::string name = argv[1];
+    if (name == "--help" || name == "-h" || name == "help") {
+        usage(stdout);
+        return 0;
+    }
+    if (name == "--version") {
+        std::printf("skc %s\n", SKFORGE_VERSION);
+        return 0;
+    }
+    Args args(argv + 2, argv + argc);
+    for (const auto& c : commands()) {
+        if (name != c.name)
+            continue;
+        try {
+            return c.run(args);
+        } catch (const po::error& e) {
+            std::fprintf(stderr, "skc %s: %s (see skc %s --help)\n", c.name, e.what(), c.name);
+            return 2;
+        } catch (const Error& e) {
+            std::fprintf(stderr, "skc %s: error: %s\n", c.name, e.what());
+            return e.kind() == ErrorKind::usage ? 2 : 1;
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "skc %s: error: %s\n", c.name, e.what());
+            return 1;
+        }
+    }
+    std::fprintf(stderr, "skc: unknown command '%s'\n", name.c_str());
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,93 @@
+#pragma once
+
+#include "skforge/package/manifest.hpp"
+#include "skforge/package/signature.hpp"
+#include "skforge/package/stub.hpp"
+#include "skforge/support/file.hpp"
+#include "skforge/support/progress.hpp"
+#include "skforge/support/sha256.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace skforge::package {
+
+/// Receives the entries of a payload as they are read; data is provisional until the whole
+/// payload has been read and verified (read_payload returns normally).
+class EntrySink {
+public:
+    virtual ~EntrySink() = default;
+    /// An entry that matches its manifest record starts.
+    virtual void begin(const ManifestEntry& entry) = 0;
+    /// Bytes of the current file entry.
+    virtual void data(std::span<const std::uint8_t> bytes) = 0;
+    /// The current entry is complete and its size and digest matched.
+    virtual void end(const ManifestEntry& entry) = 0;
+};
+
+/// Guards against decompression bombs and absurd packages.
+struct ReadLimits {
+    std::uint64_t max_entries = 1'000'000;
+    std::uint64_t max_unpacked_bytes = 64ull << 30;
+    std::uint64_t max_manifest_bytes = 64ull << 20;
+};
+
+/// The outcome of checking a signature trailer.
+enum class SignatureState {
+    unsigned_package, ///< no trailer
+    not_checked,      ///< signed, but no trusted key was given
+    verified,         ///< signed by one of the trusted keys
+    untrusted,        ///< signed by a key that is not trusted
+    invalid,          ///< the signature does not match the bytes
+};
+
+/// Text for a signature state ("unsigned", "verified", ...).
+std::string_view signature_state_name(SignatureState state);
+
+/// A .run package opened for reading. Nothing in it is ever executed: the stub's header is parsed
+/// as text and the payload is read with libarchive.
+class RunPackage {
+public:
+    /// Opens `path` and parses its header; throws an Error naming the path when it is not a
+    /// skforge package.
+    explicit RunPackage(std::string path);
+
+    /// The file's path.
+    const std::string& path() const { return m_path; }
+    /// The parsed header.
+    const StubHeader& header() const { return m_header; }
+    /// The file's actual size.
+    std::uint64_t actual_size() const { return m_size; }
+    /// True when the stub is byte-for-byte what this skforge renders for this header.
+    bool stub_is_canonical() const;
+
+    /// Throws an integrity Error unless the file has exactly the declared size.
+    void check_layout() const;
+    /// Reads the payload once, checks its SHA-256 and returns the digest of every byte before
+    /// the trailer (for the signature). Throws an integrity Error on mismatch.
+    support::Digest verify_digests(support::Progress* progress = nullptr) const;
+    /// The trailer, when the header declares one.
+    std::optional<Trailer> trailer() const;
+    /// Checks the trailer against `trusted` keys, given the digest from verify_digests.
+    SignatureState check_signature(const support::Digest& prefix_digest,
+                                   const std::vector<Key>& trusted) const;
+
+    /// Reads just the manifest (the first entry) and checks it agrees with the header.
+    Manifest read_manifest(const ReadLimits& limits = {}) const;
+    /// Reads every entry, checking each against the manifest (type, mode, size, SHA-256, no
+    /// duplicates, parents first, nothing missing) and the payload digest; hands each to `sink`.
+    /// Returns the manifest. Throws an integrity Error naming the entry on any mismatch.
+    Manifest read_payload(EntrySink& sink, const ReadLimits& limits = {}) const;
+
+private:
+    std::string m_path;
+    support::UniqueFd m_fd;
+    std::uint64_t m_size = 0;
+    std::string m_stub;
+    StubHeader m_header;
+};
+
+} // namespace skforge::package

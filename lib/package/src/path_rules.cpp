@@ -1,0 +1,134 @@
+#include "skforge/package/path_rules.hpp"
+
+#include <cstdint>
+#include <sys/stat.h>
+
+namespace skforge::package {
+
+namespace {
+
+// Length of the UTF-8 sequence starting with `lead`, or 0 for a byte that cannot start one.
+std::size_t utf8_length(std::uint8_t lead) {
+    if (lead < 0x80)
+        return 1;
+    if (lead >= 0xc2 && lead <= 0xdf)
+        return 2;
+    if (lead >= 0xe0 && lead <= 0xef)
+        return 3;
+    if (lead >= 0xf0 && lead <= 0xf4)
+        return 4;
+    return 0;
+}
+
+bool is_label_char(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '.' || c == '_' || c == '+' || c == '-';
+}
+
+} // namespace
+
+std::optional<std::string> check_utf8(std::string_view text) {
+    for (std::size_t i = 0; i < text.size();) {
+        auto lead = static_cast<std::uint8_t>(text[i]);
+        std::size_t len = utf8_length(lead);
+        if (len == 0 || i + len > text.size())
+            return "is not valid UTF-8 (byte " + std::to_string(i) + ")";
+        std::uint32_t cp = len == 1 ? lead : (lead & (0xffu >> (len + 1)));
+        for (std::size_t k = 1; k < len; ++k) {
+            auto cont = static_cast<std::uint8_t>(text[i + k]);
+            if ((cont & 0xc0) != 0x80)
+                return "is not valid UTF-8 (byte " + std::to_string(i + k) + ")";
+            cp = (cp << 6) | (cont & 0x3fu);
+        }
+        bool overlong = (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
+        if (overlong || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+            return "is not valid UTF-8 (byte " + std::to_string(i) + ")";
+        i += len;
+    }
+    return std::nullopt;
+}
+
+std::optional<std::string> check_entry_path(std::string_view path) {
+    if (path.empty())
+        return "is empty";
+    if (path.size() > k_max_path_bytes)
+        return "is longer than " + std::to_string(k_max_path_bytes) + " bytes";
+    if (path.front() == '/')
+        return "is absolute";
+    for (char c : path) {
+        if (c == '\0')
+            return "contains a NUL byte";
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+            return "contains a control character";
+    }
+    if (auto bad = check_utf8(path))
+        return bad;
+    std::size_t start = 0;
+    while (start <= path.size()) {
+        std::size_t slash = path.find('/', start);
+        std::size_t end = slash == std::string_view::npos ? path.size() : slash;
+        std::string_view comp = path.substr(start, end - start);
+        if (comp.empty())
+            return "has an empty component";
+        if (comp == "..")
+            return "has a '..' component";
+        if (comp == ".")
+            return "has a '.' component";
+        if (comp.size() > k_max_component_bytes)
+            return "has a component longer than " + std::to_string(k_max_component_bytes) +
+                   " bytes";
+        if (slash == std::string_view::npos)
+            break;
+        start = slash + 1;
+    }
+    return std::nullopt;
+}
+
+std::optional<std::string> check_package_name(std::string_view name) {
+    if (name.empty())
+        return "is empty";
+    if (name.size() > k_max_component_bytes)
+        return "is longer than " + std::to_string(k_max_component_bytes) + " bytes";
+    char first = name.front();
+    if (first == '.' || first == '+' || first == '-')
+        return "must start with a letter, digit or '_'";
+    for (char c : name)
+        if (!is_label_char(c))
+            return "may contain only letters, digits and '._+-'";
+    return std::nullopt;
+}
+
+std::optional<std::string> check_label(std::string_view text, bool allow_empty) {
+    if (text.empty())
+        return allow_empty ? std::nullopt : std::optional<std::string>("is empty");
+    if (text.size() > 64)
+        return "is longer than 64 bytes";
+    for (char c : text)
+        if (!is_label_char(c) && c != '~')
+            return "may contain only letters, digits and '._+~-'";
+    return std::nullopt;
+}
+
+std::optional<std::string> check_source_mode(mode_t mode) {
+    if (mode & S_ISUID)
+        return "is setuid";
+    if (mode & S_ISGID)
+        return "is setgid";
+    if (mode & S_ISVTX)
+        return "is sticky";
+    if (mode & S_IWGRP)
+        return "is group-writable";
+    if (mode & S_IWOTH)
+        return "is world-writable";
+    return std::nullopt;
+}
+
+mode_t normalized_mode(EntryType type, mode_t source_mode) {
+    if (type == EntryType::directory || (source_mode & S_IXUSR))
+        return 0755;
+    return 0644;
+}
+
+bool is_allowed_mode(mode_t mode) { return mode == 0644 || mode == 0755; }
+
+} // namespace skforge::package

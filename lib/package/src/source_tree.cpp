@@ -1,0 +1,179 @@
+#include "source_tree.hpp"
+
+#include "skforge/support/error.hpp"
+#include "skforge/support/file.hpp"
+#include "skforge/support/sha256.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
+
+namespace skforge::package {
+
+using support::Error;
+using support::UniqueFd;
+
+namespace {
+
+std::string kind_refusal(mode_t mode, nlink_t links) {
+    if (S_ISLNK(mode))
+        return "is a symbolic link";
+    if (S_ISBLK(mode))
+        return "is a block device";
+    if (S_ISCHR(mode))
+        return "is a character device";
+    if (S_ISFIFO(mode))
+        return "is a FIFO";
+    if (S_ISSOCK(mode))
+        return "is a socket";
+    if (S_ISREG(mode) && links > 1)
+        return "is a hard link (" + std::to_string(links) + " names for one file)";
+    if (!S_ISREG(mode) && !S_ISDIR(mode))
+        return "is not a regular file or directory";
+    return {};
+}
+
+struct Walker {
+    const std::string& root;
+    const std::set<std::string>& reserved;
+    std::vector<SourceEntry> entries;
+    std::vector<std::string> errors;
+
+    std::vector<std::string> list(int dirfd, const std::string& rel) {
+        int dup = ::dup(dirfd);
+        DIR* dir = dup < 0 ? nullptr : ::fdopendir(dup);
+        if (dir == nullptr) {
+            if (dup >= 0)
+                ::close(dup);
+            throw support::io_error("cannot list", root + "/" + rel, errno);
+        }
+        std::vector<std::string> names;
+        while (dirent* d = ::readdir(dir)) {
+            std::string n = d->d_name;
+            if (n != "." && n != "..")
+                names.push_back(std::move(n));
+        }
+        ::closedir(dir);
+        std::sort(names.begin(), names.end());
+        return names;
+    }
+
+    void visit(int dirfd, const std::string& rel) {
+        for (const auto& name : list(dirfd, rel)) {
+            std::string path = rel.empty() ? name : rel + "/" + name;
+            std::string shown = root + "/" + path;
+            if (rel.empty() && reserved.contains(name)) {
+                errors.push_back("'" + shown + "' uses a name skforge generates (" + name + ")");
+                continue;
+            }
+            if (auto bad = check_entry_path(path)) {
+                errors.push_back("'" + shown + "': path " + *bad);
+                continue;
+            }
+            struct stat st {};
+            if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+                throw support::io_error("cannot stat", shown, errno);
+            if (auto why = kind_refusal(st.st_mode, st.st_nlink); !why.empty()) {
+                errors.push_back("'" + shown + "' " + why);
+                continue;
+            }
+            if (auto why = check_source_mode(st.st_mode)) {
+                errors.push_back("'" + shown + "' " + *why);
+                continue;
+            }
+            SourceEntry e;
+            e.path = path;
+            e.type = S_ISDIR(st.st_mode) ? EntryType::directory : EntryType::file;
+            e.mode = normalized_mode(e.type, st.st_mode);
+            e.size = e.type == EntryType::file ? static_cast<std::uint64_t>(st.st_size) : 0;
+            e.dev = st.st_dev;
+            e.ino = st.st_ino;
+            entries.push_back(e);
+            if (e.type == EntryType::directory) {
+                int sub = ::openat(dirfd, name.c_str(),
+                                   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (sub < 0)
+                    throw support::io_error("cannot open directory", shown, errno);
+                UniqueFd guard(sub);
+                visit(sub, path);
+            }
+        }
+    }
+};
+
+} // namespace
+
+std::vector<SourceEntry> scan_source_tree(const std::string& root,
+                                          const std::set<std::string>& reserved) {
+    int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        throw support::io_error("cannot open package directory", root, errno);
+    UniqueFd guard(fd);
+    Walker w{root, reserved, {}, {}};
+    w.visit(fd, "");
+    if (!w.errors.empty()) {
+        std::string msg = "refusing to pack '" + root + "': " + std::to_string(w.errors.size()) +
+                          " entr" + (w.errors.size() == 1 ? "y" : "ies") +
+                          " the installer would refuse:";
+        for (const auto& e : w.errors)
+            msg += "\n  " + e;
+        throw Error(msg);
+    }
+    std::sort(w.entries.begin(), w.entries.end(),
+              [](const SourceEntry& a, const SourceEntry& b) { return a.path < b.path; });
+    return w.entries;
+}
+
+int open_source_file(const std::string& root, const SourceEntry& entry) {
+    std::string path = root + "/" + entry.path;
+    int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        throw support::io_error("cannot open", path, errno);
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || st.st_dev != entry.dev || st.st_ino != entry.ino ||
+        static_cast<std::uint64_t>(st.st_size) != entry.size) {
+        ::close(fd);
+        throw Error("'" + path + "' changed while it was being packed; pack again");
+    }
+    return fd;
+}
+
+void hash_source_files(const std::string& root, std::vector<SourceEntry>& entries) {
+    std::atomic<std::size_t> next{0};
+    std::vector<std::string> errors(std::max(1u, std::thread::hardware_concurrency()));
+    auto work = [&](std::size_t slot) {
+        std::vector<std::uint8_t> buf(1u << 20);
+        try {
+            for (std::size_t i = next++; i < entries.size(); i = next++) {
+                if (entries[i].type != EntryType::file)
+                    continue;
+                UniqueFd fd(open_source_file(root, entries[i]));
+                support::Sha256 h;
+                std::uint64_t off = 0;
+                while (std::size_t n = support::pread_full(fd.get(), buf, off, entries[i].path)) {
+                    h.update(std::span<const std::uint8_t>(buf.data(), n));
+                    off += n;
+                }
+                entries[i].sha256 = support::digest_hex(h.finish());
+            }
+        } catch (const std::exception& e) {
+            errors[slot] = e.what();
+            next = entries.size();
+        }
+    };
+    std::vector<std::jthread> threads;
+    for (std::size_t t = 1; t < errors.size(); ++t)
+        threads.emplace_back(work, t);
+    work(0);
+    threads.clear();
+    for (const auto& e : errors)
+        if (!e.empty())
+            throw Error(e);
+}
+
+} // namespace skforge::package

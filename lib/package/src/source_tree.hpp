@@ -1,0 +1,36 @@
+#pragma once
+
+#include "skforge/package/path_rules.hpp"
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace skforge::package {
+
+/// One file or directory found under the directory being packed.
+struct SourceEntry {
+    std::string path; ///< relative to the root
+    EntryType type = EntryType::file;
+    mode_t mode = 0644; ///< normalised
+    std::uint64_t size = 0;
+    std::string sha256;
+    dev_t dev = 0;
+    ino_t ino = 0;
+};
+
+/// Walks `root` without following symlinks and returns its entries sorted by path; throws one
+/// Error listing every entry the installer would refuse, each with its path and reason.
+/// Names in `reserved` may not appear at the top level.
+std::vector<SourceEntry> scan_source_tree(const std::string& root,
+                                          const std::set<std::string>& reserved);
+
+/// Fills in the SHA-256 of every file, on every core.
+void hash_source_files(const std::string& root, std::vector<SourceEntry>& entries);
+
+/// Opens `root/entry.path` for reading and checks it is still the file that was scanned.
+int open_source_file(const std::string& root, const SourceEntry& entry);
+
+} // namespace skforge::package

@@ -1,0 +1,43 @@
+#pragma once
+
+#include "skforge/support/file.hpp"
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <sys/types.h>
+
+namespace skforge::support {
+
+/// A file that appears whole or not at all: it is written under a temporary name in the target's
+/// directory and only commit() fsyncs it and renames it into place. Destroying it without
+/// commit() removes the temporary file and leaves the target untouched.
+class AtomicFile {
+public:
+    /// Creates the temporary file beside `path`; the committed file gets `mode`.
+    AtomicFile(std::string path, mode_t mode);
+    ~AtomicFile();
+    AtomicFile(const AtomicFile&) = delete;
+    AtomicFile& operator=(const AtomicFile&) = delete;
+
+    /// Appends `data`.
+    void write(std::span<const std::uint8_t> data);
+    /// Appends `text`.
+    void write(std::string_view text);
+    /// The temporary file's descriptor (for positioned writes and read-back).
+    int fd() const noexcept { return m_fd.get(); }
+    /// The temporary file's path.
+    const std::string& temp_path() const noexcept { return m_temp; }
+    /// fsync, chmod, rename over the target and fsync the directory.
+    void commit();
+
+private:
+    std::string m_path;
+    std::string m_temp;
+    mode_t m_mode;
+    UniqueFd m_fd;
+    bool m_committed = false;
+};
+
+} // namespace skforge::support

@@ -1,0 +1,114 @@
+#include "skforge/support/file.hpp"
+
+#include "skforge/support/error.hpp"
+
+#include <cerrno>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace skforge::support {
+
+UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
+    if (this != &other)
+        reset(other.release());
+    return *this;
+}
+
+int UniqueFd::release() noexcept {
+    int fd = m_fd;
+    m_fd = -1;
+    return fd;
+}
+
+void UniqueFd::reset(int fd) noexcept {
+    if (m_fd >= 0)
+        ::close(m_fd);
+    m_fd = fd;
+}
+
+UniqueFd open_read(const std::string& path, bool follow) {
+    int flags = O_RDONLY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW);
+    int fd = ::open(path.c_str(), flags);
+    if (fd < 0)
+        throw io_error("cannot open", path, errno);
+    return UniqueFd(fd);
+}
+
+std::string read_file(const std::string& path) {
+    UniqueFd fd = open_read(path);
+    std::string out;
+    char buf[65536];
+    for (;;) {
+        ssize_t n = ::read(fd.get(), buf, sizeof buf);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            throw io_error("cannot read", path, errno);
+        }
+        if (n == 0)
+            break;
+        out.append(buf, static_cast<std::size_t>(n));
+    }
+    return out;
+}
+
+std::size_t pread_full(int fd, std::span<std::uint8_t> buf, std::uint64_t offset,
+                       std::string_view path) {
+    std::size_t done = 0;
+    while (done < buf.size()) {
+        ssize_t n = ::pread(fd, buf.data() + done, buf.size() - done,
+                            static_cast<off_t>(offset + done));
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            throw io_error("cannot read", path, errno);
+        }
+        if (n == 0)
+            break;
+        done += static_cast<std::size_t>(n);
+    }
+    return done;
+}
+
+void write_all(int fd, std::span<const std::uint8_t> data, std::string_view path) {
+    std::size_t done = 0;
+    while (done < data.size()) {
+        ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            throw io_error("cannot write", path, errno);
+        }
+        done += static_cast<std::size_t>(n);
+    }
+}
+
+void write_all(int fd, std::string_view text, std::string_view path) {
+    write_all(fd, std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()),
+              path);
+}
+
+void fsync_directory(const std::string& dir) {
+    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        throw io_error("cannot open directory", dir, errno);
+    UniqueFd guard(fd);
+    if (::fsync(fd) != 0 && errno != EINVAL)
+        throw io_error("cannot fsync directory", dir, errno);
+}
+
+std::string parent_directory(const std::string& path) {
+    auto pos = path.find_last_of('/');
+    if (pos == std::string::npos)
+        return ".";
+    if (pos == 0)
+        return "/";
+    return path.substr(0, pos);
+}
+
+std::string base_name(const std::string& path) {
+    auto pos = path.find_last_of('/');
+    return pos == std::string::npos ? path : path.substr(pos + 1);
+}
+
+} // namespace skforge::support

@@ -1,0 +1,17 @@
+#!/bin/sh
+# Runs every test: unit tests (Catch2) and whole-program tests (bats) under AddressSanitizer and
+# UndefinedBehaviorSanitizer, through ctest. Sets up its own dependencies on a fresh Debian 12.
+set -eu
+cd "$(dirname "$0")/.."
+sh scripts/bootstrap.sh
+BUILD=${SKFORGE_TEST_BUILD:-build/test}
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSKFORGE_SANITIZE=ON -DSKFORGE_WERROR=ON
+cmake --build "$BUILD" -j "$(nproc)"
+# Format check: the tree must match .clang-format.
+files=$(git ls-files '*.cpp' '*.hpp' 2>/dev/null || true)
+if [ -n "$files" ]; then
+    clang-format --dry-run --Werror $files
+fi
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+cd "$BUILD" && ctest --output-on-failure -j "$(nproc)"
