@@ -1,0 +1,52 @@
+#include "skforge/support/atomic_file.hpp"
+#include "skforge/support/error.hpp"
+#include "temp_dir.hpp"
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <sys/stat.h>
+
+using namespace skforge;
+namespace fs = std::filesystem;
+
+namespace {
+std::size_t entries_in(const std::string& dir) {
+    return static_cast<std::size_t>(std::distance(fs::directory_iterator(dir), fs::directory_iterator()));
+}
+} // namespace
+
+TEST_CASE("AtomicFile without commit leaves nothing behind", "[support][atomic_file]") {
+    test::ScopedTempDir dir;
+    test::write_text(dir / "target", "old");
+    {
+        support::AtomicFile f(dir / "target", 0644);
+        f.write("new content");
+        CHECK(entries_in(dir.path()) == 2); // target + temporary
+    }
+    CHECK(entries_in(dir.path()) == 1);
+    CHECK(test::read_text(dir / "target") == "old");
+}
+
+TEST_CASE("AtomicFile commit replaces the target with the given mode", "[support][atomic_file]") {
+    test::ScopedTempDir dir;
+    test::write_text(dir / "target", "old");
+    support::AtomicFile f(dir / "target", 0600);
+    f.write("new content");
+    f.commit();
+    CHECK(test::read_text(dir / "target") == "new content");
+    struct stat st {};
+    REQUIRE(::stat((dir / "target").c_str(), &st) == 0);
+    CHECK((st.st_mode & 07777) == 0600);
+    CHECK(entries_in(dir.path()) == 1);
+}
+
+TEST_CASE("AtomicFile in a missing directory names the path", "[support][atomic_file]") {
+    test::ScopedTempDir dir;
+    try {
+        support::AtomicFile f(dir / "missing/target", 0644);
+        FAIL("expected an error");
+    } catch (const support::Error& e) {
+        CHECK_THAT(e.what(), Catch::Contains("missing/target"));
+        CHECK_THAT(e.what(), Catch::Contains("No such file or directory"));
+    }
+}
