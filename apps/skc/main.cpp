@@ -63,10 +63,11 @@ int cmd_pack(const Args& args) {
     std::string key;
     bool quiet = false;
     po::options_description desc("skc pack options");
-    desc.add_options()("dir", po::value(&o.source_dir)->required(), "directory to pack")(
-        "output,o", po::value(&o.output)->required(), "the .run file to write; its stem names the package")(
-        "version", po::value(&o.version)->required(), "package version")(
-        "npu-arch", po::value(&o.npu_arch), "NPU architecture, e.g. dav-2201")(
+    desc.add_options()("dir", po::value(&o.source_dir)->required(),
+                       "directory to pack")("output,o", po::value(&o.output)->required(),
+                                            "the .run file to write; its stem names the package")(
+        "version", po::value(&o.version)->required(),
+        "package version")("npu-arch", po::value(&o.npu_arch), "NPU architecture, e.g. dav-2201")(
         "soc", po::value(&o.soc_version), "SoC version, e.g. Ascend910B1")(
         "compress", po::value(&compress)->default_value("gzip"), "gzip or zstd")(
         "level", po::value(&o.level)->default_value(0), "compression level (0: default)")(
@@ -115,9 +116,18 @@ void verify_into(const pkg::RunPackage& run, const std::vector<pkg::Key>& truste
             out.ok = false;
         }
     };
+    // A stub that differs from the one skforge renders for this header would run other code
+    // than the package claims; nothing else may explain a difference.
+    attempt("stub", [&] {
+        if (!run.stub_is_canonical())
+            throw Error("modified: it differs from the stub skforge writes for this header");
+    });
     skforge::support::Digest prefix{};
     bool digests = false;
-    attempt("payload_digest", [&] { prefix = run.verify_digests(); digests = true; });
+    attempt("payload_digest", [&] {
+        prefix = run.verify_digests();
+        digests = true;
+    });
     attempt("entries", [&] {
         struct Null : pkg::EntrySink {
             void begin(const pkg::ManifestEntry&) override {}
@@ -140,8 +150,8 @@ void verify_into(const pkg::RunPackage& run, const std::vector<pkg::Key>& truste
 
 void print_text(const nlohmann::json& d) {
     auto line = [](const char* label, const nlohmann::json& value) {
-        std::printf("%-16s %s\n", label, value.is_string() ? value.get<std::string>().c_str()
-                                                           : value.dump().c_str());
+        std::printf("%-16s %s\n", label,
+                    value.is_string() ? value.get<std::string>().c_str() : value.dump().c_str());
     };
     line("Package:", d["path"]);
     line("Name:", d["name"]);
@@ -158,8 +168,10 @@ void print_text(const nlohmann::json& d) {
     line("Payload SHA-256:", d["payload_sha256"]);
     if (d.contains("inputs_digest"))
         line("Inputs digest:", d["inputs_digest"]);
-    line("Signer key id:", d["signer_key_id"].is_null() ? nlohmann::json("(unsigned)") : d["signer_key_id"]);
-    line("Stub:", d["stub_canonical"].get<bool>() ? "canonical" : "MODIFIED (differs from skforge's)");
+    line("Signer key id:",
+         d["signer_key_id"].is_null() ? nlohmann::json("(unsigned)") : d["signer_key_id"]);
+    line("Stub:",
+         d["stub_canonical"].get<bool>() ? "canonical" : "MODIFIED (differs from skforge's)");
     if (d.contains("verification"))
         for (auto& [k, val] : d["verification"].items())
             line(("Verify " + k + ":").c_str(), val);
@@ -167,7 +179,8 @@ void print_text(const nlohmann::json& d) {
         for (const auto& f : d["files"])
             std::printf("%s %s %12s %s %s\n", f["type"].get<std::string>() == "file" ? "f" : "d",
                         f["mode"].get<std::string>().c_str(),
-                        f.contains("size") ? std::to_string(f["size"].get<std::uint64_t>()).c_str() : "-",
+                        f.contains("size") ? std::to_string(f["size"].get<std::uint64_t>()).c_str()
+                                           : "-",
                         f.contains("sha256") ? f["sha256"].get<std::string>().c_str()
                                              : std::string(64, '-').c_str(),
                         f["path"].get<std::string>().c_str());
@@ -186,7 +199,8 @@ int cmd_inspect(const Args& args) {
     po::positional_options_description pos;
     pos.add("package", 1);
     po::variables_map vm;
-    if (!parse(args, desc, pos, vm, "skc inspect X.run [--list] [--json] [--verify] [--trusted-key PUB.pem]..."))
+    if (!parse(args, desc, pos, vm,
+               "skc inspect X.run [--list] [--json] [--verify] [--trusted-key PUB.pem]..."))
         return 0;
     std::vector<pkg::Key> trusted;
     for (const auto& k : keys)
@@ -220,7 +234,8 @@ int cmd_inspect(const Args& args) {
         if (list) {
             r.doc["files"] = nlohmann::json::array();
             for (const auto& e : m.entries) {
-                nlohmann::json f = {{"path", e.path}, {"type", pkg::entry_type_name(e.type)},
+                nlohmann::json f = {{"path", e.path},
+                                    {"type", pkg::entry_type_name(e.type)},
                                     {"mode", e.mode == 0755 ? "0755" : "0644"}};
                 if (e.type == pkg::EntryType::file) {
                     f["size"] = e.size;

@@ -22,7 +22,7 @@ struct RawEntry {
     unsigned type = AE_IFREG; ///< AE_IFREG, AE_IFDIR, AE_IFLNK, AE_IFIFO, ...
     unsigned mode = 0644;
     std::string data;
-    std::string link;         ///< symlink target, or hardlink target when `hardlink`
+    std::string link; ///< symlink target, or hardlink target when `hardlink`
     bool hardlink = false;
 };
 
@@ -47,7 +47,8 @@ inline package::Manifest make_manifest(const std::string& name,
 /// Writes `<dir>/<name>.run`: the stub, a gzip tar of manifest_text followed by `entries`, and
 /// nothing else. The header's counts come from `manifest`.
 inline std::string craft_run(const std::string& dir, const package::Manifest& manifest,
-                             const std::string& manifest_text, const std::vector<RawEntry>& entries) {
+                             const std::string& manifest_text,
+                             const std::vector<RawEntry>& entries) {
     std::vector<std::uint8_t> tar;
     archive* a = archive_write_new();
     archive_write_set_format_pax_restricted(a);
@@ -73,7 +74,8 @@ inline std::string craft_run(const std::string& dir, const package::Manifest& ma
                 archive_entry_copy_symlink(e, r.link.c_str());
         }
         archive_entry_set_perm(e, r.mode);
-        archive_entry_set_size(e, r.type == AE_IFREG && !r.hardlink ? static_cast<la_int64_t>(r.data.size()) : 0);
+        archive_entry_set_size(
+            e, r.type == AE_IFREG && !r.hardlink ? static_cast<la_int64_t>(r.data.size()) : 0);
         if (archive_write_header(a, e) != ARCHIVE_OK)
             throw std::runtime_error(archive_error_string(a));
         if (!r.data.empty() && !r.hardlink)

@@ -10,9 +10,10 @@ namespace skforge::test {
 
 /// A fresh directory under TMPDIR, removed with everything in it on destruction.
 class ScopedTempDir {
-public:
+  public:
     ScopedTempDir() {
-        std::string tmpl = (std::filesystem::temp_directory_path() / "skforge-test.XXXXXX").string();
+        std::string tmpl =
+            (std::filesystem::temp_directory_path() / "skforge-test.XXXXXX").string();
         std::vector<char> buf(tmpl.begin(), tmpl.end());
         buf.push_back('\0');
         if (::mkdtemp(buf.data()) == nullptr)
@@ -31,7 +32,7 @@ public:
     /// `path()/rel`.
     std::string operator/(const std::string& rel) const { return m_path + "/" + rel; }
 
-private:
+  private:
     std::string m_path;
 };
 

@@ -44,7 +44,8 @@ ParallelGzip::~ParallelGzip() {
 void ParallelGzip::write(std::span<const std::uint8_t> data) {
     while (!data.empty()) {
         std::size_t take = std::min(data.size(), k_chunk_size - m_chunk.size());
-        m_chunk.insert(m_chunk.end(), data.begin(), data.begin() + static_cast<std::ptrdiff_t>(take));
+        m_chunk.insert(m_chunk.end(), data.begin(),
+                       data.begin() + static_cast<std::ptrdiff_t>(take));
         data = data.subspan(take);
         if (m_chunk.size() == k_chunk_size)
             submit();
@@ -54,10 +55,10 @@ void ParallelGzip::write(std::span<const std::uint8_t> data) {
 void ParallelGzip::submit() {
     if (m_in_flight.size() >= m_max_in_flight)
         drain_one();
-    m_in_flight.push_back(std::async(std::launch::async,
-                                     [chunk = std::move(m_chunk), level = m_level] {
-                                         return gzip_member(chunk, level);
-                                     }));
+    m_in_flight.push_back(
+        std::async(std::launch::async, [chunk = std::move(m_chunk), level = m_level] {
+            return gzip_member(chunk, level);
+        }));
     m_chunk = {};
     m_chunk.reserve(k_chunk_size);
 }

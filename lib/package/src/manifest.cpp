@@ -20,8 +20,9 @@ std::uint64_t Manifest::unpacked_size() const {
 }
 
 const ManifestEntry* Manifest::find(std::string_view path) const {
-    auto it = std::lower_bound(entries.begin(), entries.end(), path,
-                               [](const ManifestEntry& e, std::string_view p) { return e.path < p; });
+    auto it =
+        std::lower_bound(entries.begin(), entries.end(), path,
+                         [](const ManifestEntry& e, std::string_view p) { return e.path < p; });
     return it != entries.end() && it->path == path ? &*it : nullptr;
 }
 
@@ -54,8 +55,10 @@ void validate_entry(const ManifestEntry& e, const std::set<std::string_view>& di
 std::vector<std::string> validate_manifest(const Manifest& m) {
     std::vector<std::string> errors;
     if (m.format != k_manifest_format)
-        errors.push_back("format " + std::to_string(m.format) + " is not supported (this skforge "
-                         "reads format " + std::to_string(k_manifest_format) + ")");
+        errors.push_back("format " + std::to_string(m.format) +
+                         " is not supported (this skforge "
+                         "reads format " +
+                         std::to_string(k_manifest_format) + ")");
     if (auto bad = check_package_name(m.name))
         errors.push_back("name '" + m.name + "' " + *bad);
     if (auto bad = check_label(m.version, false))
@@ -92,10 +95,14 @@ std::string manifest_to_json(const Manifest& m) {
         }
         files.push_back(std::move(f));
     }
-    json doc = {{"format", m.format},          {"name", m.name},
-                {"version", m.version},        {"npu_arch", m.npu_arch},
-                {"soc_version", m.soc_version}, {"toolchain", m.toolchain},
-                {"inputs_digest", m.inputs_digest}, {"files", std::move(files)}};
+    json doc = {{"format", m.format},
+                {"name", m.name},
+                {"version", m.version},
+                {"npu_arch", m.npu_arch},
+                {"soc_version", m.soc_version},
+                {"toolchain", m.toolchain},
+                {"inputs_digest", m.inputs_digest},
+                {"files", std::move(files)}};
     return doc.dump(2) + "\n";
 }
 

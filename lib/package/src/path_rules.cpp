@@ -21,8 +21,8 @@ std::size_t utf8_length(std::uint8_t lead) {
 }
 
 bool is_label_char(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '.' || c == '_' || c == '+' || c == '-';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '+' || c == '-';
 }
 
 } // namespace
@@ -129,6 +129,8 @@ mode_t normalized_mode(EntryType type, mode_t source_mode) {
     return 0644;
 }
 
-bool is_allowed_mode(mode_t mode) { return mode == 0644 || mode == 0755; }
+bool is_allowed_mode(mode_t mode) {
+    return mode == 0644 || mode == 0755;
+}
 
 } // namespace skforge::package

@@ -17,11 +17,16 @@ using support::ErrorKind;
 
 std::string_view signature_state_name(SignatureState s) {
     switch (s) {
-    case SignatureState::unsigned_package: return "unsigned";
-    case SignatureState::not_checked: return "not checked (no trusted key given)";
-    case SignatureState::verified: return "verified";
-    case SignatureState::untrusted: return "signed by an untrusted key";
-    case SignatureState::invalid: return "INVALID";
+    case SignatureState::unsigned_package:
+        return "unsigned";
+    case SignatureState::not_checked:
+        return "not checked (no trusted key given)";
+    case SignatureState::verified:
+        return "verified";
+    case SignatureState::untrusted:
+        return "signed by an untrusted key";
+    case SignatureState::invalid:
+        return "INVALID";
     }
     return "unknown";
 }
@@ -42,7 +47,8 @@ struct RangeSource {
     std::vector<std::uint8_t> buf = std::vector<std::uint8_t>(1u << 20);
 
     std::size_t next() {
-        std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), end - offset));
+        std::size_t want =
+            static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), end - offset));
         std::size_t n = support::pread_full(fd, std::span(buf.data(), want), offset, path);
         if (n != want)
             throw integrity(path, "the file ended inside the payload");
@@ -64,10 +70,13 @@ la_ssize_t range_read_cb(struct archive* a, void* client, const void** out) {
 }
 
 class TarReader {
-public:
+  public:
     TarReader(const RunPackage& pkg, int fd)
-        : m_src{fd, pkg.path(), pkg.header().payload_offset,
-                pkg.header().payload_offset + pkg.header().payload_size, {}},
+        : m_src{fd,
+                pkg.path(),
+                pkg.header().payload_offset,
+                pkg.header().payload_offset + pkg.header().payload_size,
+                {}},
           m_owner(archive_read_new()), m_a(m_owner.get()), m_path(pkg.path()) {
         if (pkg.header().compression == Compression::gzip)
             archive_read_support_filter_gzip(m_a);
@@ -90,7 +99,8 @@ public:
         return e;
     }
     // Reads the current entry's data in blocks; returns the bytes read.
-    template <class F> std::uint64_t read_data(std::uint64_t limit, const std::string& entry, F&& f) {
+    template <class F>
+    std::uint64_t read_data(std::uint64_t limit, const std::string& entry, F&& f) {
         std::uint64_t total = 0;
         const void* buf = nullptr;
         size_t len = 0;
@@ -102,7 +112,8 @@ public:
             if (rc != ARCHIVE_OK)
                 fail("cannot read the data of '" + entry + "'");
             if (static_cast<std::uint64_t>(off) != total || total + len > limit)
-                throw integrity(m_path, "payload entry '" + entry + "' is larger than its manifest size");
+                throw integrity(m_path,
+                                "payload entry '" + entry + "' is larger than its manifest size");
             total += len;
             f(std::span<const std::uint8_t>(static_cast<const std::uint8_t*>(buf), len));
         }
@@ -114,7 +125,7 @@ public:
         return m_src.hash.finish();
     }
 
-private:
+  private:
     [[noreturn]] void fail(const std::string& what) {
         const char* why = archive_error_string(m_a);
         throw integrity(m_path, what + (why ? std::string(": ") + why : std::string()));
@@ -133,13 +144,20 @@ std::string entry_kind_refusal(archive_entry* e) {
         return "is a hard link entry";
     switch (archive_entry_filetype(e)) {
     case AE_IFREG:
-    case AE_IFDIR: return {};
-    case AE_IFLNK: return "is a symbolic link entry";
-    case AE_IFCHR: return "is a character device entry";
-    case AE_IFBLK: return "is a block device entry";
-    case AE_IFIFO: return "is a FIFO entry";
-    case AE_IFSOCK: return "is a socket entry";
-    default: return "is not a regular file or directory";
+    case AE_IFDIR:
+        return {};
+    case AE_IFLNK:
+        return "is a symbolic link entry";
+    case AE_IFCHR:
+        return "is a character device entry";
+    case AE_IFBLK:
+        return "is a block device entry";
+    case AE_IFIFO:
+        return "is a FIFO entry";
+    case AE_IFSOCK:
+        return "is a socket entry";
+    default:
+        return "is not a regular file or directory";
     }
 }
 
@@ -156,7 +174,8 @@ std::string entry_path(archive_entry* e) {
 void check_manifest_against_header(const Manifest& m, const StubHeader& h, const std::string& path,
                                    const ReadLimits& limits) {
     auto mismatch = [&](const char* what) {
-        return integrity(path, std::string("the manifest's ") + what + " differs from the header's");
+        return integrity(path,
+                         std::string("the manifest's ") + what + " differs from the header's");
     };
     if (m.name != h.name)
         throw mismatch("name");
@@ -168,7 +187,8 @@ void check_manifest_against_header(const Manifest& m, const StubHeader& h, const
         throw mismatch("file count or unpacked size");
     if (m.entries.size() > limits.max_entries)
         throw integrity(path, "the package has " + std::to_string(m.entries.size()) +
-                                  " entries, more than the limit of " + std::to_string(limits.max_entries));
+                                  " entries, more than the limit of " +
+                                  std::to_string(limits.max_entries));
     if (m.unpacked_size() > limits.max_unpacked_bytes)
         throw integrity(path, "the package unpacks to " + std::to_string(m.unpacked_size()) +
                                   " bytes, more than the limit of " +
@@ -202,7 +222,9 @@ std::string octal_mode(mode_t mode) {
 const ManifestEntry& match_entry(archive_entry* e, const Manifest& m, const std::string& path,
                                  std::set<std::string>& seen) {
     std::string p = entry_path(e);
-    auto bad = [&](const std::string& why) { return integrity(path, "payload entry '" + p + "' " + why); };
+    auto bad = [&](const std::string& why) {
+        return integrity(path, "payload entry '" + p + "' " + why);
+    };
     if (auto why = check_entry_path(p))
         throw bad("path " + *why);
     if (auto why = entry_kind_refusal(e); !why.empty())
@@ -217,8 +239,8 @@ const ManifestEntry& match_entry(archive_entry* e, const Manifest& m, const std:
         throw bad("comes before its parent directory");
     bool is_dir = archive_entry_filetype(e) == AE_IFDIR;
     if (is_dir != (me->type == EntryType::directory))
-        throw bad("is a " + std::string(is_dir ? "directory" : "file") + " but the manifest lists a " +
-                  std::string(entry_type_name(me->type)));
+        throw bad("is a " + std::string(is_dir ? "directory" : "file") +
+                  " but the manifest lists a " + std::string(entry_type_name(me->type)));
     auto mode = static_cast<mode_t>(archive_entry_mode(e) & 07777);
     if (mode != me->mode)
         throw bad("has mode " + octal_mode(mode) + ", the manifest says " + octal_mode(me->mode));
@@ -230,7 +252,8 @@ const ManifestEntry& match_entry(archive_entry* e, const Manifest& m, const std:
 
 } // namespace
 
-RunPackage::RunPackage(std::string path) : m_path(std::move(path)), m_fd(support::open_read(m_path)) {
+RunPackage::RunPackage(std::string path)
+    : m_path(std::move(path)), m_fd(support::open_read(m_path)) {
     struct stat st {};
     if (::fstat(m_fd.get(), &st) != 0)
         throw support::io_error("cannot stat", m_path, errno);
@@ -239,19 +262,22 @@ RunPackage::RunPackage(std::string path) : m_path(std::move(path)), m_fd(support
     m_size = static_cast<std::uint64_t>(st.st_size);
     std::vector<std::uint8_t> head(std::min<std::uint64_t>(k_max_header_bytes, m_size));
     head.resize(support::pread_full(m_fd.get(), head, 0, m_path));
-    m_header = parse_stub(std::string_view(reinterpret_cast<const char*>(head.data()), head.size()), m_path);
+    m_header = parse_stub(std::string_view(reinterpret_cast<const char*>(head.data()), head.size()),
+                          m_path);
     std::vector<std::uint8_t> stub(std::min<std::uint64_t>(m_header.payload_offset, m_size));
     stub.resize(support::pread_full(m_fd.get(), stub, 0, m_path));
     m_stub.assign(stub.begin(), stub.end());
 }
 
-bool RunPackage::stub_is_canonical() const { return m_stub == render_stub(m_header); }
+bool RunPackage::stub_is_canonical() const {
+    return m_stub == render_stub(m_header);
+}
 
 void RunPackage::check_layout() const {
     std::uint64_t want = m_header.file_size();
     if (m_size < want)
-        throw integrity(m_path, "truncated: " + std::to_string(m_size) + " bytes, the header declares " +
-                                    std::to_string(want));
+        throw integrity(m_path, "truncated: " + std::to_string(m_size) +
+                                    " bytes, the header declares " + std::to_string(want));
     if (m_size > want)
         throw integrity(m_path, std::to_string(m_size - want) +
                                     " unexpected bytes after the declared end of the package");
@@ -263,8 +289,11 @@ support::Digest RunPackage::verify_digests(support::Progress* progress) const {
     check_layout();
     support::Sha256 prefix;
     prefix.update(m_stub);
-    RangeSource src{m_fd.get(), m_path, m_header.payload_offset,
-                    m_header.payload_offset + m_header.payload_size, {}};
+    RangeSource src{m_fd.get(),
+                    m_path,
+                    m_header.payload_offset,
+                    m_header.payload_offset + m_header.payload_size,
+                    {}};
     if (progress)
         progress->begin("verifying " + m_header.name, m_header.payload_size);
     while (src.offset < src.end) {
@@ -290,8 +319,8 @@ std::optional<Trailer> RunPackage::trailer() const {
     check_layout();
     std::vector<std::uint8_t> bytes(m_header.trailer_size);
     support::pread_full(m_fd.get(), bytes, m_header.payload_offset + m_header.payload_size, m_path);
-    return parse_trailer(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
-                         m_path);
+    return parse_trailer(
+        std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), m_path);
 }
 
 SignatureState RunPackage::check_signature(const support::Digest& prefix_digest,
@@ -303,8 +332,9 @@ SignatureState RunPackage::check_signature(const support::Digest& prefix_digest,
         return SignatureState::not_checked;
     for (const auto& key : trusted)
         if (key.key_id() == t->key_id)
-            return key.verify(signed_message(prefix_digest), t->signature) ? SignatureState::verified
-                                                                           : SignatureState::invalid;
+            return key.verify(signed_message(prefix_digest), t->signature)
+                       ? SignatureState::verified
+                       : SignatureState::invalid;
     return SignatureState::untrusted;
 }
 
@@ -329,12 +359,14 @@ Manifest RunPackage::read_payload(EntrySink& sink, const ReadLimits& limits) con
         });
         if (me.type == EntryType::file &&
             (n != me.size || support::digest_hex(h.finish()) != me.sha256))
-            throw integrity(m_path, "payload entry '" + me.path + "' does not match its manifest SHA-256");
+            throw integrity(m_path,
+                            "payload entry '" + me.path + "' does not match its manifest SHA-256");
         sink.end(me);
     }
     for (const auto& me : m.entries)
         if (!seen.contains(me.path))
-            throw integrity(m_path, "the manifest lists '" + me.path + "' but the payload lacks it");
+            throw integrity(m_path,
+                            "the manifest lists '" + me.path + "' but the payload lacks it");
     std::string got = support::digest_hex(tar.finish_digest());
     if (got != m_header.payload_sha256)
         throw integrity(m_path, "payload SHA-256 mismatch: the header declares " +

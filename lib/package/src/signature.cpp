@@ -52,9 +52,9 @@ void require_ed25519(EVP_PKEY* pkey, const std::string& path) {
 
 std::string pem_text(EVP_PKEY* pkey, bool private_part) {
     std::unique_ptr<BIO, BioFree> bio(BIO_new(BIO_s_mem()));
-    int ok = private_part ? PEM_write_bio_PrivateKey(bio.get(), pkey, nullptr, nullptr, 0,
-                                                     nullptr, nullptr)
-                          : PEM_write_bio_PUBKEY(bio.get(), pkey);
+    int ok = private_part
+                 ? PEM_write_bio_PrivateKey(bio.get(), pkey, nullptr, nullptr, 0, nullptr, nullptr)
+                 : PEM_write_bio_PUBKEY(bio.get(), pkey);
     if (ok != 1)
         throw Error("OpenSSL: cannot encode a key: " + openssl_reason());
     char* data = nullptr;
@@ -64,7 +64,9 @@ std::string pem_text(EVP_PKEY* pkey, bool private_part) {
 
 } // namespace
 
-std::size_t trailer_size() { return k_trailer_head.size() + 64 + k_trailer_mid.size() + 128 + 1; }
+std::size_t trailer_size() {
+    return k_trailer_head.size() + 64 + k_trailer_mid.size() + 128 + 1;
+}
 
 std::string render_trailer(const Trailer& t) {
     std::string out(k_trailer_head);
@@ -77,13 +79,14 @@ std::string render_trailer(const Trailer& t) {
 
 Trailer parse_trailer(std::string_view bytes, std::string_view origin) {
     std::string bad = std::string(origin) + ": malformed signature trailer";
-    if (bytes.size() != trailer_size() || bytes.substr(0, k_trailer_head.size()) != k_trailer_head ||
-        bytes.back() != '\n')
+    if (bytes.size() != trailer_size() ||
+        bytes.substr(0, k_trailer_head.size()) != k_trailer_head || bytes.back() != '\n')
         throw Error(bad);
     Trailer t;
     t.key_id = std::string(bytes.substr(k_trailer_head.size(), 64));
     auto mid = bytes.substr(k_trailer_head.size() + 64, k_trailer_mid.size());
-    auto sig = support::from_hex(bytes.substr(k_trailer_head.size() + 64 + k_trailer_mid.size(), 128));
+    auto sig =
+        support::from_hex(bytes.substr(k_trailer_head.size() + 64 + k_trailer_mid.size(), 128));
     if (!support::is_lower_hex(t.key_id, 64) || mid != k_trailer_mid || !sig || sig->size() != 64)
         throw Error(bad);
     std::copy(sig->begin(), sig->end(), t.signature.begin());
@@ -94,7 +97,9 @@ std::string signed_message(const support::Digest& prefix_digest) {
     return std::string(k_message_prefix) + support::digest_hex(prefix_digest) + "\n";
 }
 
-void Key::Free::operator()(evp_pkey_st* p) const { EVP_PKEY_free(p); }
+void Key::Free::operator()(evp_pkey_st* p) const {
+    EVP_PKEY_free(p);
+}
 
 Key::Key(evp_pkey_st* pkey) : m_pkey(pkey, Free{}) {}
 
@@ -148,7 +153,8 @@ SignatureBytes Key::sign(std::string_view message) const {
     std::size_t len = sig.size();
     if (!ctx || EVP_DigestSignInit(ctx.get(), nullptr, nullptr, nullptr, m_pkey.get()) != 1 ||
         EVP_DigestSign(ctx.get(), sig.data(), &len,
-                       reinterpret_cast<const unsigned char*>(message.data()), message.size()) != 1 ||
+                       reinterpret_cast<const unsigned char*>(message.data()),
+                       message.size()) != 1 ||
         len != sig.size())
         throw Error("OpenSSL: signing failed (is this a private key?): " + openssl_reason());
     return sig;
@@ -158,9 +164,9 @@ bool Key::verify(std::string_view message, const SignatureBytes& signature) cons
     std::unique_ptr<EVP_MD_CTX, CtxFree> ctx(EVP_MD_CTX_new());
     if (!ctx || EVP_DigestVerifyInit(ctx.get(), nullptr, nullptr, nullptr, m_pkey.get()) != 1)
         throw Error("OpenSSL: cannot start verification: " + openssl_reason());
-    int rc = EVP_DigestVerify(ctx.get(), signature.data(), signature.size(),
-                              reinterpret_cast<const unsigned char*>(message.data()),
-                              message.size());
+    int rc =
+        EVP_DigestVerify(ctx.get(), signature.data(), signature.size(),
+                         reinterpret_cast<const unsigned char*>(message.data()), message.size());
     ERR_clear_error();
     return rc == 1;
 }

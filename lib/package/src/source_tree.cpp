@@ -95,8 +95,8 @@ struct Walker {
             e.ino = st.st_ino;
             entries.push_back(e);
             if (e.type == EntryType::directory) {
-                int sub = ::openat(dirfd, name.c_str(),
-                                   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                int sub =
+                    ::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (sub < 0)
                     throw support::io_error("cannot open directory", shown, errno);
                 UniqueFd guard(sub);

@@ -39,7 +39,8 @@ std::map<std::string, std::string> stub_values(const StubHeader& h) {
             {"TRAILER_SIZE", padded(h.trailer_size)}};
 }
 
-std::uint64_t parse_number(const std::string& value, const std::string& key, const std::string& at) {
+std::uint64_t parse_number(const std::string& value, const std::string& key,
+                           const std::string& at) {
     std::uint64_t out = 0;
     auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
     if (ec != std::errc() || ptr != value.data() + value.size() || value.empty())
@@ -67,7 +68,9 @@ std::pair<std::string, std::string> split_line(std::string_view line, const std:
 
 } // namespace
 
-std::string_view compression_name(Compression c) { return c == Compression::gzip ? "gzip" : "zstd"; }
+std::string_view compression_name(Compression c) {
+    return c == Compression::gzip ? "gzip" : "zstd";
+}
 
 std::string render_stub(StubHeader header) {
     header.payload_offset = stub_size(header);
@@ -106,8 +109,10 @@ StubHeader parse_stub(std::string_view head, std::string_view origin) {
     std::string bad = std::string(origin) + ": invalid .run header: ";
     h.format = static_cast<int>(parse_number(get("FORMAT"), "SKF_FORMAT", bad));
     if (h.format != k_run_format)
-        throw Error(bad + "format " + std::to_string(h.format) + " is not supported (this skforge "
-                    "reads format " + std::to_string(k_run_format) + "); upgrade skforge");
+        throw Error(bad + "format " + std::to_string(h.format) +
+                    " is not supported (this skforge "
+                    "reads format " +
+                    std::to_string(k_run_format) + "); upgrade skforge");
     h.name = get("NAME");
     h.version = get("VERSION");
     h.npu_arch = get("NPU_ARCH");
@@ -129,9 +134,8 @@ StubHeader parse_stub(std::string_view head, std::string_view origin) {
         throw Error(bad + "version '" + h.version + "' " + *why);
     if (!support::is_lower_hex(h.payload_sha256, 64))
         throw Error(bad + "SKF_PAYLOAD_SHA256 is not 64 lower-case hex digits");
-    if (h.payload_offset < end + k_header_end.size() ||
-        h.payload_size > UINT64_MAX / 2 || h.payload_offset > UINT64_MAX / 4 ||
-        h.trailer_size > 65536)
+    if (h.payload_offset < end + k_header_end.size() || h.payload_size > UINT64_MAX / 2 ||
+        h.payload_offset > UINT64_MAX / 4 || h.trailer_size > 65536)
         throw Error(bad + "offsets or sizes are out of range");
     return h;
 }

@@ -5,7 +5,9 @@
 namespace skforge::package {
 
 namespace {
-bool is_key_char(char c) { return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; }
+bool is_key_char(char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
 } // namespace
 
 std::string render_template(std::string_view text,

@@ -49,16 +49,16 @@ std::string entry_lines(const std::vector<ManifestEntry>& entries, bool reversed
 
 std::string default_inputs_digest(const PackOptions& o, const std::vector<SourceEntry>& src) {
     support::Sha256 h;
-    h.update("version=" + o.version + "\nnpu_arch=" + o.npu_arch + "\nsoc_version=" +
-             o.soc_version + "\n");
+    h.update("version=" + o.version + "\nnpu_arch=" + o.npu_arch +
+             "\nsoc_version=" + o.soc_version + "\n");
     for (const auto& e : src)
         h.update(std::string(entry_type_name(e.type)) + " " + std::to_string(e.mode) + " " +
                  std::to_string(e.size) + " " + e.sha256 + " " + e.path + "\n");
     return support::digest_hex(h.finish());
 }
 
-void add_entry(std::vector<ManifestEntry>& entries, const std::string& path, const std::string& text,
-               mode_t mode) {
+void add_entry(std::vector<ManifestEntry>& entries, const std::string& path,
+               const std::string& text, mode_t mode) {
     entries.push_back({path, EntryType::file, mode, text.size(), support::sha256_hex(text)});
 }
 
@@ -73,7 +73,11 @@ std::vector<Generated> build_manifest(const PackOptions& o, Manifest& m,
                                "\ntoolchain=" + m.toolchain + "\n";
     auto listed = m.entries;
     for (const char* p : {"install.sh", "uninstall.sh", "version.info"})
-        listed.push_back({p, EntryType::file, std::string_view(p) == "version.info" ? mode_t(0644) : mode_t(0755), 0, {}});
+        listed.push_back({p,
+                          EntryType::file,
+                          std::string_view(p) == "version.info" ? mode_t(0644) : mode_t(0755),
+                          0,
+                          {}});
     std::sort(listed.begin(), listed.end(),
               [](const ManifestEntry& a, const ManifestEntry& b) { return a.path < b.path; });
     std::map<std::string, std::string> values = {{"NAME", m.name},
@@ -125,7 +129,7 @@ la_ssize_t archive_write_cb(struct archive*, void* client, const void* buf, size
 }
 
 class TarWriter {
-public:
+  public:
     TarWriter(const PackOptions& o, PayloadOutput& out)
         : m_owner(archive_write_new()), m_a(m_owner.get()), m_mtime(o.mtime) {
         check(archive_write_set_format_pax_restricted(m_a));
@@ -155,16 +159,18 @@ public:
         check(rc);
     }
     void data(std::span<const std::uint8_t> bytes) {
-        if (archive_write_data(m_a, bytes.data(), bytes.size()) != static_cast<la_ssize_t>(bytes.size()))
+        if (archive_write_data(m_a, bytes.data(), bytes.size()) !=
+            static_cast<la_ssize_t>(bytes.size()))
             check(ARCHIVE_FATAL);
     }
     void close() { check(archive_write_close(m_a)); }
 
-private:
+  private:
     void check(int rc) {
         if (rc != ARCHIVE_OK)
-            throw Error(std::string("writing the payload failed: ") +
-                        (archive_error_string(m_a) ? archive_error_string(m_a) : "libarchive error"));
+            throw Error(
+                std::string("writing the payload failed: ") +
+                (archive_error_string(m_a) ? archive_error_string(m_a) : "libarchive error"));
     }
     struct Free {
         void operator()(archive* a) const { archive_write_free(a); }
@@ -225,7 +231,8 @@ support::Digest hash_prefix(int fd, std::uint64_t size, const std::string& path)
     std::vector<std::uint8_t> buf(1u << 20);
     std::uint64_t off = 0;
     while (off < size) {
-        std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), size - off));
+        std::size_t want =
+            static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), size - off));
         std::size_t n = support::pread_full(fd, std::span(buf.data(), want), off, path);
         if (n != want)
             throw Error("'" + path + "' is shorter than what was just written");
@@ -251,7 +258,9 @@ void check_labels(const PackOptions& o) {
 
 } // namespace
 
-std::string toolchain_string() { return std::string("skforge ") + SKFORGE_VERSION; }
+std::string toolchain_string() {
+    return std::string("skforge ") + SKFORGE_VERSION;
+}
 
 std::string package_name_from_path(const std::string& run_path) {
     std::string base = support::base_name(run_path);
@@ -287,8 +296,18 @@ PackResult pack(const PackOptions& options) {
     // 2. The manifest and the generated scripts.
     auto gen = build_manifest(o, m, src);
     // 3. The payload, after room for the stub, into a temporary file beside the output.
-    StubHeader h{k_run_format, m.name, m.version, m.npu_arch, m.soc_version, m.toolchain,
-                 o.compression, m.entries.size(), m.unpacked_size(), 0, 0, {},
+    StubHeader h{k_run_format,
+                 m.name,
+                 m.version,
+                 m.npu_arch,
+                 m.soc_version,
+                 m.toolchain,
+                 o.compression,
+                 m.entries.size(),
+                 m.unpacked_size(),
+                 0,
+                 0,
+                 {},
                  key ? trailer_size() : 0};
     support::AtomicFile file(o.output, 0755);
     if (::lseek(file.fd(), static_cast<off_t>(stub_size(h)), SEEK_SET) < 0)

@@ -27,9 +27,13 @@ AtomicFile::~AtomicFile() {
         ::unlink(m_temp.c_str());
 }
 
-void AtomicFile::write(std::span<const std::uint8_t> data) { write_all(m_fd.get(), data, m_temp); }
+void AtomicFile::write(std::span<const std::uint8_t> data) {
+    write_all(m_fd.get(), data, m_temp);
+}
 
-void AtomicFile::write(std::string_view text) { write_all(m_fd.get(), text, m_temp); }
+void AtomicFile::write(std::string_view text) {
+    write_all(m_fd.get(), text, m_temp);
+}
 
 void AtomicFile::commit() {
     if (::fchmod(m_fd.get(), m_mode) != 0)

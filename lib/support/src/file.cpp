@@ -56,8 +56,8 @@ std::size_t pread_full(int fd, std::span<std::uint8_t> buf, std::uint64_t offset
                        std::string_view path) {
     std::size_t done = 0;
     while (done < buf.size()) {
-        ssize_t n = ::pread(fd, buf.data() + done, buf.size() - done,
-                            static_cast<off_t>(offset + done));
+        ssize_t n =
+            ::pread(fd, buf.data() + done, buf.size() - done, static_cast<off_t>(offset + done));
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -84,8 +84,7 @@ void write_all(int fd, std::span<const std::uint8_t> data, std::string_view path
 }
 
 void write_all(int fd, std::string_view text, std::string_view path) {
-    write_all(fd, std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()),
-              path);
+    write_all(fd, std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()), path);
 }
 
 void fsync_directory(const std::string& dir) {

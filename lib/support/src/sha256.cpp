@@ -12,7 +12,9 @@ Sha256::Sha256() : m_ctx(EVP_MD_CTX_new()) {
         throw Error("SHA-256: OpenSSL could not initialise a digest context");
 }
 
-Sha256::~Sha256() { EVP_MD_CTX_free(m_ctx); }
+Sha256::~Sha256() {
+    EVP_MD_CTX_free(m_ctx);
+}
 
 void Sha256::update(std::span<const std::uint8_t> data) {
     if (!data.empty() && EVP_DigestUpdate(m_ctx, data.data(), data.size()) != 1)
@@ -37,6 +39,8 @@ std::string sha256_hex(std::string_view text) {
     return digest_hex(h.finish());
 }
 
-std::string digest_hex(const Digest& digest) { return to_hex(digest); }
+std::string digest_hex(const Digest& digest) {
+    return to_hex(digest);
+}
 
 } // namespace skforge::support

@@ -11,8 +11,9 @@ namespace {
 std::vector<std::uint8_t> compress(const std::vector<std::uint8_t>& input, unsigned threads,
                                    std::size_t piece) {
     std::vector<std::uint8_t> out;
-    ParallelGzip gz(6, [&](std::span<const std::uint8_t> b) { out.insert(out.end(), b.begin(), b.end()); },
-                    threads);
+    ParallelGzip gz(
+        6, [&](std::span<const std::uint8_t> b) { out.insert(out.end(), b.begin(), b.end()); },
+        threads);
     for (std::size_t off = 0; off < input.size(); off += piece)
         gz.write(std::span(input).subspan(off, std::min(piece, input.size() - off)));
     gz.finish();

@@ -58,7 +58,8 @@ TEST_CASE("manifest rule: parents are listed directories", "[package][manifest]"
     CHECK(first_error(m) ==
           "entry 'dir/k.o' has a parent that is not listed as a directory before it");
     m = sample();
-    m.entries = {{"f", EntryType::file, 0644, 1, k_digest}, {"f/x", EntryType::file, 0644, 1, k_digest}};
+    m.entries = {{"f", EntryType::file, 0644, 1, k_digest},
+                 {"f/x", EntryType::file, 0644, 1, k_digest}};
     CHECK_THAT(first_error(m), Catch::Contains("parent that is not listed as a directory"));
 }
 

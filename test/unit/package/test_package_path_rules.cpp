@@ -12,7 +12,9 @@ TEST_CASE("plain relative paths are accepted", "[package][path_rules]") {
     CHECK_FALSE(check_entry_path("..a/b..")); // dots inside names are fine
 }
 
-TEST_CASE("rule: empty path", "[package][path_rules]") { CHECK(check_entry_path("") == "is empty"); }
+TEST_CASE("rule: empty path", "[package][path_rules]") {
+    CHECK(check_entry_path("") == "is empty");
+}
 
 TEST_CASE("rule: absolute path", "[package][path_rules]") {
     CHECK(check_entry_path("/etc/passwd") == "is absolute");
@@ -46,9 +48,9 @@ TEST_CASE("rule: control characters", "[package][path_rules]") {
 
 TEST_CASE("rule: invalid UTF-8", "[package][path_rules]") {
     CHECK(check_entry_path("a\xff") == "is not valid UTF-8 (byte 1)");
-    CHECK(check_entry_path("\xc0\xaf") == "is not valid UTF-8 (byte 0)");        // overlong '/'
-    CHECK(check_entry_path("\xed\xa0\x80") == "is not valid UTF-8 (byte 0)");    // surrogate
-    CHECK(check_entry_path("\xe2\x82") == "is not valid UTF-8 (byte 0)");        // truncated
+    CHECK(check_entry_path("\xc0\xaf") == "is not valid UTF-8 (byte 0)");         // overlong '/'
+    CHECK(check_entry_path("\xed\xa0\x80") == "is not valid UTF-8 (byte 0)");     // surrogate
+    CHECK(check_entry_path("\xe2\x82") == "is not valid UTF-8 (byte 0)");         // truncated
     CHECK(check_entry_path("\xf4\x90\x80\x80") == "is not valid UTF-8 (byte 0)"); // > U+10FFFF
 }
 

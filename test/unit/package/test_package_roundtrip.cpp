@@ -16,8 +16,13 @@ namespace {
 struct Collect : EntrySink {
     std::map<std::string, std::string> files;
     std::string current;
-    void begin(const ManifestEntry& e) override { current = e.path; files[current]; }
-    void data(std::span<const std::uint8_t> b) override { files[current].append(b.begin(), b.end()); }
+    void begin(const ManifestEntry& e) override {
+        current = e.path;
+        files[current];
+    }
+    void data(std::span<const std::uint8_t> b) override {
+        files[current].append(b.begin(), b.end());
+    }
     void end(const ManifestEntry&) override {}
 };
 
@@ -69,7 +74,8 @@ TEST_CASE("pack is reproducible and writes nothing on failure", "[package][round
     o.output = dir / "c.run";
     CHECK_THROWS_WITH(pack(o), Catch::Contains("evil' is a symbolic link"));
     CHECK(std::distance(std::filesystem::directory_iterator(dir.path()),
-                        std::filesystem::directory_iterator()) == 3); // src, a, b: no c.run, no temp
+                        std::filesystem::directory_iterator()) ==
+          3); // src, a, b: no c.run, no temp
 }
 
 TEST_CASE("a flipped payload byte is caught by digest and by read", "[package][roundtrip]") {
@@ -93,19 +99,26 @@ TEST_CASE("crafted payload entries are refused with their path", "[package][roun
         return refusal(test::craft_run(dir.path(), m, text, entries));
     };
     CHECK_THAT(run({{"a", AE_IFREG, 0644, k}}), Catch::Equals("accepted"));
-    CHECK_THAT(run({{"../a", AE_IFREG, 0644, k}}), Catch::Contains("'../a' path has a '..' component"));
+    CHECK_THAT(run({{"../a", AE_IFREG, 0644, k}}),
+               Catch::Contains("'../a' path has a '..' component"));
     CHECK_THAT(run({{"/etc/a", AE_IFREG, 0644, k}}), Catch::Contains("is absolute"));
-    CHECK_THAT(run({{"a", AE_IFLNK, 0777, "", "/etc/passwd"}}), Catch::Contains("symbolic link entry"));
-    CHECK_THAT(run({{"a", AE_IFREG, 0644, "", "manifest.json", true}}), Catch::Contains("hard link entry"));
+    CHECK_THAT(run({{"a", AE_IFLNK, 0777, "", "/etc/passwd"}}),
+               Catch::Contains("symbolic link entry"));
+    CHECK_THAT(run({{"a", AE_IFREG, 0644, "", "manifest.json", true}}),
+               Catch::Contains("hard link entry"));
     CHECK_THAT(run({{"a", AE_IFIFO, 0644}}), Catch::Contains("FIFO entry"));
     CHECK_THAT(run({{"a", AE_IFREG, 04755, k}}), Catch::Contains("has mode 04755"));
     CHECK_THAT(run({{"a", AE_IFREG, 0666, k}}), Catch::Contains("has mode 0666"));
-    CHECK_THAT(run({{"a", AE_IFREG, 0644, "kernex"}}), Catch::Contains("does not match its manifest SHA-256"));
+    CHECK_THAT(run({{"a", AE_IFREG, 0644, "kernex"}}),
+               Catch::Contains("does not match its manifest SHA-256"));
     CHECK_THAT(run({{"a", AE_IFREG, 0644, "kern"}}), Catch::Contains("size other than"));
-    CHECK_THAT(run({{"a", AE_IFREG, 0644, k}, {"a", AE_IFREG, 0644, k}}), Catch::Contains("appears twice"));
-    CHECK_THAT(run({{"a", AE_IFREG, 0644, k}, {"b", AE_IFREG, 0644, k}}), Catch::Contains("'b' is not in the manifest"));
+    CHECK_THAT(run({{"a", AE_IFREG, 0644, k}, {"a", AE_IFREG, 0644, k}}),
+               Catch::Contains("appears twice"));
+    CHECK_THAT(run({{"a", AE_IFREG, 0644, k}, {"b", AE_IFREG, 0644, k}}),
+               Catch::Contains("'b' is not in the manifest"));
     CHECK_THAT(run({}), Catch::Contains("lists 'a' but the payload lacks it"));
-    CHECK_THAT(run({{"a", AE_IFDIR, 0755}}), Catch::Contains("is a directory but the manifest lists a file"));
+    CHECK_THAT(run({{"a", AE_IFDIR, 0755}}),
+               Catch::Contains("is a directory but the manifest lists a file"));
 }
 
 TEST_CASE("a manifest that disagrees with the header is refused", "[package][roundtrip]") {
@@ -114,7 +127,8 @@ TEST_CASE("a manifest that disagrees with the header is refused", "[package][rou
     auto m = test::make_manifest("pkg", {test::file_entry("a", k)});
     auto other = m;
     other.name = "other";
-    CHECK_THAT(refusal(test::craft_run(dir.path(), m, manifest_to_json(other), {{"a", AE_IFREG, 0644, k}})),
+    CHECK_THAT(refusal(test::craft_run(dir.path(), m, manifest_to_json(other),
+                                       {{"a", AE_IFREG, 0644, k}})),
                Catch::Contains("manifest's name differs"));
     CHECK_THAT(refusal(test::craft_run(dir.path(), m, "{not json", {})),
                Catch::Contains("invalid manifest"));
@@ -128,6 +142,7 @@ TEST_CASE("limits stop decompression bombs before extraction", "[package][roundt
     ReadLimits tight;
     tight.max_unpacked_bytes = 3;
     Collect sink;
-    CHECK_THROWS_WITH(RunPackage(path).read_payload(sink, tight), Catch::Contains("more than the limit"));
+    CHECK_THROWS_WITH(RunPackage(path).read_payload(sink, tight),
+                      Catch::Contains("more than the limit"));
     CHECK(sink.files.empty());
 }

@@ -52,7 +52,10 @@ TEST_CASE("stub size depends only on the labels", "[package][stub]") {
 }
 
 TEST_CASE("stub parsing refuses what is not a skforge package", "[package][stub]") {
-    CHECK_THROWS_WITH(parse_stub("\x7f" "ELF", "x.run"), Catch::Contains("does not start with"));
+    CHECK_THROWS_WITH(parse_stub("\x7f"
+                                 "ELF",
+                                 "x.run"),
+                      Catch::Contains("does not start with"));
     CHECK_THROWS_WITH(parse_stub("#!/bin/sh\necho hi\n", "x.run"),
                       Catch::Contains("no skforge header"));
     auto stub = render_stub(sample());

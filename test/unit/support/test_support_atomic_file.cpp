@@ -11,7 +11,8 @@ namespace fs = std::filesystem;
 
 namespace {
 std::size_t entries_in(const std::string& dir) {
-    return static_cast<std::size_t>(std::distance(fs::directory_iterator(dir), fs::directory_iterator()));
+    return static_cast<std::size_t>(
+        std::distance(fs::directory_iterator(dir), fs::directory_iterator()));
 }
 } // namespace
 

@@ -17,7 +17,7 @@ using ByteSink = std::function<void(std::span<const std::uint8_t>)>;
 /// Chunk boundaries depend only on the input, so the output is the same whatever the core count,
 /// and the gzip headers carry no time stamp or file name.
 class ParallelGzip {
-public:
+  public:
     /// Compresses at `level` (1..9) and hands the output to `sink`.
     ParallelGzip(int level, ByteSink sink, unsigned threads = 0);
     ~ParallelGzip();
@@ -32,7 +32,7 @@ public:
     /// Input bytes per gzip member.
     static constexpr std::size_t k_chunk_size = 4u << 20;
 
-private:
+  private:
     void submit();
     void drain_one();
 

@@ -16,7 +16,7 @@ inline constexpr std::string_view k_manifest_path = "manifest.json";
 
 /// One file or directory of a package.
 struct ManifestEntry {
-    std::string path;   ///< relative, validated by check_entry_path
+    std::string path; ///< relative, validated by check_entry_path
     EntryType type = EntryType::file;
     mode_t mode = 0644; ///< 0644 or 0755
     std::uint64_t size = 0;

@@ -18,7 +18,7 @@ namespace skforge::package {
 /// Receives the entries of a payload as they are read; data is provisional until the whole
 /// payload has been read and verified (read_payload returns normally).
 class EntrySink {
-public:
+  public:
     virtual ~EntrySink() = default;
     /// An entry that matches its manifest record starts.
     virtual void begin(const ManifestEntry& entry) = 0;
@@ -50,7 +50,7 @@ std::string_view signature_state_name(SignatureState state);
 /// A .run package opened for reading. Nothing in it is ever executed: the stub's header is parsed
 /// as text and the payload is read with libarchive.
 class RunPackage {
-public:
+  public:
     /// Opens `path` and parses its header; throws an Error naming the path when it is not a
     /// skforge package.
     explicit RunPackage(std::string path);
@@ -82,7 +82,7 @@ public:
     /// Returns the manifest. Throws an integrity Error naming the entry on any mismatch.
     Manifest read_payload(EntrySink& sink, const ReadLimits& limits = {}) const;
 
-private:
+  private:
     std::string m_path;
     support::UniqueFd m_fd;
     std::uint64_t m_size = 0;

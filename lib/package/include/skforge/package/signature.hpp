@@ -18,7 +18,7 @@ using SignatureBytes = std::array<std::uint8_t, 64>;
 
 /// The signature trailer at the end of a signed package.
 struct Trailer {
-    std::string key_id;       ///< SHA-256 of the raw 32-byte public key, hex
+    std::string key_id; ///< SHA-256 of the raw 32-byte public key, hex
     SignatureBytes signature{};
 };
 
@@ -37,7 +37,7 @@ std::string signed_message(const support::Digest& prefix_digest);
 
 /// An Ed25519 key loaded from a PEM file (private or public).
 class Key {
-public:
+  public:
     /// Loads a private key (PKCS#8 PEM) from `path`; throws naming the path and the reason.
     static Key load_private(const std::string& path);
     /// Loads a public key (SubjectPublicKeyInfo PEM) from `path`.
@@ -52,7 +52,7 @@ public:
     /// True when `signature` is this key's over `message`.
     bool verify(std::string_view message, const SignatureBytes& signature) const;
 
-private:
+  private:
     explicit Key(evp_pkey_st* pkey);
     struct Free {
         void operator()(evp_pkey_st* p) const;

@@ -28,8 +28,8 @@ struct StubHeader {
     std::uint64_t unpacked_size = 0;
     std::uint64_t payload_offset = 0; ///< also the stub's size in bytes
     std::uint64_t payload_size = 0;
-    std::string payload_sha256;       ///< lower-case hex
-    std::uint64_t trailer_size = 0;   ///< 0 when unsigned
+    std::string payload_sha256;     ///< lower-case hex
+    std::uint64_t trailer_size = 0; ///< 0 when unsigned
 
     /// The size a complete package file must have.
     std::uint64_t file_size() const { return payload_offset + payload_size + trailer_size; }

@@ -17,10 +17,10 @@ struct PackOptions {
     std::string npu_arch;
     std::string soc_version;
     Compression compression = Compression::gzip;
-    int level = 0;                        ///< 0: the compressor's default (gzip 6, zstd 3)
-    std::optional<std::string> sign_key;  ///< Ed25519 private key (PEM)
-    std::int64_t mtime = 0;               ///< every entry's mtime (SOURCE_DATE_EPOCH)
-    std::string inputs_digest;            ///< empty: digest of the packed tree and labels
+    int level = 0;                       ///< 0: the compressor's default (gzip 6, zstd 3)
+    std::optional<std::string> sign_key; ///< Ed25519 private key (PEM)
+    std::int64_t mtime = 0;              ///< every entry's mtime (SOURCE_DATE_EPOCH)
+    std::string inputs_digest;           ///< empty: digest of the packed tree and labels
     support::Progress* progress = nullptr;
 };
 

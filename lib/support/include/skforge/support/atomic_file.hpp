@@ -14,7 +14,7 @@ namespace skforge::support {
 /// directory and only commit() fsyncs it and renames it into place. Destroying it without
 /// commit() removes the temporary file and leaves the target untouched.
 class AtomicFile {
-public:
+  public:
     /// Creates the temporary file beside `path`; the committed file gets `mode`.
     AtomicFile(std::string path, mode_t mode);
     ~AtomicFile();
@@ -32,7 +32,7 @@ public:
     /// fsync, chmod, rename over the target and fsync the directory.
     void commit();
 
-private:
+  private:
     std::string m_path;
     std::string m_temp;
     mode_t m_mode;

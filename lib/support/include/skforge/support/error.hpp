@@ -16,14 +16,14 @@ enum class ErrorKind {
 /// The one exception orchestration code throws; its message is written for the user and
 /// names the operation, the path and the reason.
 class Error : public std::runtime_error {
-public:
+  public:
     explicit Error(std::string message, ErrorKind kind = ErrorKind::failure)
         : std::runtime_error(std::move(message)), m_kind(kind) {}
 
     /// The category of the failure.
     ErrorKind kind() const noexcept { return m_kind; }
 
-private:
+  private:
     ErrorKind m_kind;
 };
 

@@ -10,7 +10,7 @@ namespace skforge::support {
 
 /// Owns a file descriptor; closes it on destruction.
 class UniqueFd {
-public:
+  public:
     UniqueFd() = default;
     explicit UniqueFd(int fd) noexcept : m_fd(fd) {}
     ~UniqueFd() { reset(); }
@@ -28,7 +28,7 @@ public:
     /// Closes the held descriptor (if any) and holds `fd` instead.
     void reset(int fd = -1) noexcept;
 
-private:
+  private:
     int m_fd = -1;
 };
 

@@ -7,7 +7,7 @@ namespace skforge::support {
 
 /// How the library reports progress of long operations; the app decides where it goes.
 class Progress {
-public:
+  public:
     virtual ~Progress() = default;
     /// A task of `total` units (bytes) starts.
     virtual void begin(const std::string& label, std::uint64_t total) = 0;
@@ -19,7 +19,7 @@ public:
 
 /// Reports nothing.
 class NullProgress final : public Progress {
-public:
+  public:
     void begin(const std::string&, std::uint64_t) override {}
     void update(std::uint64_t) override {}
     void end() override {}
@@ -28,13 +28,13 @@ public:
 /// A one-line bar on standard error, redrawn at most once per percent; only for a TTY. Tasks
 /// smaller than `min_total` units draw nothing, so small jobs stay quiet.
 class TerminalProgress final : public Progress {
-public:
+  public:
     explicit TerminalProgress(std::uint64_t min_total = 0) : m_min_total(min_total) {}
     void begin(const std::string& label, std::uint64_t total) override;
     void update(std::uint64_t done) override;
     void end() override;
 
-private:
+  private:
     std::uint64_t m_min_total;
     std::string m_label;
     std::uint64_t m_total = 0;

@@ -15,7 +15,7 @@ using Digest = std::array<std::uint8_t, 32>;
 
 /// Streaming SHA-256 (OpenSSL EVP).
 class Sha256 {
-public:
+  public:
     Sha256();
     ~Sha256();
     Sha256(const Sha256&) = delete;
@@ -28,7 +28,7 @@ public:
     /// Finishes and returns the digest; the object must not be updated afterwards.
     Digest finish();
 
-private:
+  private:
     evp_md_ctx_st* m_ctx;
 };
 

@@ -1,0 +1,50 @@
+#!/bin/sh
+# The main job, end to end on a fresh Debian 12 machine: install dependencies, build skforge,
+# pack the example kernel package from share/, check and inspect it, install it into a local
+# root with the package's own scripts, uninstall it, and show the tree clean again.
+set -eu
+cd "$(dirname "$0")/.."
+top=$(pwd)
+sh scripts/bootstrap.sh
+BUILD=${SKFORGE_BUILD:-build/release}
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSKFORGE_TESTS=OFF >/dev/null
+cmake --build "$BUILD" -j "$(nproc)"
+SKC=$top/$BUILD/apps/skc/skc
+OUT=$top/out/demo
+rm -rf "$OUT"
+mkdir -p "$OUT/static_kernel_compile_outputs" "$OUT/root"
+step() { printf '\n== %s\n' "$*"; }
+
+step "make a signing key"
+"$SKC" keygen -o "$OUT/release"
+
+step "pack the example package tree (share/skforge/examples/package)"
+export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-1700000000}
+RUN=$OUT/static_kernel_compile_outputs/demo_kernels.run
+"$SKC" pack share/skforge/examples/package -o "$RUN" --version 1.0.0 \
+    --npu-arch dav-2201 --soc Ascend910B1 --sign-key "$OUT/release.pem"
+
+step "pack again: the same inputs give the same bytes"
+"$SKC" pack share/skforge/examples/package -o "$OUT/again.run" --version 1.0.0 \
+    --npu-arch dav-2201 --soc Ascend910B1 --sign-key "$OUT/release.pem" -q
+mv "$OUT/again.run" "$OUT/demo_kernels.run.again"
+cmp "$RUN" "$OUT/demo_kernels.run.again" && echo "identical: $(sha256sum "$RUN" | cut -d' ' -f1)"
+rm "$OUT/demo_kernels.run.again"
+
+step "check it with nothing but sh"
+sh "$RUN" --check
+
+step "inspect and verify it without running it"
+"$SKC" inspect "$RUN" --list --trusted-key "$OUT/release.pub.pem"
+
+step "install it into $OUT/root with its own install.sh"
+sh "$RUN" --install-path="$OUT/root"
+find "$OUT/root" | sed "s|$OUT/||" | sort
+
+step "uninstall it with the installed uninstall.sh"
+sh "$OUT/root/opp/static_kernel/ai_core/demo_kernels/uninstall.sh"
+echo "left under ai_core/:"
+ls -A "$OUT/root/opp/static_kernel/ai_core"
+cat "$OUT/root/opp/static_kernel/ai_core/config.ini"
+echo
+echo "demo complete: package in $RUN"

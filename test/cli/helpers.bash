@@ -1,0 +1,57 @@
+# Shared set-up for the whole-program tests: a scratch directory per test, a small package tree,
+# and helpers to corrupt files byte by byte.
+
+setup() {
+    : "${SKC:?SKC must point to the skc executable}"
+    W=$(mktemp -d "${BATS_TMPDIR:-/tmp}/skforge-cli.XXXXXX")
+    cd "$W"
+    export SOURCE_DATE_EPOCH=1700000000
+    export SKFORGE_NO_SKINSTALL=1
+}
+
+teardown() {
+    cd /
+    chmod -R u+rwx "$W" 2>/dev/null || true
+    rm -rf "$W"
+}
+
+# make_tree DIR: a package tree like a compiled kernel directory.
+make_tree() {
+    mkdir -p "$1/ascend910b/AddCustom" "$1/config/ascend910b"
+    printf '{"kernelName":"AddCustom_1"}\n' >"$1/ascend910b/AddCustom/AddCustom_1.json"
+    head -c 50000 /dev/urandom >"$1/ascend910b/AddCustom/AddCustom_1.o"
+    printf '{"AddCustom":{}}\n' >"$1/config/ascend910b/binary_info_config.json"
+    printf '#!/bin/sh\necho tool\n' >"$1/tool.sh"
+    chmod 0755 "$1/tool.sh"
+}
+
+# pack_tree NAME [skc pack options...]: packs ./tree into ./NAME.run.
+pack_tree() {
+    local name=$1
+    shift
+    [ -d tree ] || make_tree tree
+    "$SKC" pack tree -o "$name.run" --version 1.2.3 --npu-arch dav-2201 --soc Ascend910B1 -q "$@"
+}
+
+# flip_byte FILE OFFSET: xor the byte at OFFSET with 0x01.
+flip_byte() {
+    python3 - "$1" "$2" <<'PY'
+import sys
+path, off = sys.argv[1], int(sys.argv[2])
+with open(path, 'r+b') as f:
+    f.seek(off)
+    b = f.read(1)
+    f.seek(off)
+    f.write(bytes([b[0] ^ 1]))
+PY
+}
+
+# header_value FILE KEY: a SKF_ value from a package's header.
+header_value() {
+    sed -n "s/^SKF_$2=//p" "$1" | head -n 1 | tr -d "' "
+}
+
+# tree_digest DIR: one line per entry with type, mode and content digest, for before/after checks.
+tree_digest() {
+    (cd "$1" && find . -printf '%y %m %s %p %l\n' | sort && find . -type f -exec sha256sum {} + | sort) | sha256sum
+}

@@ -1,0 +1,206 @@
+#!/usr/bin/env bats
+# The .run file itself, run by sh as an operator would, with no skforge on the host.
+load helpers
+
+@test "--help prints usage and exits 0" {
+    pack_tree p
+    run sh p.run --help
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"Usage: sh p.run"*"--install-path=PATH"* ]]
+}
+
+@test "--version prints the package version" {
+    pack_tree p
+    run sh p.run --version
+    [ "$status" -eq 0 ]
+    [ "$output" = 1.2.3 ]
+}
+
+@test "--info reads only the header" {
+    pack_tree p
+    run sh p.run --info
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"Name:            p"* ]]
+    [[ "$output" == *"SoC version:     Ascend910B1"* ]]
+    [[ "$output" == *"Signed:          no"* ]]
+}
+
+@test "--check prints the makeself-style success line" {
+    pack_tree p
+    run sh p.run --check
+    [ "$status" -eq 0 ]
+    [ "$output" = "Verifying archive integrity... SHA256 checksums are OK. All good." ]
+}
+
+@test "./x.run works as well as sh x.run" {
+    pack_tree p
+    run ./p.run --check
+    [ "$status" -eq 0 ]
+}
+
+@test "--list lists the payload" {
+    pack_tree p
+    run sh p.run --list
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"manifest.json"* ]]
+    [[ "$output" == *"ascend910b/AddCustom/AddCustom_1.o"* ]]
+    [[ "$output" == *"uninstall.sh"* ]]
+}
+
+@test "--extract=DIR extracts every file intact and runs nothing" {
+    pack_tree p
+    run sh p.run --extract=out
+    [ "$status" -eq 0 ]
+    cmp out/ascend910b/AddCustom/AddCustom_1.o tree/ascend910b/AddCustom/AddCustom_1.o
+    cmp out/tool.sh tree/tool.sh
+    [ -f out/manifest.json ]
+    [ ! -e opp ]
+}
+
+@test "--noexec extracts into ./NAME" {
+    pack_tree p
+    run sh p.run --noexec -q
+    [ "$status" -eq 0 ]
+    [ -z "$output" ]
+    cmp p/tool.sh tree/tool.sh
+}
+
+@test "unknown and conflicting flags print usage and exit 2" {
+    pack_tree p
+    run sh p.run --bogus
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"unknown option '--bogus'"*"Usage:"* ]]
+    run sh p.run --check --install
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"cannot be combined"* ]]
+    run sh p.run --extract=
+    [ "$status" -eq 2 ]
+}
+
+@test "a flipped payload byte fails with exit 2 and extracts nothing" {
+    pack_tree p
+    off=$(header_value p.run PAYLOAD_OFFSET)
+    size=$(header_value p.run PAYLOAD_SIZE)
+    for at in "$off" $((off + size / 2)) $((off + size - 1)); do
+        cp p.run bad.run
+        flip_byte bad.run "$at"
+        run sh bad.run --check
+        [ "$status" -eq 2 ]
+        [[ "$output" == *"payload SHA-256 mismatch"* ]]
+        run sh bad.run --extract=x
+        [ "$status" -eq 2 ]
+        [ ! -e x ]
+    done
+}
+
+@test "a truncated package fails with exit 2" {
+    pack_tree p
+    head -c $(($(wc -c <p.run) - 1)) p.run >t.run
+    run sh t.run --check
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"is truncated"* ]]
+}
+
+@test "bytes appended after the declared end fail with exit 2" {
+    pack_tree p
+    cp p.run a.run
+    printf 'x' >>a.run
+    run sh a.run --check
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"1 unexpected bytes after its declared end"* ]]
+    run sh a.run --install-path="$W"
+    [ "$status" -eq 2 ]
+    [ ! -e "$W/opp" ]
+}
+
+@test "temporary files go under TMPDIR, private, and are removed on success and failure" {
+    pack_tree p
+    mkdir tmp
+    TMPDIR=$W/tmp sh p.run --list >/dev/null
+    [ -z "$(ls -A tmp)" ]
+    cp p.run bad.run
+    flip_byte bad.run $(($(wc -c <bad.run) - 3))
+    run env TMPDIR="$W/tmp" sh bad.run --extract=x
+    [ "$status" -eq 2 ]
+    [ -z "$(ls -A tmp)" ]
+    grep -q 'mktemp -d "${TMPDIR:-/tmp}/skforge.XXXXXXXXXX"' p.run
+    grep -q '^umask 077' p.run
+}
+
+@test "an interrupted run removes its temporary directory" {
+    pack_tree p
+    mkdir tmp bin
+    # A tar that stalls lets the test interrupt the stub while it extracts.
+    printf '#!/bin/sh\nsleep 30\n' >bin/tar && chmod +x bin/tar
+    PATH=$W/bin:$PATH TMPDIR=$W/tmp sh p.run --extract=x &
+    pid=$!
+    for _ in $(seq 1 100); do [ -n "$(ls -A tmp)" ] && [ -f tmp/*/payload ] && break; sleep 0.05; done
+    [ -n "$(ls -A tmp)" ]
+    kill -TERM "$pid"
+    wait "$pid" || status=$?
+    [ "${status:-0}" -eq 143 ]
+    pkill -f 'sleep 30' || true
+    [ -z "$(ls -A tmp)" ]
+}
+
+@test "a zstd package says what to install when zstd is missing" {
+    pack_tree z --compress zstd
+    mkdir bin
+    for t in sh tail head sha256sum wc mktemp rm mkdir cat tar gzip dirname basename; do
+        ln -s "$(command -v $t)" bin/$t
+    done
+    run env PATH="$W/bin" sh z.run --extract=x
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"zstd-compressed and 'zstd' is not installed"*"apt-get install zstd"* ]]
+}
+
+@test "install, reinstall, upgrade and uninstall through the package's own scripts" {
+    pack_tree kern
+    mkdir root
+    run env ASCEND_HOME_PATH="$W/root" sh kern.run
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"Uninstall with: $W/root/opp/static_kernel/ai_core/kern/uninstall.sh"* ]]
+    pkg=root/opp/static_kernel/ai_core/kern
+    cmp $pkg/ascend910b/AddCustom/AddCustom_1.o tree/ascend910b/AddCustom/AddCustom_1.o
+    [ "$(stat -c %a $pkg/tool.sh)" = 755 ]
+    [ "$(stat -c %a $pkg/version.info)" = 644 ]
+    grep -qx 'install_order=kern' root/opp/static_kernel/ai_core/config.ini
+    run sh kern.run --install-path="$W/root"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"already installed"* ]]
+    echo more >>tree/tool.sh
+    pack_tree kern
+    run sh kern.run --install-path="$W/root"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"use --upgrade"* ]]
+    run sh kern.run --upgrade --install-path="$W/root"
+    [ "$status" -eq 0 ]
+    cmp $pkg/tool.sh tree/tool.sh
+    run sh kern.run --uninstall --install-path="$W/root"
+    [ "$status" -eq 0 ]
+    [ ! -e $pkg ]
+    grep -qx 'install_order=' root/opp/static_kernel/ai_core/config.ini
+}
+
+@test "the package's install.sh refuses a planted symlink under ai_core" {
+    pack_tree kern
+    mkdir -p root/opp/static_kernel/ai_core victim
+    ln -s "$W/victim" root/opp/static_kernel/ai_core/kern
+    run sh kern.run --install-path="$W/root"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"refusing symlink"*"ai_core/kern'"* ]]
+    [ -z "$(ls -A victim)" ]
+    rm root/opp/static_kernel/ai_core/kern
+    rm -r root/opp/static_kernel/ai_core
+    ln -s "$W/victim" root/opp/static_kernel/ai_core
+    run sh kern.run --install-path="$W/root"
+    [ "$status" -eq 1 ]
+    [ -z "$(ls -A victim)" ]
+}
+
+@test "install without an install path is a usage error" {
+    pack_tree kern
+    run env -u ASCEND_HOME_PATH sh kern.run
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"no install path"* ]]
+}
