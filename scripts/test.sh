@@ -5,7 +5,7 @@ set -eu
 cd "$(dirname "$0")/.."
 sh scripts/bootstrap.sh
 BUILD=${SKFORGE_TEST_BUILD:-build/test}
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSKFORGE_SANITIZE=ON -DSKFORGE_WERROR=ON
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSKFORGE_SANITIZE=ON -DSKFORGE_WERROR=ON -DSKFORGE_FAULT_INJECTION=ON
 cmake --build "$BUILD" -j "$(nproc)"
 # Format check: the tree must match .clang-format.
 files=$(git ls-files '*.cpp' '*.hpp' 2>/dev/null || true)

@@ -52,6 +52,7 @@ inline std::string craft_run(const std::string& dir, const package::Manifest& ma
     std::vector<std::uint8_t> tar;
     archive* a = archive_write_new();
     archive_write_set_format_pax_restricted(a);
+    archive_write_set_options(a, "hdrcharset=BINARY"); // let invalid UTF-8 names through
     archive_write_open(
         a, &tar, nullptr,
         [](archive*, void* client, const void* buf, size_t len) -> la_ssize_t {
@@ -76,8 +77,12 @@ inline std::string craft_run(const std::string& dir, const package::Manifest& ma
         archive_entry_set_perm(e, r.mode);
         archive_entry_set_size(
             e, r.type == AE_IFREG && !r.hardlink ? static_cast<la_int64_t>(r.data.size()) : 0);
-        if (archive_write_header(a, e) != ARCHIVE_OK)
-            throw std::runtime_error(archive_error_string(a));
+        if (archive_write_header(a, e) < ARCHIVE_WARN) {
+            std::string why = archive_error_string(a);
+            archive_entry_free(e);
+            archive_write_free(a);
+            throw std::runtime_error(why);
+        }
         if (!r.data.empty() && !r.hardlink)
             archive_write_data(a, r.data.data(), r.data.size());
         archive_entry_free(e);

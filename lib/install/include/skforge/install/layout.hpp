@@ -1,0 +1,76 @@
+#pragma once
+
+#include "skforge/install/safe_fs.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace skforge::install {
+
+/// Whether opening the tree may create `opp/static_kernel/ai_core`.
+enum class Create { no, yes };
+
+/// How the lock is held.
+enum class LockMode { shared, exclusive };
+
+/// Names under ai_core/ that belong to skforge, not to a package.
+inline constexpr const char* k_config_dir = "config";
+inline constexpr const char* k_lock_file = "static_kernel.lock";
+inline constexpr const char* k_config_ini = "config.ini";
+inline constexpr const char* k_journal = ".skforge-journal";
+inline constexpr const char* k_stage_prefix = ".skforge-stage-";
+inline constexpr const char* k_index_file = "binary_info_config.json";
+
+/// The install path as the user gave it: `--install-path`, else $ASCEND_HOME_PATH; throws a
+/// usage Error when neither is set.
+std::string choose_install_path(const std::string& option);
+
+/// `<install-path>/opp/static_kernel/ai_core`, opened through handles. The install path itself
+/// may be a symlink (toolkits install `latest -> 8.x`) and is resolved once; below it nothing is
+/// ever followed.
+class InstallTree {
+  public:
+    /// Opens (and with Create::yes creates, mode 0755) the tree; nullopt when it does not exist
+    /// and `create` is no. Throws naming the path when a component is a symlink or not a
+    /// directory, or the install path does not exist.
+    static std::optional<InstallTree> open(const std::string& install_path, Create create);
+
+    /// The ai_core directory.
+    const Dir& ai_core() const { return m_ai_core; }
+    /// ai_core/config, created (0755) when missing.
+    Dir config_dir() const;
+    /// `<install-path as given>/opp/static_kernel/ai_core`.
+    const std::string& shown() const { return m_ai_core.path; }
+    /// The install path resolved once (realpath).
+    const std::string& resolved_root() const { return m_resolved; }
+
+    /// Installed packages in install order (config.ini), oldest first.
+    std::vector<std::string> install_order() const;
+    /// Rewrites config.ini whole.
+    void write_install_order(const std::vector<std::string>& order) const;
+
+  private:
+    InstallTree(Dir ai_core, std::string resolved)
+        : m_ai_core(std::move(ai_core)), m_resolved(std::move(resolved)) {}
+    Dir m_ai_core;
+    std::string m_resolved;
+};
+
+/// flock on ai_core/config/static_kernel.lock, held for the object's life. Mutating commands hold
+/// it exclusively, list and verify shared, so readers never see a partial state.
+class TreeLock {
+  public:
+    TreeLock(const InstallTree& tree, LockMode mode);
+
+  private:
+    support::UniqueFd m_fd;
+};
+
+/// The text of config.ini for `order`.
+std::string render_config_ini(const std::vector<std::string>& order);
+
+/// The names config.ini lists; entries that are not valid package names are dropped.
+std::vector<std::string> parse_config_ini(const std::string& text);
+
+} // namespace skforge::install

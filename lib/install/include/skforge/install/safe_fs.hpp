@@ -1,0 +1,63 @@
+#pragma once
+
+#include "skforge/support/file.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <sys/stat.h>
+#include <vector>
+
+namespace skforge::install {
+
+/// A directory opened as a handle, with the path it was reached by (for messages only; nothing
+/// is ever resolved through it again).
+struct Dir {
+    support::UniqueFd fd;
+    std::string path;
+};
+
+/// Opens `rel` (relative, already validated as text) beneath `dir` without following any symlink
+/// and without leaving `dir`: openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+/// RESOLVE_NO_MAGICLINKS), or where openat2 is missing (or SKFORGE_NO_OPENAT2=1) a walk of one
+/// component at a time with O_NOFOLLOW | O_DIRECTORY. Returns an empty handle when the final
+/// component does not exist and `flags` lacks O_CREAT; throws an Error naming the path and the
+/// component when a symlink or a non-directory is met.
+support::UniqueFd open_beneath(const Dir& dir, std::string_view rel, int flags, mode_t mode = 0);
+
+/// Opens directory `rel` beneath `dir` as a Dir; nullopt when it does not exist.
+std::optional<Dir> open_dir_beneath(const Dir& dir, std::string_view rel);
+
+/// Opens directory `name` (one component) in `dir`, creating it with `mode` when missing; throws
+/// when it exists as anything but a directory (a symlink included).
+Dir ensure_dir(const Dir& dir, const std::string& name, mode_t mode);
+
+/// lstat of one component in `dir`; nullopt when it does not exist.
+std::optional<struct stat> stat_at(const Dir& dir, const std::string& name);
+
+/// Removes `name` from `dir` and, if it is a directory, everything under it, through handles:
+/// symlinks are removed as links, never followed. Missing is fine.
+void remove_tree(const Dir& dir, const std::string& name);
+
+/// Writes `content` to `dir/name` whole or not at all: a temporary name in `dir`, fsync, rename,
+/// fsync of `dir`. Refuses when `name` exists as a symlink or a non-regular file.
+void write_file_at(const Dir& dir, const std::string& name, std::string_view content, mode_t mode);
+
+/// Reads `dir/name` (one component, not followed); nullopt when it does not exist.
+std::optional<std::string> read_file_at(const Dir& dir, const std::string& name,
+                                        std::uint64_t max_bytes = 64ull << 20);
+
+/// Removes the file `dir/name` (a symlink is removed as a link); missing is fine.
+void unlink_at(const Dir& dir, const std::string& name);
+
+/// fsyncs the directory handle.
+void sync_dir(const Dir& dir);
+
+/// Names in `dir`, sorted.
+std::vector<std::string> list_dir(const Dir& dir);
+
+/// True when this process uses the component-walk fallback instead of openat2.
+bool using_fallback_walk();
+
+} // namespace skforge::install

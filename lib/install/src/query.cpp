@@ -1,0 +1,149 @@
+#include "skforge/install/query.hpp"
+
+#include "skforge/support/error.hpp"
+#include "skforge/support/sha256.hpp"
+
+#include <atomic>
+#include <cerrno>
+#include <fcntl.h>
+#include <set>
+#include <thread>
+
+namespace skforge::install {
+
+using package::EntryType;
+using package::Manifest;
+using package::ManifestEntry;
+using support::Error;
+
+std::string_view problem_name(ProblemKind kind) {
+    switch (kind) {
+    case ProblemKind::missing:
+        return "missing";
+    case ProblemKind::type:
+        return "changed type";
+    case ProblemKind::mode:
+        return "changed mode";
+    case ProblemKind::size:
+        return "changed size";
+    case ProblemKind::digest:
+        return "changed content";
+    case ProblemKind::extra:
+        return "not installed by this package";
+    }
+    return "unknown";
+}
+
+std::optional<std::string> installed_manifest_digest(const Dir& package_dir) {
+    auto text = read_file_at(package_dir, std::string(package::k_manifest_path));
+    if (!text)
+        return std::nullopt;
+    return support::sha256_hex(*text);
+}
+
+std::optional<Manifest> read_installed_manifest(const InstallTree& tree, const std::string& name) {
+    auto dir = open_dir_beneath(tree.ai_core(), name);
+    if (!dir)
+        return std::nullopt;
+    auto text = read_file_at(*dir, std::string(package::k_manifest_path));
+    if (!text)
+        throw Error("'" + dir->path + "' has no manifest.json: it was not installed by skforge");
+    auto m = package::parse_manifest(*text, dir->path + "/manifest.json");
+    if (m.name != name)
+        throw Error("'" + dir->path + "/manifest.json' names package '" + m.name + "'");
+    return m;
+}
+
+namespace {
+
+std::string octal(mode_t m) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "0%03o", static_cast<unsigned>(m & 07777));
+    return buf;
+}
+
+// Checks one manifest entry through handles; returns the problem, if any.
+std::optional<Problem> check_entry(const Dir& pkg, const ManifestEntry& e,
+                                   std::vector<std::uint8_t>& buf) {
+    support::UniqueFd fd;
+    try {
+        fd = open_beneath(pkg, e.path, O_RDONLY | O_NONBLOCK);
+    } catch (const Error& err) {
+        return Problem{e.path, ProblemKind::type, err.what()};
+    }
+    if (!fd)
+        return Problem{e.path, ProblemKind::missing, ""};
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0)
+        return Problem{e.path, ProblemKind::type, support::errno_text(errno)};
+    bool want_dir = e.type == EntryType::directory;
+    if (want_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
+        return Problem{e.path, ProblemKind::type,
+                       std::string("expected a ") + (want_dir ? "directory" : "regular file")};
+    if ((st.st_mode & 07777) != e.mode)
+        return Problem{e.path, ProblemKind::mode,
+                       octal(st.st_mode) + ", expected " + octal(e.mode)};
+    if (want_dir)
+        return std::nullopt;
+    if (static_cast<std::uint64_t>(st.st_size) != e.size)
+        return Problem{e.path, ProblemKind::size,
+                       std::to_string(st.st_size) + " bytes, expected " + std::to_string(e.size)};
+    support::Sha256 h;
+    std::uint64_t off = 0;
+    while (std::size_t n = support::pread_full(fd.get(), buf, off, e.path)) {
+        h.update(std::span<const std::uint8_t>(buf.data(), n));
+        off += n;
+    }
+    if (support::digest_hex(h.finish()) != e.sha256)
+        return Problem{e.path, ProblemKind::digest, "SHA-256 differs"};
+    return std::nullopt;
+}
+
+void find_extra(const Dir& dir, const std::string& rel, const Manifest& m,
+                std::vector<Problem>& out) {
+    for (const auto& name : list_dir(dir)) {
+        std::string path = rel.empty() ? name : rel + "/" + name;
+        if (rel.empty() && name == package::k_manifest_path)
+            continue;
+        const ManifestEntry* e = m.find(path);
+        if (e == nullptr) {
+            out.push_back({path, ProblemKind::extra, ""});
+            continue;
+        }
+        auto st = stat_at(dir, name);
+        if (e->type == EntryType::directory && st && S_ISDIR(st->st_mode))
+            if (auto sub = open_dir_beneath(dir, name))
+                find_extra(*sub, path, m, out);
+    }
+}
+
+} // namespace
+
+InstalledPackage check_installed(const InstallTree& tree, const std::string& name) {
+    auto m = read_installed_manifest(tree, name);
+    if (!m)
+        throw Error(name + " is not installed in '" + tree.shown() + "'");
+    auto dir = open_dir_beneath(tree.ai_core(), name);
+    const auto& entries = m->entries;
+    std::vector<std::optional<Problem>> found(entries.size());
+    std::atomic<std::size_t> next{0};
+    auto work = [&] {
+        std::vector<std::uint8_t> buf(1u << 20);
+        for (std::size_t i = next++; i < entries.size(); i = next++)
+            found[i] = check_entry(*dir, entries[i], buf);
+    };
+    {
+        std::vector<std::jthread> pool;
+        for (unsigned t = 1; t < std::max(1u, std::thread::hardware_concurrency()); ++t)
+            pool.emplace_back(work);
+        work();
+    }
+    InstalledPackage out{name, std::move(*m), {}};
+    for (auto& p : found)
+        if (p)
+            out.problems.push_back(std::move(*p));
+    find_extra(*dir, "", out.manifest, out.problems);
+    return out;
+}
+
+} // namespace skforge::install

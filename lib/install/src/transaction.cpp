@@ -1,0 +1,372 @@
+#include "skforge/install/transaction.hpp"
+
+#include "skforge/install/index.hpp"
+#include "skforge/install/query.hpp"
+#include "skforge/package/writer.hpp"
+#include "skforge/support/error.hpp"
+#include "skforge/support/fault.hpp"
+#include "skforge/support/sha256.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <fcntl.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+namespace skforge::install {
+
+using nlohmann::json;
+using package::EntryType;
+using package::ManifestEntry;
+using support::Error;
+using support::fault_point;
+using support::UniqueFd;
+
+VerifiedPackage verify_package(const std::string& run_path, const Policy& policy) {
+    auto run = std::make_shared<package::RunPackage>(run_path);
+    std::string stem = support::base_name(run_path);
+    if (stem.size() > 4 && stem.ends_with(".run"))
+        stem.resize(stem.size() - 4);
+    if (stem != run->header().name)
+        throw Error(run_path + ": the file holds package '" + run->header().name +
+                    "' but is named '" + stem +
+                    ".run'; the installed name must be the file's stem, "
+                    "so rename it back to " +
+                    run->header().name + ".run");
+    auto digest = run->verify_digests();
+    auto state = run->check_signature(digest, policy.trusted);
+    using package::SignatureState;
+    if (state == SignatureState::invalid)
+        throw Error(run_path + ": the signature does not match the package",
+                    support::ErrorKind::integrity);
+    if (state == SignatureState::untrusted && !policy.trusted.empty())
+        throw Error(run_path + ": signed by a key that is not trusted (--trusted-key)",
+                    support::ErrorKind::integrity);
+    if (policy.require_signature && state != SignatureState::verified)
+        throw Error(
+            run_path + ": " +
+                (state == SignatureState::unsigned_package
+                     ? std::string("the package is not signed")
+                     : std::string("no trusted key verifies the signature (--trusted-key)")) +
+                " and --require-signature is set",
+            support::ErrorKind::integrity);
+    auto manifest = run->read_manifest(policy.limits);
+    return {run, std::move(manifest), state};
+}
+
+namespace {
+
+std::string stage_name(const std::string& name) {
+    return k_stage_prefix + name;
+}
+
+// Writes the payload's entries into the stage directory through handles; nothing is followed and
+// nothing pre-exists there (the stage was just created 0700).
+class StageSink final : public package::EntrySink {
+  public:
+    explicit StageSink(const Dir& stage) : m_stage(stage) {}
+
+    void begin(const ManifestEntry& e) override {
+        auto slash = e.path.rfind('/');
+        std::string parent = slash == std::string::npos ? "" : e.path.substr(0, slash);
+        std::string base = slash == std::string::npos ? e.path : e.path.substr(slash + 1);
+        const Dir& dir = parent_dir(parent);
+        if (e.type == EntryType::directory) {
+            if (::mkdirat(dir.fd.get(), base.c_str(), 0700) != 0)
+                throw support::io_error("cannot create directory", dir.path + "/" + base, errno);
+            return;
+        }
+        int fd = ::openat(dir.fd.get(), base.c_str(),
+                          O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+            throw support::io_error("cannot create", dir.path + "/" + base, errno);
+        m_file.reset(fd);
+        m_file_path = dir.path + "/" + base;
+    }
+    void data(std::span<const std::uint8_t> bytes) override {
+        support::write_all(m_file.get(), bytes, m_file_path);
+    }
+    void end(const ManifestEntry& e) override {
+        if (e.type == EntryType::file) {
+            if (::fchmod(m_file.get(), e.mode) != 0)
+                throw support::io_error("cannot set the mode of", m_file_path, errno);
+            // Start write-back now; one syncfs before the commit waits for all of it.
+            ::sync_file_range(m_file.get(), 0, 0, SYNC_FILE_RANGE_WRITE);
+            m_file.reset();
+        }
+        fault_point("staging " + e.path);
+    }
+
+  private:
+    const Dir& parent_dir(const std::string& rel) {
+        if (rel.empty())
+            return m_stage;
+        if (!m_parent || m_parent_rel != rel) {
+            m_parent = open_dir_beneath(m_stage, rel);
+            if (!m_parent)
+                throw Error("'" + m_stage.path + "/" + rel + "' vanished while staging");
+            m_parent_rel = rel;
+        }
+        return *m_parent;
+    }
+    const Dir& m_stage;
+    std::optional<Dir> m_parent;
+    std::string m_parent_rel;
+    UniqueFd m_file;
+    std::string m_file_path;
+};
+
+// Directory modes, then fsync of every file (syncfs) and directory, deepest first.
+void seal_stage(const Dir& stage, const package::Manifest& m) {
+    if (::syncfs(stage.fd.get()) != 0)
+        throw support::io_error("cannot sync the filesystem of", stage.path, errno);
+    for (auto it = m.entries.rbegin(); it != m.entries.rend(); ++it) {
+        if (it->type != EntryType::directory)
+            continue;
+        auto dir = open_dir_beneath(stage, it->path);
+        if (!dir || ::fchmod(dir->fd.get(), it->mode) != 0)
+            throw Error("cannot seal staged directory '" + stage.path + "/" + it->path + "'");
+        sync_dir(*dir);
+    }
+    if (::fchmod(stage.fd.get(), 0755) != 0)
+        throw support::io_error("cannot set the mode of", stage.path, errno);
+    sync_dir(stage);
+}
+
+void write_journal(const InstallTree& tree, const json& j) {
+    write_file_at(tree.ai_core(), k_journal, j.dump() + "\n", 0644);
+}
+
+void clear_journal(const InstallTree& tree) {
+    unlink_at(tree.ai_core(), k_journal);
+    sync_dir(tree.ai_core());
+}
+
+std::vector<std::string> order_with(std::vector<std::string> order, const std::string& name,
+                                    bool present) {
+    std::erase(order, name);
+    if (present)
+        order.push_back(name);
+    return order;
+}
+
+// Roll-forward of install and upgrade: everything after the journal, idempotent.
+void finish_install(const InstallTree& tree, const std::string& name,
+                    const std::string& new_digest) {
+    const Dir& ai = tree.ai_core();
+    std::string stage = stage_name(name);
+    auto target = open_dir_beneath(ai, name);
+    auto target_digest = target ? installed_manifest_digest(*target) : std::nullopt;
+    if (target_digest != new_digest) {
+        unsigned flags = target ? RENAME_EXCHANGE : RENAME_NOREPLACE;
+        if (::renameat2(ai.fd.get(), stage.c_str(), ai.fd.get(), name.c_str(), flags) != 0)
+            throw support::io_error("cannot move the package into place at", ai.path + "/" + name,
+                                    errno);
+        sync_dir(ai);
+        fault_point("renamed into place");
+    }
+    rebuild_derived(tree, order_with(tree.install_order(), name, true));
+    fault_point("index updated");
+    remove_tree(ai, stage); // the previous version after an exchange
+    sync_dir(ai);
+    fault_point("old version removed");
+    clear_journal(tree);
+}
+
+// Removes one listed entry of a package being uninstalled; keeps what is not ours.
+void remove_listed(const Dir& pkg, const ManifestEntry& e, support::Log& log) {
+    auto slash = e.path.rfind('/');
+    std::optional<Dir> parent;
+    if (slash != std::string::npos) {
+        try {
+            parent = open_dir_beneath(pkg, e.path.substr(0, slash));
+        } catch (const Error& err) {
+            log.warn(std::string("keeping '") + pkg.path + "/" + e.path + "': " + err.what());
+            return;
+        }
+        if (!parent)
+            return;
+    }
+    const Dir& dir = parent ? *parent : pkg;
+    std::string base = slash == std::string::npos ? e.path : e.path.substr(slash + 1);
+    auto st = stat_at(dir, base);
+    if (!st)
+        return;
+    bool is_dir = S_ISDIR(st->st_mode);
+    if (is_dir && e.type == EntryType::file) {
+        log.warn("keeping '" + pkg.path + "/" + e.path + "': it is now a directory");
+        return;
+    }
+    if (::unlinkat(dir.fd.get(), base.c_str(), is_dir ? AT_REMOVEDIR : 0) != 0) {
+        if (errno == ENOTEMPTY || errno == EEXIST)
+            log.warn("keeping '" + pkg.path + "/" + e.path +
+                     "': it holds files this package did not install");
+        else
+            throw support::io_error("cannot remove", pkg.path + "/" + e.path, errno);
+    }
+}
+
+// Roll-forward of uninstall: everything after the journal, idempotent.
+void finish_uninstall(const InstallTree& tree, const std::string& name, support::Log& log) {
+    const Dir& ai = tree.ai_core();
+    rebuild_derived(tree, order_with(tree.install_order(), name, false));
+    fault_point("index updated");
+    if (auto pkg = open_dir_beneath(ai, name)) {
+        if (auto text = read_file_at(*pkg, std::string(package::k_manifest_path))) {
+            auto m = package::parse_manifest(*text, pkg->path + "/manifest.json");
+            for (auto it = m.entries.rbegin(); it != m.entries.rend(); ++it) {
+                remove_listed(*pkg, *it, log);
+                fault_point("removed " + it->path);
+            }
+            unlink_at(*pkg, std::string(package::k_manifest_path));
+        }
+        sync_dir(*pkg);
+        if (::unlinkat(ai.fd.get(), name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT)
+            log.warn("keeping '" + pkg->path + "': it holds files this package did not install");
+        sync_dir(ai);
+    }
+    clear_journal(tree);
+}
+
+} // namespace
+
+InstallOutcome install_package(const InstallTree& tree, const VerifiedPackage& pkg,
+                               InstallMode mode, const Policy& policy, support::Log& log) {
+    const Dir& ai = tree.ai_core();
+    const std::string& name = pkg.manifest.name;
+    std::string new_digest = support::sha256_hex(package::manifest_to_json(pkg.manifest));
+    bool exists = false;
+    if (auto target = open_dir_beneath(ai, name)) {
+        auto digest = installed_manifest_digest(*target);
+        if (!digest)
+            throw Error("'" + target->path +
+                        "' exists but was not installed by skforge (no manifest.json); "
+                        "move it away and retry");
+        if (*digest == new_digest) {
+            log.info(name + " " + pkg.manifest.version + " is already installed in " +
+                     target->path);
+            return InstallOutcome::already_installed;
+        }
+        if (mode == InstallMode::install)
+            throw Error(name + " is already installed in '" + target->path +
+                        "' with different content; use 'skinstall upgrade' to replace it");
+        exists = true;
+    }
+    // 1. Stage every file under a private name inside ai_core/ (same filesystem).
+    std::string stage = stage_name(name);
+    remove_tree(ai, stage);
+    if (::mkdirat(ai.fd.get(), stage.c_str(), 0700) != 0)
+        throw support::io_error("cannot create", ai.path + "/" + stage, errno);
+    try {
+        auto stage_dir = open_dir_beneath(ai, stage);
+        StageSink sink(*stage_dir);
+        auto m = pkg.run->read_payload(sink, policy.limits);
+        write_file_at(*stage_dir, std::string(package::k_manifest_path),
+                      package::manifest_to_json(m), 0644);
+        read_package_index(*stage_dir);
+        seal_stage(*stage_dir, m);
+        sync_dir(ai);
+        fault_point("staged");
+    } catch (...) {
+        remove_tree(ai, stage);
+        throw;
+    }
+    // 2. Journal the intent; from here on recover() completes the transaction.
+    write_journal(
+        tree,
+        {{"op", exists ? "upgrade" : "install"}, {"name", name}, {"manifest_sha256", new_digest}});
+    fault_point("journal written");
+    // 3. Commit: rename (or exchange) into place, then config.ini and the index.
+    finish_install(tree, name, new_digest);
+    log.info(std::string(exists ? "upgraded " : "installed ") + name + " " + pkg.manifest.version +
+             " into " + ai.path + "/" + name);
+    return exists ? InstallOutcome::upgraded : InstallOutcome::installed;
+}
+
+void uninstall_package(const InstallTree& tree, const std::string& name, Force force,
+                       support::Log& log) {
+    auto checked = check_installed(tree, name);
+    std::vector<std::string> changed;
+    for (const auto& p : checked.problems) {
+        if (p.kind == ProblemKind::extra)
+            log.warn("'" + tree.shown() + "/" + name + "/" + p.path + "' was not installed by " +
+                     name + "; it will be kept");
+        else if (p.kind != ProblemKind::missing)
+            changed.push_back(p.path + " (" + std::string(problem_name(p.kind)) +
+                              (p.detail.empty() ? "" : ": " + p.detail) + ")");
+    }
+    if (!changed.empty() && force == Force::no) {
+        std::string msg =
+            "refusing to uninstall " + name + ": " + std::to_string(changed.size()) +
+            " installed file(s) changed since installation (use --force to remove them anyway):";
+        for (const auto& c : changed)
+            msg += "\n  " + c;
+        throw Error(msg);
+    }
+    write_journal(tree, {{"op", "uninstall"}, {"name", name}});
+    fault_point("journal written");
+    finish_uninstall(tree, name, log);
+    log.info("uninstalled " + name + " " + checked.manifest.version + " from " + tree.shown());
+}
+
+std::string recover(const InstallTree& tree, support::Log& log) {
+    const Dir& ai = tree.ai_core();
+    std::string did;
+    if (auto text = read_file_at(ai, k_journal)) {
+        json j = json::parse(*text, nullptr, false);
+        std::string op = j.is_object() ? j.value("op", "") : "";
+        std::string name = j.is_object() ? j.value("name", "") : "";
+        if (package::check_package_name(name) ||
+            (op != "install" && op != "upgrade" && op != "uninstall"))
+            throw Error("'" + ai.path + "/" + k_journal +
+                        "' is damaged; inspect it, then remove it and run recover again");
+        if (op == "uninstall") {
+            finish_uninstall(tree, name, log);
+            did = "completed the interrupted uninstall of " + name;
+        } else {
+            std::string digest = j.value("manifest_sha256", "");
+            auto target = open_dir_beneath(ai, name);
+            auto stage = open_dir_beneath(ai, stage_name(name));
+            bool committed = target && installed_manifest_digest(*target) == digest;
+            if (committed || (stage && installed_manifest_digest(*stage) == digest)) {
+                finish_install(tree, name, digest);
+                did = "completed the interrupted " + op + " of " + name;
+            } else {
+                remove_tree(ai, stage_name(name));
+                clear_journal(tree);
+                did = "rolled back the interrupted " + op + " of " + name;
+            }
+        }
+    }
+    // Leftovers of processes killed before they journaled: stages and temporary files.
+    for (const auto& entry : list_dir(ai)) {
+        if (entry.starts_with(k_stage_prefix) ||
+            (entry.starts_with(".") && entry.find(".tmp.") != std::string::npos)) {
+            remove_tree(ai, entry);
+            did += std::string(did.empty() ? "" : "; ") + "removed the leftover '" + entry + "'";
+        }
+    }
+    if (auto config = open_dir_beneath(ai, k_config_dir))
+        for (const auto& entry : list_dir(*config))
+            if (entry.starts_with(".") && entry.find(".tmp.") != std::string::npos)
+                unlink_at(*config, entry);
+    // Packages installed by the shell fallback update config.ini but not the index: rebuild
+    // everything derived so config.ini, the index and list agree again.
+    if (read_file_at(ai, k_config_ini)) {
+        std::vector<std::string> present;
+        for (const auto& name : tree.install_order()) {
+            auto dir = open_dir_beneath(ai, name);
+            if (dir && installed_manifest_digest(*dir))
+                present.push_back(name);
+            else
+                log.warn("config.ini lists '" + name + "' but it is not installed; dropping it");
+        }
+        rebuild_derived(tree, present);
+    }
+    if (!did.empty())
+        log.info("recover: " + did);
+    return did.empty() ? "nothing to recover" : did;
+}
+
+} // namespace skforge::install

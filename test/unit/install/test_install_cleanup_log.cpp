@@ -1,0 +1,36 @@
+#include "skforge/install/cleanup_log.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace skforge::install;
+
+TEST_CASE("candidates are absolute paths ending in /uninstall.sh", "[install][cleanup_log]") {
+    std::string log =
+        "Installed.\nUninstall with: /opt/a/opp/static_kernel/ai_core/k1/uninstall.sh\n"
+        "run '/opt/a/opp/static_kernel/ai_core/k2/uninstall.sh' later; again "
+        "/opt/a/opp/static_kernel/ai_core/k1/uninstall.sh\n"
+        "not this: relative/uninstall.sh nor /x/uninstall.shx\n";
+    CHECK(uninstall_candidates(log) ==
+          std::vector<std::string>{"/opt/a/opp/static_kernel/ai_core/k1/uninstall.sh",
+                                   "/opt/a/opp/static_kernel/ai_core/k2/uninstall.sh"});
+}
+
+TEST_CASE("candidate text rules", "[install][cleanup_log]") {
+    std::vector<std::string> stems = {"k1"};
+    std::string stem;
+    auto check = [&](const std::string& c) {
+        return check_candidate_text(c, "/opt/a/", "/real/8.0", stems, stem);
+    };
+    CHECK(check("/opt/a/opp/static_kernel/ai_core/k1/uninstall.sh").empty());
+    CHECK(stem == "k1");
+    CHECK(check("/real/8.0/opp/static_kernel/ai_core/k1/uninstall.sh").empty());
+    CHECK_THAT(check("/opt/a/opp/static_kernel/ai_core/k1/../k1/uninstall.sh"),
+               Catch::Contains("'..'"));
+    CHECK_FALSE(
+        check("/opt/a/opp/static_kernel/ai_core/k2/uninstall.sh").empty()); // unrelated stem
+    CHECK_FALSE(check("/opt/b/opp/static_kernel/ai_core/k1/uninstall.sh").empty());  // other root
+    CHECK_FALSE(check("/opt/a/opp/static_kernel/ai_core/k1x/uninstall.sh").empty()); // look-alike
+    CHECK_FALSE(check("/opt/a/opp/static_kernel/ai_core/k1/sub/uninstall.sh").empty());
+    CHECK_FALSE(check("/opt/a//opp/static_kernel/ai_core/k1/uninstall.sh").empty());
+    CHECK_FALSE(check("/opt/a/opp/static_kernel/ai_core/./k1/uninstall.sh").empty());
+}
