@@ -10,6 +10,7 @@ BUILD=${SKFORGE_BUILD:-build/release}
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSKFORGE_TESTS=OFF >/dev/null
 cmake --build "$BUILD" -j "$(nproc)"
 SKC=$top/$BUILD/apps/skc/skc
+SKINSTALL=$top/$BUILD/apps/skinstall/skinstall
 OUT=$top/out/demo
 rm -rf "$OUT"
 mkdir -p "$OUT/static_kernel_compile_outputs" "$OUT/root"
@@ -37,14 +38,29 @@ sh "$RUN" --check
 step "inspect and verify it without running it"
 "$SKC" inspect "$RUN" --list --trusted-key "$OUT/release.pub.pem"
 
-step "install it into $OUT/root with its own install.sh"
-sh "$RUN" --install-path="$OUT/root"
+step "install it into $OUT/root with skinstall (signature required)"
+"$SKINSTALL" install "$RUN" --install-path "$OUT/root" --require-signature --trusted-key "$OUT/release.pub.pem"
 find "$OUT/root" | sed "s|$OUT/||" | sort
 
-step "uninstall it with the installed uninstall.sh"
-sh "$OUT/root/opp/static_kernel/ai_core/demo_kernels/uninstall.sh"
-echo "left under ai_core/:"
-ls -A "$OUT/root/opp/static_kernel/ai_core"
+step "list and verify what is installed"
+"$SKINSTALL" list --install-path "$OUT/root"
+"$SKINSTALL" verify --install-path "$OUT/root"
+
+step "a tampered package is refused before anything is written"
+cp "$RUN" "$OUT/tampered.run"
+printf 'x' >>"$OUT/tampered.run"
+"$SKINSTALL" install "$OUT/tampered.run" --install-path "$OUT/root" || echo "(refused, exit $?)"
+rm "$OUT/tampered.run"
+
+step "uninstall it"
+"$SKINSTALL" uninstall demo_kernels --install-path "$OUT/root"
+
+step "the same with only sh: the package's own install.sh and uninstall.sh"
+SKFORGE_NO_SKINSTALL=1 sh "$RUN" --install-path="$OUT/root"
+SKFORGE_NO_SKINSTALL=1 sh "$OUT/root/opp/static_kernel/ai_core/demo_kernels/uninstall.sh"
+
+step "the tree is clean again"
+find "$OUT/root" | sed "s|$OUT/||" | sort
 cat "$OUT/root/opp/static_kernel/ai_core/config.ini"
 echo
 echo "demo complete: package in $RUN"

@@ -1,5 +1,6 @@
 // skc: the offline pipeline's command line. It parses options into plain structs and calls the
 // library; every error is caught once here and mapped to an exit code (0 ok, 1 failure, 2 usage).
+#include "../common/cli_main.hpp"
 #include "skforge/package/reader.hpp"
 #include "skforge/package/signature.hpp"
 #include "skforge/package/writer.hpp"
@@ -23,12 +24,6 @@ namespace pkg = skforge::package;
 namespace {
 
 using Args = std::vector<std::string>;
-
-struct Command {
-    const char* name;
-    const char* help;
-    std::function<int(const Args&)> run;
-};
 
 // Parses `args` against `desc` (+ positionals); prints help and returns false on --help.
 bool parse(const Args& args, const po::options_description& desc,
@@ -280,8 +275,8 @@ int cmd_keygen(const Args& args) {
     return 0;
 }
 
-const std::vector<Command>& commands() {
-    static const std::vector<Command> table = {
+const std::vector<skforge::cli::Command>& commands() {
+    static const std::vector<skforge::cli::Command> table = {
         {"pack", "pack a directory into a signed, reproducible .run package", cmd_pack},
         {"inspect", "show and verify a .run package without running it", cmd_inspect},
         {"keygen", "make an Ed25519 key pair for signing packages", cmd_keygen},
@@ -289,47 +284,8 @@ const std::vector<Command>& commands() {
     return table;
 }
 
-void usage(std::FILE* to) {
-    std::fprintf(to, "Usage: skc COMMAND [options]   (skc COMMAND --help for its options)\n\n");
-    for (const auto& c : commands())
-        std::fprintf(to, "  %-10s %s\n", c.name, c.help);
-}
-
 } // namespace
 
 int main(int argc, char** argv) {
-    std::setlocale(LC_ALL, "C.UTF-8");
-    if (argc < 2) {
-        usage(stderr);
-        return 2;
-    }
-    std::string name = argv[1];
-    if (name == "--help" || name == "-h" || name == "help") {
-        usage(stdout);
-        return 0;
-    }
-    if (name == "--version") {
-        std::printf("skc %s\n", SKFORGE_VERSION);
-        return 0;
-    }
-    Args args(argv + 2, argv + argc);
-    for (const auto& c : commands()) {
-        if (name != c.name)
-            continue;
-        try {
-            return c.run(args);
-        } catch (const po::error& e) {
-            std::fprintf(stderr, "skc %s: %s (see skc %s --help)\n", c.name, e.what(), c.name);
-            return 2;
-        } catch (const Error& e) {
-            std::fprintf(stderr, "skc %s: error: %s\n", c.name, e.what());
-            return e.kind() == ErrorKind::usage ? 2 : 1;
-        } catch (const std::exception& e) {
-            std::fprintf(stderr, "skc %s: error: %s\n", c.name, e.what());
-            return 1;
-        }
-    }
-    std::fprintf(stderr, "skc: unknown command '%s'\n", name.c_str());
-    usage(stderr);
-    return 2;
+    return skforge::cli::run_main("skc", argc, argv, commands());
 }

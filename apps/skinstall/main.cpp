@@ -1,6 +1,7 @@
 // skinstall: installs and removes static-kernel packages under
 // <install-path>/opp/static_kernel/ai_core/. Options become a plain struct; the library does the
 // work; errors are caught once here (exit 0 ok, 1 failure, 2 usage).
+#include "../common/cli_main.hpp"
 #include "skforge/install/cleanup_log.hpp"
 #include "skforge/install/layout.hpp"
 #include "skforge/install/query.hpp"
@@ -259,41 +260,35 @@ int cmd_cleanup(const Options& o) {
     return 0;
 }
 
-struct Command {
-    const char* name;
-    const char* usage;
-    std::function<int(const Options&)> run;
-};
+Options parse(const std::vector<std::string>& args);
 
-const std::vector<Command>& commands() {
-    static const std::vector<Command> table = {
-        {"install",
-         "install X.run...        install packages (refuses a different installed version)",
-         [](const Options& o) { return cmd_install(o, inst::InstallMode::install); }},
-        {"upgrade", "upgrade X.run...        install or replace packages",
-         [](const Options& o) { return cmd_install(o, inst::InstallMode::upgrade); }},
-        {"uninstall", "uninstall NAME... | --all [--force]", cmd_uninstall},
-        {"list", "list [--json]           installed packages in install order", cmd_list},
-        {"verify", "verify [NAME...] [--json] check installed files against their manifests",
-         cmd_verify},
-        {"recover", "recover                 finish or roll back an interrupted transaction",
-         cmd_recover},
-        {"cleanup-from-log",
-         "cleanup-from-log LOG --outputs DIR   uninstall what a compile job's log installed",
-         cmd_cleanup},
+// Each command parses the shared option set, then runs.
+template <class F> std::function<int(const std::vector<std::string>&)> with_options(F f) {
+    return [f](const std::vector<std::string>& args) { return f(parse(args)); };
+}
+
+const std::vector<skforge::cli::Command>& commands() {
+    static const std::vector<skforge::cli::Command> table = {
+        {"install", "X.run...  install packages (refuses a different installed version)",
+         with_options([](const Options& o) { return cmd_install(o, inst::InstallMode::install); })},
+        {"upgrade", "X.run...  install or replace packages",
+         with_options([](const Options& o) { return cmd_install(o, inst::InstallMode::upgrade); })},
+        {"uninstall", "NAME... | --all [--force]  remove packages", with_options(cmd_uninstall)},
+        {"list", "[--json]  installed packages in install order", with_options(cmd_list)},
+        {"verify", "[NAME...] [--json]  check installed files against their manifests",
+         with_options(cmd_verify)},
+        {"recover", "finish or roll back an interrupted transaction", with_options(cmd_recover)},
+        {"cleanup-from-log", "LOG --outputs DIR  uninstall what a compile job's log installed",
+         with_options(cmd_cleanup)},
     };
     return table;
 }
 
-void usage(std::FILE* to) {
-    std::fprintf(to, "Usage: skinstall COMMAND [options]\n\n");
-    for (const auto& c : commands())
-        std::fprintf(to, "  %s\n", c.usage);
-    std::fprintf(to,
-                 "\nOptions: --install-path PATH (default $ASCEND_HOME_PATH), --trusted-key "
-                 "PUB.pem (repeatable),\n"
-                 "         --require-signature, --force, --all, --outputs DIR, --quiet, --json\n");
-}
+constexpr const char* k_footer =
+    "Options: --install-path PATH (default $ASCEND_HOME_PATH), --trusted-key PUB.pem "
+    "(repeatable),\n"
+    "         --require-signature, --force, --all, --outputs DIR, --quiet, --json\n"
+    "See share/doc/installer.md.";
 
 Options parse(const std::vector<std::string>& args) {
     Options o;
@@ -315,37 +310,5 @@ Options parse(const std::vector<std::string>& args) {
 } // namespace
 
 int main(int argc, char** argv) {
-    std::setlocale(LC_ALL, "C.UTF-8");
-    if (argc < 2) {
-        usage(stderr);
-        return 2;
-    }
-    std::string name = argv[1];
-    if (name == "--help" || name == "-h" || name == "help") {
-        usage(stdout);
-        return 0;
-    }
-    if (name == "--version") {
-        std::printf("skinstall %s\n", SKFORGE_VERSION);
-        return 0;
-    }
-    for (const auto& c : commands()) {
-        if (name != c.name)
-            continue;
-        try {
-            return c.run(parse(std::vector<std::string>(argv + 2, argv + argc)));
-        } catch (const po::error& e) {
-            std::fprintf(stderr, "skinstall %s: %s\n", c.name, e.what());
-            return 2;
-        } catch (const Error& e) {
-            std::fprintf(stderr, "skinstall %s: error: %s\n", c.name, e.what());
-            return e.kind() == ErrorKind::usage ? 2 : 1;
-        } catch (const std::exception& e) {
-            std::fprintf(stderr, "skinstall %s: error: %s\n", c.name, e.what());
-            return 1;
-        }
-    }
-    std::fprintf(stderr, "skinstall: unknown command '%s'\n", name.c_str());
-    usage(stderr);
-    return 2;
+    return skforge::cli::run_main("skinstall", argc, argv, commands(), k_footer);
 }

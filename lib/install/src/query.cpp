@@ -56,12 +56,6 @@ std::optional<Manifest> read_installed_manifest(const InstallTree& tree, const s
 
 namespace {
 
-std::string octal(mode_t m) {
-    char buf[8];
-    std::snprintf(buf, sizeof buf, "0%03o", static_cast<unsigned>(m & 07777));
-    return buf;
-}
-
 // Checks one manifest entry through handles; returns the problem, if any.
 std::optional<Problem> check_entry(const Dir& pkg, const ManifestEntry& e,
                                    std::vector<std::uint8_t>& buf) {
@@ -82,7 +76,8 @@ std::optional<Problem> check_entry(const Dir& pkg, const ManifestEntry& e,
                        std::string("expected a ") + (want_dir ? "directory" : "regular file")};
     if ((st.st_mode & 07777) != e.mode)
         return Problem{e.path, ProblemKind::mode,
-                       octal(st.st_mode) + ", expected " + octal(e.mode)};
+                       package::format_mode(st.st_mode) + ", expected " +
+                           package::format_mode(e.mode)};
     if (want_dir)
         return std::nullopt;
     if (static_cast<std::uint64_t>(st.st_size) != e.size)

@@ -144,22 +144,7 @@ std::optional<struct stat> stat_at(const Dir& dir, const std::string& name) {
 }
 
 std::vector<std::string> list_dir(const Dir& dir) {
-    int dup = ::openat(dir.fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    DIR* d = dup < 0 ? nullptr : ::fdopendir(dup);
-    if (d == nullptr) {
-        if (dup >= 0)
-            ::close(dup);
-        throw support::io_error("cannot list", dir.path, errno);
-    }
-    std::vector<std::string> names;
-    while (dirent* e = ::readdir(d)) {
-        std::string n = e->d_name;
-        if (n != "." && n != "..")
-            names.push_back(std::move(n));
-    }
-    ::closedir(d);
-    std::sort(names.begin(), names.end());
-    return names;
+    return support::list_directory(dir.fd.get(), dir.path);
 }
 
 void remove_tree(const Dir& dir, const std::string& name) {

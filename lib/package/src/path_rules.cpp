@@ -1,6 +1,7 @@
 #include "skforge/package/path_rules.hpp"
 
 #include <cstdint>
+#include <cstdio>
 #include <sys/stat.h>
 
 namespace skforge::package {
@@ -131,6 +132,12 @@ mode_t normalized_mode(EntryType type, mode_t source_mode) {
 
 bool is_allowed_mode(mode_t mode) {
     return mode == 0644 || mode == 0755;
+}
+
+std::string format_mode(mode_t mode) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "0%03o", static_cast<unsigned>(mode & 07777));
+    return buf;
 }
 
 } // namespace skforge::package

@@ -213,12 +213,6 @@ Manifest read_manifest_entry(TarReader& tar, const RunPackage& pkg, const ReadLi
     return m;
 }
 
-std::string octal_mode(mode_t mode) {
-    char buf[8];
-    std::snprintf(buf, sizeof buf, "0%03o", static_cast<unsigned>(mode));
-    return buf;
-}
-
 const ManifestEntry& match_entry(archive_entry* e, const Manifest& m, const std::string& path,
                                  std::set<std::string>& seen) {
     std::string p = entry_path(e);
@@ -243,7 +237,7 @@ const ManifestEntry& match_entry(archive_entry* e, const Manifest& m, const std:
                   " but the manifest lists a " + std::string(entry_type_name(me->type)));
     auto mode = static_cast<mode_t>(archive_entry_mode(e) & 07777);
     if (mode != me->mode)
-        throw bad("has mode " + octal_mode(mode) + ", the manifest says " + octal_mode(me->mode));
+        throw bad("has mode " + format_mode(mode) + ", the manifest says " + format_mode(me->mode));
     if (!is_dir && (!archive_entry_size_is_set(e) ||
                     static_cast<std::uint64_t>(archive_entry_size(e)) != me->size))
         throw bad("has a size other than the manifest's " + std::to_string(me->size));

@@ -45,22 +45,7 @@ struct Walker {
     std::vector<std::string> errors;
 
     std::vector<std::string> list(int dirfd, const std::string& rel) {
-        int dup = ::dup(dirfd);
-        DIR* dir = dup < 0 ? nullptr : ::fdopendir(dup);
-        if (dir == nullptr) {
-            if (dup >= 0)
-                ::close(dup);
-            throw support::io_error("cannot list", root + "/" + rel, errno);
-        }
-        std::vector<std::string> names;
-        while (dirent* d = ::readdir(dir)) {
-            std::string n = d->d_name;
-            if (n != "." && n != "..")
-                names.push_back(std::move(n));
-        }
-        ::closedir(dir);
-        std::sort(names.begin(), names.end());
-        return names;
+        return support::list_directory(dirfd, root + "/" + rel);
     }
 
     void visit(int dirfd, const std::string& rel) {

@@ -2,7 +2,9 @@
 
 #include "skforge/support/error.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -85,6 +87,27 @@ void write_all(int fd, std::span<const std::uint8_t> data, std::string_view path
 
 void write_all(int fd, std::string_view text, std::string_view path) {
     write_all(fd, std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()), path);
+}
+
+std::vector<std::string> list_directory(int dir_fd, const std::string& path) {
+    // fdopendir takes ownership, so it gets its own descriptor of the same directory.
+    int dup = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR* d = dup < 0 ? nullptr : ::fdopendir(dup);
+    if (d == nullptr) {
+        int err = errno;
+        if (dup >= 0)
+            ::close(dup);
+        throw io_error("cannot list", path, err);
+    }
+    std::vector<std::string> names;
+    while (dirent* e = ::readdir(d)) {
+        std::string n = e->d_name;
+        if (n != "." && n != "..")
+            names.push_back(std::move(n));
+    }
+    ::closedir(d);
+    std::sort(names.begin(), names.end());
+    return names;
 }
 
 void fsync_directory(const std::string& dir) {

@@ -43,4 +43,7 @@ mode_t normalized_mode(EntryType type, mode_t source_mode);
 /// True when `mode` is one a package entry may have (0644 or 0755).
 bool is_allowed_mode(mode_t mode);
 
+/// The permission bits of `mode` as octal text with a leading zero ("0644", "04755").
+std::string format_mode(mode_t mode);
+
 } // namespace skforge::package

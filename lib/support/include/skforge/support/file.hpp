@@ -5,6 +5,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace skforge::support {
 
@@ -46,6 +47,10 @@ std::size_t pread_full(int fd, std::span<std::uint8_t> buf, std::uint64_t offset
 void write_all(int fd, std::span<const std::uint8_t> data, std::string_view path);
 /// Writes all of `text` to `fd`.
 void write_all(int fd, std::string_view text, std::string_view path);
+
+/// The names in the directory open at `dir_fd` (without "." and ".."), sorted; `path` is for
+/// messages.
+std::vector<std::string> list_directory(int dir_fd, const std::string& path);
 
 /// fsyncs the directory at `dir` so a rename inside it is durable.
 void fsync_directory(const std::string& dir);

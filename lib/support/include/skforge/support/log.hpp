@@ -6,7 +6,7 @@ namespace skforge::support {
 
 /// Where the library's messages for the user go; the app decides (stdout, stderr, quiet, JSON).
 class Log {
-public:
+  public:
     virtual ~Log() = default;
     /// Progress and results.
     virtual void info(const std::string& message) = 0;
@@ -16,7 +16,7 @@ public:
 
 /// Drops everything.
 class NullLog final : public Log {
-public:
+  public:
     void info(const std::string&) override {}
     void warn(const std::string&) override {}
 };
