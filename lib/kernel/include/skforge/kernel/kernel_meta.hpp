@@ -1,0 +1,76 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace skforge::kernel {
+
+/// `sub_operator_kernel_type`: which cores a kernel runs on.
+enum class KernelType { aiv_only, aic_only, mix_aiv_1_0, mix_aic_1_0, mix_aic_1_1, mix_aic_1_2 };
+
+/// The KERNEL_TYPE_* text of a kernel type.
+std::string_view kernel_type_name(KernelType type);
+/// The kernel type of its KERNEL_TYPE_* text, or nullopt.
+std::optional<KernelType> parse_kernel_type(std::string_view text);
+/// True for kernels that use only vector cores (barriers between two of them are vector-only).
+bool is_vector_only(KernelType type);
+/// True for kernels that use only cube cores.
+bool is_cube_only(KernelType type);
+
+/// One row of the device-binary magic table.
+struct Magic {
+    std::string_view name;
+    std::uint32_t value;
+    bool aicpu; ///< an AICPU binary: never fusible
+};
+
+/// The magic table: the vendor's RT_DEV_BINARY_MAGIC_* values plus skforge's host magic.
+const std::vector<Magic>& magic_table();
+/// The row for `name`, or nullptr.
+const Magic* find_magic(std::string_view name);
+/// skforge's magic for host-target kernels: "SKFH" read as a big-endian word.
+inline constexpr std::uint32_t k_host_magic = 0x534b4648;
+/// Its name in kernel metadata.
+inline constexpr std::string_view k_host_magic_name = "RT_DEV_BINARY_MAGIC_SKFORGE_HOST";
+
+/// `workspace`: how much scratch memory a kernel needs.
+struct Workspace {
+    std::vector<std::uint64_t> size;
+    std::vector<std::int64_t> type;
+    /// The sum of `size`.
+    std::uint64_t total() const;
+};
+
+/// The fields skforge reads from a compiled kernel's metadata JSON.
+struct KernelMeta {
+    std::string kernel_name;
+    std::uint32_t block_dim = 1;
+    std::string magic_name;
+    std::uint32_t magic = 0;
+    bool aicpu = false;
+    std::uint64_t op_para_size = 0;
+    std::string bin_file_name;
+    std::string bin_file_suffix = ".o";
+    std::string sha256; ///< of the binary; empty when not given
+    Workspace workspace;
+    std::optional<KernelType> kernel_type; ///< nullopt: missing or not one of the six
+    std::string kernel_type_text;
+    bool support_super_kernel = false;
+    bool sync_all = false; ///< sub_op_with_sync_all
+    std::uint32_t split_mode = 0; ///< 0 when not given
+};
+
+/// A problem in a metadata file: a message and the JSON key it concerns.
+struct MetaProblem {
+    std::string key;
+    std::string message;
+};
+
+/// Parses kernel metadata JSON; problems (wrong types, unknown magic, bad sha256) are appended to
+/// `problems`, and what could be read is returned.
+KernelMeta parse_kernel_meta(std::string_view json_text, std::vector<MetaProblem>& problems);
+
+} // namespace skforge::kernel
