@@ -1,6 +1,8 @@
 // skc: the offline pipeline's command line. It parses options into plain structs and calls the
 // library; every error is caught once here and mapped to an exit code (0 ok, 1 failure, 2 usage).
 #include "../common/cli_main.hpp"
+#include "skforge/fusion/report.hpp"
+#include "skforge/graph/graph.hpp"
 #include "skforge/package/reader.hpp"
 #include "skforge/package/signature.hpp"
 #include "skforge/package/writer.hpp"
@@ -13,6 +15,7 @@
 #include <functional>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -275,8 +278,69 @@ int cmd_keygen(const Args& args) {
     return 0;
 }
 
+// Loads and validates a graph; prints every diagnostic to stderr. Returns false on errors.
+bool load_checked(const std::string& path, skforge::graph::Graph& g,
+                  std::optional<skforge::fusion::Plan>& plan) {
+    skforge::graph::Diagnostics diags;
+    g = skforge::graph::load_graph(path, diags);
+    if (!diags.has_errors())
+        skforge::graph::validate_graph(g, diags);
+    if (!diags.has_errors())
+        plan = skforge::fusion::make_plan(g, diags);
+    std::fputs(diags.format().c_str(), stderr);
+    if (diags.has_errors())
+        std::fprintf(stderr, "%s: %zu error(s)\n", path.c_str(), diags.error_count());
+    return !diags.has_errors();
+}
+
+int cmd_check(const Args& args) {
+    std::string path;
+    po::options_description desc("skc check options");
+    desc.add_options()("graph", po::value(&path)->required(), "the graph YAML");
+    po::positional_options_description pos;
+    pos.add("graph", 1);
+    po::variables_map vm;
+    if (!parse(args, desc, pos, vm, "skc check GRAPH"))
+        return 0;
+    skforge::graph::Graph g;
+    std::optional<skforge::fusion::Plan> plan;
+    if (!load_checked(path, g, plan))
+        return 1;
+    std::printf("%s: valid: %zu operators, %zu scopes, %zu kernel metadata files\n", path.c_str(),
+                g.ops.size(), g.scopes.size(), g.kernels.size());
+    return 0;
+}
+
+int cmd_plan(const Args& args) {
+    std::string path;
+    std::string format = "text";
+    po::options_description desc("skc plan options");
+    desc.add_options()("graph", po::value(&path)->required(), "the graph YAML")(
+        "format", po::value(&format)->default_value("text"), "text, json or dot");
+    po::positional_options_description pos;
+    pos.add("graph", 1);
+    po::variables_map vm;
+    if (!parse(args, desc, pos, vm, "skc plan GRAPH [--format text|json|dot]"))
+        return 0;
+    if (format != "text" && format != "json" && format != "dot")
+        throw Error("--format must be text, json or dot, not '" + format + "'", ErrorKind::usage);
+    skforge::graph::Graph g;
+    std::optional<skforge::fusion::Plan> plan;
+    if (!load_checked(path, g, plan))
+        return 1;
+    if (format == "json")
+        std::cout << skforge::fusion::plan_json(g, *plan).dump(2) << "\n";
+    else if (format == "dot")
+        std::cout << skforge::fusion::plan_dot(g, *plan);
+    else
+        std::cout << skforge::fusion::plan_text(g, *plan);
+    return 0;
+}
+
 const std::vector<skforge::cli::Command>& commands() {
     static const std::vector<skforge::cli::Command> table = {
+        {"check", "validate a graph and its kernel metadata", cmd_check},
+        {"plan", "show which operators fuse into which SuperKernel, and why not", cmd_plan},
         {"pack", "pack a directory into a signed, reproducible .run package", cmd_pack},
         {"inspect", "show and verify a .run package without running it", cmd_inspect},
         {"keygen", "make an Ed25519 key pair for signing packages", cmd_keygen},

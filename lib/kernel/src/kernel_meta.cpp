@@ -95,8 +95,9 @@ void read_workspace(const json& doc, Workspace& ws, std::vector<MetaProblem>& pr
     std::uint64_t num = ws.size.size();
     read(*it, "num", num, problems);
     if (num != ws.size.size())
-        problems.push_back({"workspace", "'workspace.num' is " + std::to_string(num) + " but 'size' has " +
-                                             std::to_string(ws.size.size()) + " entries"});
+        problems.push_back({"workspace", "'workspace.num' is " + std::to_string(num) +
+                                             " but 'size' has " + std::to_string(ws.size.size()) +
+                                             " entries"});
 }
 
 // supportSuperKernel and friends appear as 0/1 or as booleans.

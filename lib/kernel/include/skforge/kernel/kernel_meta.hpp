@@ -59,7 +59,7 @@ struct KernelMeta {
     std::optional<KernelType> kernel_type; ///< nullopt: missing or not one of the six
     std::string kernel_type_text;
     bool support_super_kernel = false;
-    bool sync_all = false; ///< sub_op_with_sync_all
+    bool sync_all = false;        ///< sub_op_with_sync_all
     std::uint32_t split_mode = 0; ///< 0 when not given
 };
 

@@ -1,0 +1,207 @@
+#include "skforge/fusion/plan.hpp"
+
+#include "skforge/kernel/soc.hpp"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+namespace skforge::fusion {
+
+using graph::Engine;
+using graph::Op;
+
+std::string_view reason_code(Reason r) {
+    switch (r) {
+    case Reason::op_unsupport:
+        return "OP_UNSUPPORT";
+    case Reason::dynamic_task_unsupport:
+        return "DYNAMIC_TASK_UNSUPPORT";
+    case Reason::not_in_scope:
+        return "NOT_IN_SCOPE";
+    case Reason::exceed_core_max:
+        return "EXCEED_CORE_MAX";
+    case Reason::isolated_event:
+        return "ISOLATED_EVENT";
+    case Reason::exist_deadlock:
+        return "EXIST_DEADLOCK";
+    case Reason::external_depend:
+        return "EXTERNAL_DEPEND";
+    case Reason::unsupport_event_type:
+        return "UNSUPPORT_EVENT_TYPE";
+    case Reason::simt_op_unsupport:
+        return "SIMT_OP_UNSUPPORT";
+    case Reason::exceed_scope_max:
+        return "EXCEED_SCOPE_MAX";
+    case Reason::no_fusion_mark:
+        return "NO_FUSION_MARK";
+    case Reason::fusion_disabled:
+        return "FUSION_DISABLED";
+    case Reason::exceed_task_max:
+        return "EXCEED_TASK_MAX";
+    case Reason::cut_by_unfusible:
+        return "CUT_BY_UNFUSIBLE";
+    }
+    return "UNKNOWN";
+}
+
+namespace {
+
+constexpr std::size_t k_max_tasks = 1024;
+
+bool supported_collective(std::string_view type) {
+    if (type.substr(0, 4) == "Hcom")
+        type.remove_prefix(4);
+    return type == "AllReduce" || type == "ReduceScatter" || type == "AllGather" ||
+           type == "AlltoAll";
+}
+
+} // namespace
+
+std::optional<std::pair<Reason, std::string>> unfusible(const graph::Graph& g, const Op& op,
+                                                        int scope_index) {
+    using R = std::pair<Reason, std::string>;
+    if (op.no_fusion)
+        return R{Reason::no_fusion_mark, "marked no_fusion"};
+    if (!g.super_kernel_optimize)
+        return R{Reason::fusion_disabled, "super_kernel_optimize is false"};
+    if (op.scope.empty())
+        return R{Reason::not_in_scope, "not in any SuperKernel scope"};
+    if (scope_index >= static_cast<int>(graph::k_max_scopes))
+        return R{Reason::exceed_scope_max,
+                 "its scope is past the " + std::to_string(graph::k_max_scopes) + "th"};
+    if (op.task_type == graph::TaskType::dynamic)
+        return R{Reason::dynamic_task_unsupport, "dynamic task"};
+    if (op.engine == Engine::simt)
+        return R{Reason::simt_op_unsupport, "SIMT operator"};
+    if (op.engine == Engine::tbe)
+        return R{Reason::op_unsupport, "TBE kernel (only AscendC kernels can be fused)"};
+    if (op.engine == Engine::hccl && !supported_collective(op.type))
+        return R{Reason::op_unsupport,
+                 "collective " + op.type + " (only AllReduce, ReduceScatter, AllGather, AlltoAll)"};
+    if (op.kernel_index < 0)
+        return R{Reason::op_unsupport, "no kernel metadata"};
+    const auto& meta = g.kernels[static_cast<std::size_t>(op.kernel_index)].meta;
+    if (op.engine == Engine::aicpu || meta.aicpu)
+        return R{Reason::op_unsupport, "AICPU kernel"};
+    if (!meta.kernel_type)
+        return R{Reason::op_unsupport,
+                 "kernel type '" + meta.kernel_type_text + "' cannot be fused"};
+    if (!meta.support_super_kernel)
+        return R{Reason::op_unsupport, "supportSuperKernel is 0"};
+    auto cores = kernel::soc_cores(g.soc_version, g.npu_arch);
+    int max = kernel::is_vector_only(*meta.kernel_type) ? cores.aiv : cores.aic;
+    if (static_cast<int>(meta.block_dim) > max)
+        return R{Reason::exceed_core_max, "blockDim " + std::to_string(meta.block_dim) + " > " +
+                                              std::to_string(max) + " cores"};
+    return std::nullopt;
+}
+
+namespace {
+
+struct Open {
+    int segment;
+    int start; ///< op index where the segment starts
+};
+
+// Splits when `i` depends on an op outside the segment that runs after the segment starts: the
+// fused kernel launches at its first op, so that op's output would not exist yet.
+std::optional<std::pair<Reason, std::string>> must_split(const PlanContext& ctx, const Open& open,
+                                                         int i) {
+    const auto& seg = ctx.plan.segments[static_cast<std::size_t>(open.segment)];
+    if (seg.ops.size() >= k_max_tasks)
+        return std::pair{Reason::exceed_task_max, "a SuperKernel holds at most 1024 tasks"};
+    for (int d : ctx.deps[static_cast<std::size_t>(i)]) {
+        if (d <= open.start || ctx.plan.ops[static_cast<std::size_t>(d)].segment == open.segment)
+            continue;
+        const auto& outside = ctx.graph.ops[static_cast<std::size_t>(d)];
+        bool cycle = std::any_of(ctx.deps[static_cast<std::size_t>(d)].begin(),
+                                 ctx.deps[static_cast<std::size_t>(d)].end(), [&](int dd) {
+                                     return ctx.plan.ops[static_cast<std::size_t>(dd)].segment ==
+                                            open.segment;
+                                 });
+        return std::pair{cycle ? Reason::exist_deadlock : Reason::external_depend,
+                         "depends on '" + outside.name + "', which runs after the segment starts" +
+                             (cycle ? " and depends on the segment itself" : "")};
+    }
+    return std::nullopt;
+}
+
+void name_segments(PlanContext& ctx, const std::map<std::string, int>& scope_sizes) {
+    std::map<std::string, int> count;
+    for (const auto& s : ctx.plan.segments)
+        ++count[s.scope];
+    for (auto& s : ctx.plan.segments) {
+        bool whole =
+            count[s.scope] == 1 && static_cast<int>(s.ops.size()) == scope_sizes.at(s.scope);
+        s.name = whole ? s.scope
+                       : s.scope + "_split_" + std::to_string(s.scope_begin) + "_" +
+                             std::to_string(s.scope_end);
+    }
+}
+
+} // namespace
+
+void segment_pass(PlanContext& ctx) {
+    const auto& g = ctx.graph;
+    auto& plan = ctx.plan;
+    plan.ops.assign(g.ops.size(), {});
+    std::unordered_map<std::string, int> scope_index;
+    for (std::size_t s = 0; s < g.scopes.size(); ++s)
+        scope_index.emplace(g.scopes[s].name, static_cast<int>(s));
+    std::map<std::string, graph::ScopeOptions> scope_options;
+    auto defaults = graph::scope_defaults(g.options);
+    for (const auto& s : g.scopes)
+        scope_options[s.name] = graph::parse_scope_options(s.options, defaults, s.where, ctx.diags);
+    std::map<std::string, Open> open;
+    std::map<std::string, int> position;
+    std::map<std::string, std::pair<Reason, std::string>> pending_cut;
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+        const Op& op = g.ops[i];
+        int pos = op.scope.empty() ? 0 : position[op.scope]++;
+        auto idx = op.scope.empty() ? -1 : scope_index.at(op.scope);
+        if (auto why = unfusible(g, op, idx)) {
+            plan.ops[i] = {-1, why->first, why->second};
+            if (!op.scope.empty() && open.erase(op.scope))
+                pending_cut[op.scope] = {Reason::cut_by_unfusible,
+                                         "'" + op.name + "' (" +
+                                             std::string(reason_code(why->first)) +
+                                             ") came between"};
+            continue;
+        }
+        auto it = open.find(op.scope);
+        std::optional<std::pair<Reason, std::string>> split;
+        if (it != open.end() && (split = must_split(ctx, it->second, static_cast<int>(i))))
+            open.erase(it), it = open.end();
+        if (it == open.end()) {
+            Segment seg;
+            seg.scope = op.scope;
+            seg.options = scope_options[op.scope];
+            seg.scope_begin = pos;
+            if (split)
+                seg.split_reason = split->first, seg.split_detail = split->second;
+            else if (auto p = pending_cut.find(op.scope); p != pending_cut.end())
+                seg.split_reason = p->second.first, seg.split_detail = p->second.second;
+            pending_cut.erase(op.scope);
+            plan.segments.push_back(std::move(seg));
+            it = open.emplace(op.scope,
+                              Open{static_cast<int>(plan.segments.size() - 1), static_cast<int>(i)})
+                     .first;
+        }
+        auto& seg = plan.segments[static_cast<std::size_t>(it->second.segment)];
+        seg.ops.push_back(static_cast<int>(i));
+        seg.scope_end = pos;
+        plan.ops[i] = {it->second.segment, std::nullopt, ""};
+    }
+    std::map<std::string, int> sizes(position.begin(), position.end());
+    name_segments(ctx, sizes);
+}
+
+Plan make_plan(const graph::Graph& graph, graph::Diagnostics& diags) {
+    PlanContext ctx{graph, diags, graph::dependencies(graph), {}};
+    // 1. Cut scopes into segments.
+    segment_pass(ctx);
+    return std::move(ctx.plan);
+}
+
+} // namespace skforge::fusion

@@ -1,0 +1,111 @@
+#pragma once
+
+#include "skforge/graph/diagnostics.hpp"
+#include "skforge/graph/options.hpp"
+#include "skforge/kernel/kernel_meta.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace skforge::graph {
+
+/// A named tensor with its shape and dtype.
+struct Tensor {
+    std::string name;
+    std::vector<std::int64_t> shape;
+    std::string dtype;
+    Location where;
+};
+
+/// `task_type`.
+enum class TaskType { normal, dynamic };
+
+/// Which engine runs an operator. Only aicore (AscendC) kernels and the supported collectives can
+/// be fused; TBE and AICPU kernels and SIMT operators cannot.
+enum class Engine { aicore, tbe, aicpu, simt, hccl };
+
+/// Text of an engine ("aicore", ...).
+std::string_view engine_name(Engine e);
+
+/// Where an operator's compiled kernel is, as written in the graph (relative to the graph file).
+struct KernelRef {
+    std::string json_path;
+    std::string bin_path;    ///< may be empty: planning needs only the metadata
+    std::string source_path; ///< host target: C++ source, compiled when no binary is given
+    Location where;
+};
+
+/// One operator, in execution order.
+struct Op {
+    std::string name;
+    std::string type; ///< the OpType
+    KernelRef kernel;
+    std::uint32_t stream_id = 0;
+    TaskType task_type = TaskType::normal;
+    Engine engine = Engine::aicore;
+    std::vector<Tensor> inputs;
+    std::vector<Tensor> outputs;
+    std::vector<std::int64_t> send_events;
+    std::vector<std::int64_t> recv_events;
+    std::string scope;      ///< empty: in no scope
+    bool no_fusion = false; ///< explicit mark; wins over any scope
+    Location where;
+    int kernel_index = -1; ///< into Graph::kernels, set by the loader
+};
+
+/// A SuperKernel scope.
+struct Scope {
+    std::string name;
+    std::string options; ///< `key=value:key=value`
+    Location where;
+};
+
+/// A loaded kernel metadata file.
+struct LoadedKernel {
+    std::string path; ///< resolved
+    kernel::KernelMeta meta;
+    bool binary_checked = false; ///< a binary was present and matched its sha256
+};
+
+/// The graph IR.
+struct Graph {
+    std::string file; ///< as given
+    std::string dir;  ///< directory the kernel paths are relative to
+    std::string name;
+    std::string npu_arch;
+    std::string soc_version;
+    bool super_kernel_optimize = true;
+    GraphOptionMap options;
+    std::vector<Tensor> inputs;
+    std::vector<Scope> scopes;
+    std::vector<Op> ops;
+    std::vector<LoadedKernel> kernels;
+
+    /// The scope named `name`, or nullptr.
+    const Scope* find_scope(const std::string& name) const;
+};
+
+/// Reads the YAML graph at `path` and every kernel metadata file it names; every problem goes to
+/// `diags` with its file, line and column. The graph is usable for planning only when `diags`
+/// has no errors afterwards.
+Graph load_graph(const std::string& path, Diagnostics& diags);
+
+/// Parses graph YAML text (for tests and the fuzzer): like load_graph but without reading kernel
+/// files.
+Graph parse_graph_text(const std::string& text, const std::string& file, Diagnostics& diags);
+
+/// Checks everything about a loaded graph that needs no metadata: unique names, inputs produced
+/// earlier on the stream or behind an event, events paired, scope limits.
+void validate_graph(const Graph& graph, Diagnostics& diags);
+
+/// For each op, the ops it depends on (producers of its inputs and senders of the events it
+/// receives), each list sorted and unique. Valid only for a graph without validation errors.
+std::vector<std::vector<int>> dependencies(const Graph& graph);
+
+/// Most scopes a graph may have.
+inline constexpr std::size_t k_max_scopes = 1024;
+/// Longest scope name (bytes).
+inline constexpr std::size_t k_max_scope_name = 255;
+
+} // namespace skforge::graph

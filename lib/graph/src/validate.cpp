@@ -1,0 +1,175 @@
+#include "skforge/graph/graph.hpp"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+namespace skforge::graph {
+
+namespace {
+
+constexpr int k_graph_input = -1;
+
+// Happens-before between streams as vector clocks: clock[s][t] is the index of the latest
+// operator on stream t known to have finished before the current point of stream s.
+class StreamClocks {
+  public:
+    explicit StreamClocks(const Graph& g) {
+        for (const auto& op : g.ops)
+            m_dense.emplace(op.stream_id, static_cast<int>(m_dense.size()));
+        std::size_t n = m_dense.size();
+        m_clock.assign(n, std::vector<int>(n, -1));
+    }
+    int dense(std::uint32_t stream) const { return m_dense.at(stream); }
+    std::vector<int>& of(std::uint32_t stream) {
+        return m_clock[static_cast<std::size_t>(dense(stream))];
+    }
+
+  private:
+    std::unordered_map<std::uint32_t, int> m_dense;
+    std::vector<std::vector<int>> m_clock;
+};
+
+struct EventSend {
+    int op;
+    std::vector<int> clock;
+    bool received = false;
+};
+
+void check_names_and_scopes(const Graph& g, Diagnostics& diags) {
+    std::unordered_map<std::string, const Op*> names;
+    for (const auto& op : g.ops) {
+        if (op.name.empty())
+            continue;
+        auto [it, fresh] = names.emplace(op.name, &op);
+        if (!fresh)
+            diags.error(op.where, "operator name '" + op.name + "' is used twice",
+                        "first at line " + std::to_string(it->second->where.line));
+    }
+    if (g.scopes.size() > k_max_scopes)
+        diags.error({g.file, 1, 1}, "the graph has " + std::to_string(g.scopes.size()) +
+                                        " scopes, more than " + std::to_string(k_max_scopes));
+    for (const auto& s : g.scopes)
+        if (s.name.size() > k_max_scope_name || s.name.empty())
+            diags.error(s.where, "scope name '" + s.name.substr(0, 40) + "...' must be 1.." +
+                                     std::to_string(k_max_scope_name) + " bytes");
+}
+
+} // namespace
+
+void validate_graph(const Graph& g, Diagnostics& diags) {
+    check_names_and_scopes(g, diags);
+    std::unordered_map<std::string, int> producer;
+    for (const auto& t : g.inputs)
+        if (!producer.emplace(t.name, k_graph_input).second)
+            diags.error(t.where, "graph input '" + t.name + "' is declared twice");
+    // Producers that appear later, to tell "produced later" from "never produced".
+    std::unordered_map<std::string, int> any_producer;
+    for (std::size_t i = 0; i < g.ops.size(); ++i)
+        for (const auto& t : g.ops[i].outputs)
+            any_producer.emplace(t.name, static_cast<int>(i));
+    StreamClocks clocks(g);
+    std::map<std::int64_t, EventSend> sent;
+    std::map<std::int64_t, int> first_sender;
+    for (std::size_t i = 0; i < g.ops.size(); ++i)
+        for (auto e : g.ops[i].send_events)
+            first_sender.emplace(e, static_cast<int>(i));
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+        const Op& op = g.ops[i];
+        auto& clock = clocks.of(op.stream_id);
+        for (auto e : op.recv_events) {
+            auto it = sent.find(e);
+            if (it == sent.end()) {
+                bool later = first_sender.contains(e);
+                diags.error(
+                    op.where,
+                    "operator '" + op.name + "' receives event " + std::to_string(e) +
+                        (later ? " before any operator sends it" : " that no operator sends"),
+                    later ? "move the receiver after the sender" : "add it to a send_event_list");
+                continue;
+            }
+            it->second.received = true;
+            for (std::size_t s = 0; s < clock.size(); ++s)
+                clock[s] = std::max(clock[s], it->second.clock[s]);
+        }
+        for (const auto& in : op.inputs) {
+            auto it = producer.find(in.name);
+            if (it == producer.end()) {
+                auto later = any_producer.find(in.name);
+                if (later != any_producer.end())
+                    diags.error(
+                        in.where,
+                        "input '" + in.name + "' of '" + op.name + "' is produced later by '" +
+                            g.ops[static_cast<std::size_t>(later->second)].name + "' (a cycle)",
+                        "operators must be listed in execution order");
+                else
+                    diags.error(
+                        in.where,
+                        "input '" + in.name + "' of '" + op.name +
+                            "' is neither a graph input nor produced by an earlier operator");
+                continue;
+            }
+            if (it->second == k_graph_input)
+                continue;
+            const Op& p = g.ops[static_cast<std::size_t>(it->second)];
+            if (p.stream_id == op.stream_id)
+                continue;
+            if (clock[static_cast<std::size_t>(clocks.dense(p.stream_id))] < it->second)
+                diags.error(in.where,
+                            "input '" + in.name + "' of '" + op.name + "' (stream " +
+                                std::to_string(op.stream_id) + ") comes from '" + p.name +
+                                "' on stream " + std::to_string(p.stream_id) +
+                                " with no event in between",
+                            "send an event from '" + p.name +
+                                "' (or later on its stream) and receive it here");
+        }
+        clock[static_cast<std::size_t>(clocks.dense(op.stream_id))] = static_cast<int>(i);
+        for (const auto& out : op.outputs) {
+            auto [it, fresh] = producer.emplace(out.name, static_cast<int>(i));
+            if (!fresh)
+                diags.error(out.where, "tensor '" + out.name + "' is produced twice",
+                            "give every output a unique name");
+        }
+        for (auto e : op.send_events) {
+            if (sent.contains(e)) {
+                diags.error(op.where,
+                            "event " + std::to_string(e) + " is sent twice (again by '" + op.name +
+                                "')",
+                            "use a new event id");
+                continue;
+            }
+            sent.emplace(e, EventSend{static_cast<int>(i), clock, false});
+        }
+    }
+    for (const auto& [e, s] : sent)
+        if (!s.received)
+            diags.error(g.ops[static_cast<std::size_t>(s.op)].where,
+                        "event " + std::to_string(e) + " sent by '" +
+                            g.ops[static_cast<std::size_t>(s.op)].name + "' is never received",
+                        "receive it or remove it from send_event_list");
+}
+
+std::vector<std::vector<int>> dependencies(const Graph& g) {
+    std::unordered_map<std::string, int> producer;
+    std::unordered_map<std::int64_t, int> sender;
+    std::vector<std::vector<int>> deps(g.ops.size());
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+        const Op& op = g.ops[i];
+        auto& d = deps[i];
+        for (const auto& in : op.inputs)
+            if (auto it = producer.find(in.name); it != producer.end())
+                d.push_back(it->second);
+        for (auto e : op.recv_events)
+            if (auto it = sender.find(e); it != sender.end())
+                d.push_back(it->second);
+        std::sort(d.begin(), d.end());
+        d.erase(std::unique(d.begin(), d.end()), d.end());
+        for (const auto& out : op.outputs)
+            producer.emplace(out.name, static_cast<int>(i));
+        for (auto e : op.send_events)
+            sender.emplace(e, static_cast<int>(i));
+    }
+    return deps;
+}
+
+} // namespace skforge::graph
