@@ -1,0 +1,148 @@
+#include "graph_fixture.hpp"
+#include "skforge/fusion/plan.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace skforge;
+using test::header;
+using test::op;
+
+namespace {
+
+fusion::Plan plan_of(test::GraphFixture& f, const std::string& yaml) {
+    REQUIRE(f.load(yaml));
+    return fusion::make_plan(f.graph, f.diags);
+}
+
+std::vector<std::string> names(const test::GraphFixture& f, const fusion::Segment& s) {
+    std::vector<std::string> out;
+    for (int i : s.ops)
+        out.push_back(f.graph.ops[static_cast<std::size_t>(i)].name);
+    return out;
+}
+
+std::string reason(const fusion::Plan& p, std::size_t op) {
+    return p.ops[op].reason ? std::string(fusion::reason_code(*p.ops[op].reason)) : "fused";
+}
+
+} // namespace
+
+TEST_CASE("a whole scope is one segment named after the scope", "[fusion][segment]") {
+    test::GraphFixture f;
+    auto p =
+        plan_of(f, header() + op("a", "vec", "x", "scope: s") +
+                       op("b", "cube", "a_out", "scope: s") + op("c", "mix", "b_out", "scope: s"));
+    REQUIRE(p.segments.size() == 1);
+    CHECK(p.segments[0].name == "s");
+    CHECK(names(f, p.segments[0]) == std::vector<std::string>{"a", "b", "c"});
+}
+
+TEST_CASE("each left-out operator gets its reason", "[fusion][segment]") {
+    test::GraphFixture f;
+    auto p = plan_of(f, header() + op("free", "vec", "x") +
+                            op("tbe", "vec", "x", "scope: s, engine: tbe") +
+                            op("cpu", "aicpu", "x", "scope: s") +
+                            op("dyn", "vec", "x", "scope: s, task_type: dynamic") +
+                            op("simt", "vec", "x", "scope: s, engine: simt") +
+                            op("nosk", "nosk", "x", "scope: s") +
+                            op("big", "big", "x", "scope: s") + op("odd", "odd", "x", "scope: s") +
+                            op("mark", "vec", "x", "scope: s, no_fusion: true") +
+                            op("bcast", "vec", "x", "scope: s, engine: hccl, type: HcomBroadcast") +
+                            op("ar", "vec", "x", "scope: s, engine: hccl"));
+    CHECK(reason(p, 0) == "NOT_IN_SCOPE");
+    CHECK(reason(p, 1) == "OP_UNSUPPORT");
+    CHECK(reason(p, 2) == "OP_UNSUPPORT");
+    CHECK(reason(p, 3) == "DYNAMIC_TASK_UNSUPPORT");
+    CHECK(reason(p, 4) == "SIMT_OP_UNSUPPORT");
+    CHECK(reason(p, 5) == "OP_UNSUPPORT");
+    CHECK(reason(p, 6) == "EXCEED_CORE_MAX");
+    CHECK(reason(p, 7) == "OP_UNSUPPORT");
+    CHECK(reason(p, 8) == "NO_FUSION_MARK");
+    CHECK(reason(p, 9) == "OP_UNSUPPORT");
+    CHECK(p.ops[9].detail.find("HcomBroadcast") != std::string::npos);
+    CHECK(reason(p, 10) == "OP_UNSUPPORT"); // type Tvec is not a supported collective
+}
+
+TEST_CASE("supported collectives fuse", "[fusion][segment]") {
+    test::GraphFixture f;
+    auto p = plan_of(
+        f, header() + "  - {name: ar, type: HcomAllReduce, engine: hccl, kernel: {json_path: "
+                      "kernels/vec.json}, "
+                      "inputs: [x], outputs: [{name: y, shape: [4], dtype: float16}], scope: s}\n");
+    CHECK(reason(p, 0) == "fused");
+}
+
+TEST_CASE("an unfusible operator cuts its scope and the pieces are named by position",
+          "[fusion][segment]") {
+    test::GraphFixture f;
+    auto p = plan_of(
+        f, header() + op("a", "vec", "x", "scope: s") + op("b", "vec", "a_out", "scope: s") +
+               op("t", "vec", "b_out", "scope: s, engine: tbe") +
+               op("c", "vec", "t_out", "scope: s") + op("d", "vec", "c_out", "scope: s"));
+    REQUIRE(p.segments.size() == 2);
+    CHECK(p.segments[0].name == "s_split_0_1");
+    CHECK(p.segments[1].name == "s_split_3_4");
+    CHECK(fusion::reason_code(*p.segments[1].split_reason) == "CUT_BY_UNFUSIBLE");
+    CHECK(reason(p, 2) == "OP_UNSUPPORT");
+}
+
+TEST_CASE("an outside operator between scope members splits when a member depends on it",
+          "[fusion][segment]") {
+    test::GraphFixture f;
+    // o depends on a (inside) and b depends on o: fusing a and b would deadlock.
+    auto p = plan_of(f, header() + op("a", "vec", "x", "scope: s") + op("o", "vec", "a_out") +
+                            op("b", "vec", "o_out", "scope: s"));
+    REQUIRE(p.segments.size() == 2);
+    CHECK(fusion::reason_code(*p.segments[1].split_reason) == "EXIST_DEADLOCK");
+    test::GraphFixture g;
+    // o does not depend on the segment, but runs after it starts: still split.
+    auto q = plan_of(g, header() + op("a", "vec", "x", "scope: s") + op("o", "vec", "x") +
+                            op("b", "vec", "o_out", "scope: s"));
+    REQUIRE(q.segments.size() == 2);
+    CHECK(fusion::reason_code(*q.segments[1].split_reason) == "EXTERNAL_DEPEND");
+    test::GraphFixture h;
+    // An independent outside operator in between does not split.
+    auto r = plan_of(h, header() + op("a", "vec", "x", "scope: s") + op("o", "vec", "x") +
+                            op("b", "vec", "a_out", "scope: s"));
+    CHECK(r.segments.size() == 1);
+}
+
+TEST_CASE("interleaved scopes are independent segments", "[fusion][segment]") {
+    test::GraphFixture f;
+    auto p = plan_of(
+        f, header() + op("a1", "vec", "x", "scope: A") + op("b1", "vec", "x", "scope: B") +
+               op("a2", "vec", "a1_out", "scope: A") + op("b2", "vec", "b1_out", "scope: B"));
+    REQUIRE(p.segments.size() == 2);
+    CHECK(names(f, p.segments[0]) == std::vector<std::string>{"a1", "a2"});
+    CHECK(names(f, p.segments[1]) == std::vector<std::string>{"b1", "b2"});
+}
+
+TEST_CASE("a segment holds at most 1024 tasks", "[fusion][segment]") {
+    test::GraphFixture f;
+    std::string yaml = header() + op("o0", "vec", "x", "scope: s");
+    for (int i = 1; i < 1030; ++i)
+        yaml +=
+            op("o" + std::to_string(i), "vec", "o" + std::to_string(i - 1) + "_out", "scope: s");
+    auto p = plan_of(f, yaml);
+    REQUIRE(p.segments.size() == 2);
+    CHECK(p.segments[0].ops.size() == 1024);
+    CHECK(fusion::reason_code(*p.segments[1].split_reason) == "EXCEED_TASK_MAX");
+}
+
+TEST_CASE("super_kernel_optimize false fuses nothing", "[fusion][segment]") {
+    test::GraphFixture f;
+    auto p = plan_of(f, header("super_kernel_optimize: false\n") + op("a", "vec", "x", "scope: s"));
+    CHECK(p.segments.empty());
+    CHECK(reason(p, 0) == "FUSION_DISABLED");
+}
+
+TEST_CASE("scope options reach their segment over the graph's defaults", "[fusion][segment]") {
+    test::GraphFixture f;
+    auto p = plan_of(
+        f,
+        header("super_kernel_optimize_options: {split_mode: 2}\nscopes: {s: \"early-start=2\"}\n") +
+            op("a", "vec", "x", "scope: s"));
+    REQUIRE(p.segments.size() == 1);
+    CHECK(p.segments[0].options.early_start == 2);
+    CHECK(p.segments[0].options.split_mode == 2);
+}

@@ -1,0 +1,78 @@
+#include "graph_fixture.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace skforge;
+using test::header;
+using test::op;
+
+TEST_CASE("validation rule: unique operator names", "[graph][validate]") {
+    test::GraphFixture f;
+    CHECK_FALSE(f.load(header() + op("a", "vec", "x") + op("a", "vec", "x")));
+    CHECK_THAT(f.first(), Catch::StartsWith("g.yaml:7:5:") &&
+                              Catch::Contains("'a' is used twice (first at line 6)"));
+}
+
+TEST_CASE("validation rule: inputs are produced earlier", "[graph][validate]") {
+    test::GraphFixture f;
+    CHECK_FALSE(f.load(header() + op("a", "vec", "b_out") + op("b", "vec", "x")));
+    CHECK_THAT(f.first(), Catch::Contains("produced later by 'b' (a cycle)"));
+    test::GraphFixture g;
+    CHECK_FALSE(g.load(header() + op("a", "vec", "nowhere")));
+    CHECK_THAT(g.first(), Catch::Contains("neither a graph input nor produced"));
+}
+
+TEST_CASE("validation rule: a tensor from another stream needs an event", "[graph][validate]") {
+    test::GraphFixture f;
+    CHECK_FALSE(f.load(header() + op("a", "vec", "x", "stream_id: 1") +
+                       op("b", "vec", "a_out", "stream_id: 0")));
+    CHECK_THAT(f.first(), Catch::Contains("comes from 'a' on stream 1 with no event in between"));
+    test::GraphFixture ok;
+    CHECK(ok.load(header() + op("a", "vec", "x", "stream_id: 1, send_event_list: [7]") +
+                  op("b", "vec", "a_out", "stream_id: 0, recv_event_list: [7]")));
+}
+
+TEST_CASE("validation rule: an event sent before the producer does not cover it",
+          "[graph][validate]") {
+    test::GraphFixture f;
+    CHECK_FALSE(f.load(header() + op("s", "vec", "x", "stream_id: 1, send_event_list: [7]") +
+                       op("a", "vec", "x", "stream_id: 1") +
+                       op("b", "vec", "a_out", "stream_id: 0, recv_event_list: [7]")));
+    CHECK_THAT(f.first(), Catch::Contains("with no event in between"));
+}
+
+TEST_CASE("validation rule: events are paired", "[graph][validate]") {
+    test::GraphFixture f;
+    CHECK_FALSE(f.load(header() + op("a", "vec", "x", "recv_event_list: [3]")));
+    CHECK_THAT(f.first(), Catch::Contains("receives event 3 that no operator sends"));
+    test::GraphFixture g;
+    CHECK_FALSE(g.load(header() + op("a", "vec", "x", "send_event_list: [3]")));
+    CHECK_THAT(g.first(), Catch::Contains("event 3 sent by 'a' is never received"));
+    test::GraphFixture h;
+    CHECK_FALSE(h.load(header() + op("a", "vec", "x", "recv_event_list: [3]") +
+                       op("b", "vec", "x", "send_event_list: [3]")));
+    CHECK_THAT(h.first(), Catch::Contains("before any operator sends it"));
+    test::GraphFixture twice;
+    CHECK_FALSE(twice.load(header() + op("a", "vec", "x", "send_event_list: [3]") +
+                           op("b", "vec", "x", "send_event_list: [3]") +
+                           op("c", "vec", "x", "recv_event_list: [3]")));
+    CHECK_THAT(twice.first(), Catch::Contains("event 3 is sent twice"));
+}
+
+TEST_CASE("validation rule: scope names and count", "[graph][validate]") {
+    test::GraphFixture f;
+    CHECK_FALSE(f.load(header() + op("a", "vec", "x", "scope: " + std::string(256, 's'))));
+    CHECK_THAT(f.first(), Catch::Contains("must be 1..255 bytes"));
+    std::string many = header();
+    for (int i = 0; i < 1025; ++i)
+        many += op("a" + std::to_string(i), "vec", "x", "scope: s" + std::to_string(i));
+    test::GraphFixture g;
+    CHECK_FALSE(g.load(many));
+    CHECK_THAT(g.first(), Catch::Contains("1025 scopes, more than 1024"));
+}
+
+TEST_CASE("validation reports every error, not just the first", "[graph][validate]") {
+    test::GraphFixture f;
+    CHECK_FALSE(f.load(header() + op("a", "vec", "nope1") + op("a", "vec", "nope2")));
+    CHECK(f.diags.error_count() == 4); // two missing inputs, the name, the output tensor a_out
+}

@@ -1,0 +1,62 @@
+#include "skforge/kernel/kernel_meta.hpp"
+#include "skforge/kernel/soc.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace skforge::kernel;
+
+TEST_CASE("kernel metadata fields are read", "[kernel][meta]") {
+    std::vector<MetaProblem> problems;
+    auto m = parse_kernel_meta(
+        R"({"kernelName":"k","blockDim":24,"magic":"RT_DEV_BINARY_MAGIC_ELF_AIVEC",
+        "opParaSize":16,"binFileName":"k","binFileSuffix":".o","workspace":{"num":2,"size":[10,20],"type":[0,1]},
+        "sub_operator_kernel_type":"KERNEL_TYPE_MIX_AIC_1_2","supportSuperKernel":1,"sub_op_with_sync_all":true,
+        "split_mode":8})",
+        problems);
+    CHECK(problems.empty());
+    CHECK(m.block_dim == 24);
+    CHECK(m.magic == 0x41415246);
+    CHECK(m.workspace.total() == 30);
+    CHECK(m.kernel_type == KernelType::mix_aic_1_2);
+    CHECK(m.support_super_kernel);
+    CHECK(m.sync_all);
+    CHECK(m.split_mode == 8);
+}
+
+TEST_CASE("the magic table has the vendor's values and the host magic", "[kernel][meta]") {
+    CHECK(find_magic("RT_DEV_BINARY_MAGIC_PLAIN")->value == 0xabceed50);
+    CHECK(find_magic("RT_DEV_BINARY_MAGIC_PLAIN_AICPU")->value == 0xabceed51);
+    CHECK(find_magic("RT_DEV_BINARY_MAGIC_PLAIN_AIVEC")->value == 0xabceed52);
+    CHECK(find_magic("RT_DEV_BINARY_MAGIC_ELF")->value == 0x43554245);
+    CHECK(find_magic("RT_DEV_BINARY_MAGIC_ELF_AICPU")->value == 0x41415243);
+    CHECK(find_magic("RT_DEV_BINARY_MAGIC_ELF_AIVEC")->value == 0x41415246);
+    CHECK(find_magic("RT_DEV_BINARY_MAGIC_ELF_AICUBE")->value == 0x41494343);
+    CHECK(find_magic("RT_DEV_BINARY_MAGIC_ELF_AICPU")->aicpu);
+    CHECK(find_magic(k_host_magic_name)->value == k_host_magic);
+    CHECK(find_magic("NOPE") == nullptr);
+}
+
+TEST_CASE("bad metadata is reported field by field", "[kernel][meta]") {
+    std::vector<MetaProblem> problems;
+    parse_kernel_meta(R"({"kernelName":"k","blockDim":"x","magic":"BOGUS","sha256":"abc",
+        "workspace":{"num":3,"size":[1]}})",
+                      problems);
+    std::vector<std::string> keys;
+    for (const auto& p : problems)
+        keys.push_back(p.key);
+    CHECK(keys == std::vector<std::string>{"blockDim", "workspace", "magic", "sha256"});
+    problems.clear();
+    parse_kernel_meta("[1,2]", problems);
+    REQUIRE(problems.size() == 1);
+    CHECK(problems[0].message == "not a JSON object");
+}
+
+TEST_CASE("kernel types and core kinds", "[kernel][meta]") {
+    CHECK(parse_kernel_type("KERNEL_TYPE_AIV_ONLY") == KernelType::aiv_only);
+    CHECK_FALSE(parse_kernel_type("KERNEL_TYPE_MIX_AIC_2_1"));
+    CHECK(is_vector_only(KernelType::aiv_only));
+    CHECK(is_cube_only(KernelType::aic_only));
+    CHECK_FALSE(is_vector_only(KernelType::mix_aic_1_2));
+    CHECK(soc_cores("Ascend910B3", "dav-2201").aic == 20);
+    CHECK(soc_cores("Unknown", "").aiv == 48);
+}
