@@ -1,6 +1,7 @@
 #include "skforge/fusion/report.hpp"
 
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 namespace skforge::fusion {
 
@@ -82,47 +83,87 @@ std::string plan_text(const graph::Graph& g, const Plan& p) {
     return out;
 }
 
-json plan_json(const graph::Graph& g, const Plan& p) {
-    json segments = json::array();
-    for (const auto& s : p.segments) {
-        json ops = json::array();
-        for (int i : s.ops)
-            ops.push_back(g.ops[static_cast<std::size_t>(i)].name);
-        segments.push_back(
-            {{"name", s.name},
-             {"scope", s.scope},
-             {"ops", std::move(ops)},
-             {"split_reason", s.split_reason ? json(reason_code(*s.split_reason)) : json(nullptr)},
-             {"split_detail", s.split_detail},
-             {"options", options_json(s.options)}});
+namespace {
+
+// JSON string literal of `s` (quotes, backslashes and control characters escaped).
+void append_string(std::string& out, std::string_view s) {
+    out += '"';
+    for (char c : s) {
+        auto u = static_cast<unsigned char>(c);
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (u < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", u);
+            out += buf;
+        } else {
+            out += c;
+        }
     }
-    json ops = json::array();
+    out += '"';
+}
+
+} // namespace
+
+std::string plan_json(const graph::Graph& g, const Plan& p) {
+    // The header and segments are few: nlohmann builds them. The operators can be a hundred
+    // thousand: they are written straight into the text, one per line.
+    json head = {{"graph", g.name},
+                 {"file", g.file},
+                 {"npu_arch", g.npu_arch},
+                 {"soc_version", g.soc_version},
+                 {"super_kernel_optimize", g.super_kernel_optimize},
+                 {"options", graph::flatten_graph_options(g.options)},
+                 {"summary",
+                  {{"ops", g.ops.size()},
+                   {"fused", g.ops.size() - left_out(p)},
+                   {"left_out", left_out(p)},
+                   {"segments", p.segments.size()}}}};
+    std::string out = "{\n";
+    for (auto& [k, v] : head.items()) {
+        append_string(out, k);
+        out += ": " + v.dump() + ",\n";
+    }
+    out += "\"segments\": [";
+    for (std::size_t s = 0; s < p.segments.size(); ++s) {
+        const auto& seg = p.segments[s];
+        json ops = json::array();
+        for (int i : seg.ops)
+            ops.push_back(g.ops[static_cast<std::size_t>(i)].name);
+        json j = {{"name", seg.name},
+                  {"scope", seg.scope},
+                  {"ops", std::move(ops)},
+                  {"split_reason",
+                   seg.split_reason ? json(reason_code(*seg.split_reason)) : json(nullptr)},
+                  {"split_detail", seg.split_detail},
+                  {"options", options_json(seg.options)}};
+        out += (s ? ",\n  " : "\n  ") + j.dump();
+    }
+    out += p.segments.empty() ? "],\n" : "\n],\n";
+    out += "\"ops\": [";
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const auto& r = p.ops[i];
-        bool fused = r.segment >= 0;
-        ops.push_back(
-            {{"name", g.ops[i].name},
-             {"type", g.ops[i].type},
-             {"stream_id", g.ops[i].stream_id},
-             {"result", fused ? "fused" : "left_out"},
-             {"segment",
-              fused ? json(p.segments[static_cast<std::size_t>(r.segment)].name) : json(nullptr)},
-             {"reason", r.reason ? json(reason_code(*r.reason)) : json(nullptr)},
-             {"detail", r.detail}});
+        const auto& op = g.ops[i];
+        out += i ? ",\n  {\"name\": " : "\n  {\"name\": ";
+        append_string(out, op.name);
+        out += ", \"type\": ";
+        append_string(out, op.type);
+        out += ", \"stream_id\": " + std::to_string(op.stream_id);
+        if (r.segment >= 0) {
+            out += ", \"result\": \"fused\", \"segment\": ";
+            append_string(out, p.segments[static_cast<std::size_t>(r.segment)].name);
+            out += ", \"reason\": null, \"detail\": \"\"}";
+        } else {
+            out += ", \"result\": \"left_out\", \"segment\": null, \"reason\": \"";
+            out += reason_code(*r.reason);
+            out += "\", \"detail\": ";
+            append_string(out, r.detail);
+            out += "}";
+        }
     }
-    return {{"graph", g.name},
-            {"file", g.file},
-            {"npu_arch", g.npu_arch},
-            {"soc_version", g.soc_version},
-            {"super_kernel_optimize", g.super_kernel_optimize},
-            {"options", graph::flatten_graph_options(g.options)},
-            {"summary",
-             {{"ops", g.ops.size()},
-              {"fused", g.ops.size() - left_out(p)},
-              {"left_out", left_out(p)},
-              {"segments", p.segments.size()}}},
-            {"segments", std::move(segments)},
-            {"ops", std::move(ops)}};
+    out += g.ops.empty() ? "]\n}\n" : "\n]\n}\n";
+    return out;
 }
 
 std::string plan_dot(const graph::Graph& g, const Plan& p) {

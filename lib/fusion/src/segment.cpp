@@ -127,16 +127,18 @@ std::optional<std::pair<Reason, std::string>> must_split(const PlanContext& ctx,
     return std::nullopt;
 }
 
-void name_segments(PlanContext& ctx, const std::map<std::string, int>& scope_sizes) {
-    std::map<std::string, int> count;
-    for (const auto& s : ctx.plan.segments)
-        ++count[s.scope];
-    for (auto& s : ctx.plan.segments) {
-        bool whole =
-            count[s.scope] == 1 && static_cast<int>(s.ops.size()) == scope_sizes.at(s.scope);
-        s.name = whole ? s.scope
-                       : s.scope + "_split_" + std::to_string(s.scope_begin) + "_" +
-                             std::to_string(s.scope_end);
+void name_segments(PlanContext& ctx, const std::vector<int>& scope_sizes,
+                   const std::vector<int>& scope_of_segment) {
+    std::vector<int> count(scope_sizes.size(), 0);
+    for (int s : scope_of_segment)
+        ++count[static_cast<std::size_t>(s)];
+    for (std::size_t i = 0; i < ctx.plan.segments.size(); ++i) {
+        auto& seg = ctx.plan.segments[i];
+        auto sid = static_cast<std::size_t>(scope_of_segment[i]);
+        bool whole = count[sid] == 1 && static_cast<int>(seg.ops.size()) == scope_sizes[sid];
+        seg.name = whole ? seg.scope
+                         : seg.scope + "_split_" + std::to_string(seg.scope_begin) + "_" +
+                               std::to_string(seg.scope_end);
     }
 }
 
@@ -146,55 +148,58 @@ void segment_pass(PlanContext& ctx) {
     const auto& g = ctx.graph;
     auto& plan = ctx.plan;
     plan.ops.assign(g.ops.size(), {});
-    std::unordered_map<std::string, int> scope_index;
-    for (std::size_t s = 0; s < g.scopes.size(); ++s)
-        scope_index.emplace(g.scopes[s].name, static_cast<int>(s));
-    std::map<std::string, graph::ScopeOptions> scope_options;
+    // Scopes by index, so the walk below does no string lookups.
+    std::unordered_map<std::string_view, int> scope_index;
+    std::vector<graph::ScopeOptions> options;
     auto defaults = graph::scope_defaults(g.options);
-    for (const auto& s : g.scopes)
-        scope_options[s.name] = graph::parse_scope_options(s.options, defaults, s.where, ctx.diags);
-    std::map<std::string, Open> open;
-    std::map<std::string, int> position;
-    std::map<std::string, std::pair<Reason, std::string>> pending_cut;
+    for (std::size_t s = 0; s < g.scopes.size(); ++s) {
+        scope_index.emplace(g.scopes[s].name, static_cast<int>(s));
+        options.push_back(graph::parse_scope_options(g.scopes[s].options, defaults,
+                                                     g.scopes[s].where, ctx.diags));
+    }
+    std::size_t n = g.scopes.size();
+    std::vector<std::optional<Open>> open(n);
+    std::vector<int> position(n, 0);
+    std::vector<std::optional<std::pair<Reason, std::string>>> pending_cut(n);
+    std::vector<int> scope_of_segment;
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const Op& op = g.ops[i];
-        int pos = op.scope.empty() ? 0 : position[op.scope]++;
-        auto idx = op.scope.empty() ? -1 : scope_index.at(op.scope);
-        if (auto why = unfusible(g, op, idx)) {
+        int sid = op.scope.empty() ? -1 : scope_index.at(op.scope);
+        auto su = static_cast<std::size_t>(sid);
+        int pos = sid < 0 ? 0 : position[su]++;
+        if (auto why = unfusible(g, op, sid)) {
             plan.ops[i] = {-1, why->first, why->second};
-            if (!op.scope.empty() && open.erase(op.scope))
-                pending_cut[op.scope] = {Reason::cut_by_unfusible,
-                                         "'" + op.name + "' (" +
-                                             std::string(reason_code(why->first)) +
-                                             ") came between"};
+            if (sid >= 0 && open[su]) {
+                open[su].reset();
+                pending_cut[su] =
+                    std::pair{Reason::cut_by_unfusible, "'" + op.name + "' (" +
+                                                            std::string(reason_code(why->first)) +
+                                                            ") came between"};
+            }
             continue;
         }
-        auto it = open.find(op.scope);
         std::optional<std::pair<Reason, std::string>> split;
-        if (it != open.end() && (split = must_split(ctx, it->second, static_cast<int>(i))))
-            open.erase(it), it = open.end();
-        if (it == open.end()) {
+        if (open[su] && (split = must_split(ctx, *open[su], static_cast<int>(i))))
+            open[su].reset();
+        if (!open[su]) {
             Segment seg;
             seg.scope = op.scope;
-            seg.options = scope_options[op.scope];
+            seg.options = options[su];
             seg.scope_begin = pos;
-            if (split)
-                seg.split_reason = split->first, seg.split_detail = split->second;
-            else if (auto p = pending_cut.find(op.scope); p != pending_cut.end())
-                seg.split_reason = p->second.first, seg.split_detail = p->second.second;
-            pending_cut.erase(op.scope);
+            auto why = split ? split : pending_cut[su];
+            if (why)
+                seg.split_reason = why->first, seg.split_detail = why->second;
+            pending_cut[su].reset();
             plan.segments.push_back(std::move(seg));
-            it = open.emplace(op.scope,
-                              Open{static_cast<int>(plan.segments.size() - 1), static_cast<int>(i)})
-                     .first;
+            scope_of_segment.push_back(sid);
+            open[su] = Open{static_cast<int>(plan.segments.size() - 1), static_cast<int>(i)};
         }
-        auto& seg = plan.segments[static_cast<std::size_t>(it->second.segment)];
+        auto& seg = plan.segments[static_cast<std::size_t>(open[su]->segment)];
         seg.ops.push_back(static_cast<int>(i));
         seg.scope_end = pos;
-        plan.ops[i] = {it->second.segment, std::nullopt, ""};
+        plan.ops[i] = {open[su]->segment, std::nullopt, ""};
     }
-    std::map<std::string, int> sizes(position.begin(), position.end());
-    name_segments(ctx, sizes);
+    name_segments(ctx, position, scope_of_segment);
 }
 
 Plan make_plan(const graph::Graph& graph, graph::Diagnostics& diags) {

@@ -11,8 +11,13 @@ void Diagnostics::warning(const Location& where, std::string message, std::strin
     m_items.push_back({Severity::warning, where, std::move(message), std::move(hint)});
 }
 
+const std::string& Location::file_name() const {
+    static const std::string k_none;
+    return file ? *file : k_none;
+}
+
 std::string format_diagnostic(const Diagnostic& d) {
-    std::string out = d.where.file;
+    std::string out = d.where.file_name();
     if (d.where.line > 0)
         out += ":" + std::to_string(d.where.line) + ":" + std::to_string(d.where.column);
     out += d.severity == Severity::error ? ": error: " : ": warning: ";

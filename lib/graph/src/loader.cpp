@@ -4,11 +4,14 @@
 #include "skforge/support/file.hpp"
 #include "skforge/support/sha256.hpp"
 
+#include "skforge/graph/yaml_doc.hpp"
 #include <fstream>
 #include <map>
 #include <set>
 #include <unordered_map>
-#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <limits>
 
 namespace skforge::graph {
 
@@ -37,113 +40,132 @@ const Scope* Graph::find_scope(const std::string& scope_name) const {
 
 namespace {
 
+using YNode = YamlDoc::Node;
+
+std::optional<std::int64_t> parse_integer(std::string_view t) {
+    std::int64_t v = 0;
+    auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (ec != std::errc() || ptr != t.data() + t.size() || t.empty())
+        return std::nullopt;
+    return v;
+}
+
 // Walks the YAML tree, reporting every problem with its position.
 struct Reader {
-    const std::string& file;
+    std::shared_ptr<const std::string> file;
     Diagnostics& diags;
 
-    Location at(const YAML::Node& n) const {
-        auto m = n.Mark();
-        return {file, m.line + 1, m.column + 1};
-    }
-    std::optional<std::string> str(const YAML::Node& n, const std::string& what) {
-        if (!n.IsScalar()) {
-            diags.error(at(n), what + " must be a string");
+    Location at(const YNode& n) const { return {file, n.line(), n.column()}; }
+    std::optional<std::string> str(const YNode& n, std::string_view what) {
+        if (!n.is_scalar()) {
+            diags.error(at(n), std::string(what) + " must be a string");
             return std::nullopt;
         }
-        return n.Scalar();
+        return std::string(n.scalar());
     }
-    template <class T> std::optional<T> number(const YAML::Node& n, const std::string& what) {
-        T v{};
-        if (!n.IsScalar() || !YAML::convert<T>::decode(n, v)) {
-            diags.error(at(n), what + " must be an integer");
+    template <class T> std::optional<T> number(const YNode& n, std::string_view what) {
+        auto v = n.is_scalar() ? parse_integer(n.scalar()) : std::nullopt;
+        if (!v || *v < static_cast<std::int64_t>(std::numeric_limits<T>::min()) ||
+            static_cast<std::uint64_t>(*v) >
+                static_cast<std::uint64_t>(std::numeric_limits<T>::max())) {
+            diags.error(at(n), std::string(what) + " must be an integer in range");
             return std::nullopt;
         }
-        return v;
+        return static_cast<T>(*v);
     }
-    std::optional<bool> boolean(const YAML::Node& n, const std::string& what) {
-        bool v = false;
-        if (n.IsScalar() && YAML::convert<bool>::decode(n, v))
-            return v;
-        if (auto i = n.IsScalar() ? number<int>(n, what) : std::nullopt; i && (*i == 0 || *i == 1))
-            return *i == 1;
-        diags.error(at(n), what + " must be true or false");
+    std::optional<bool> boolean(const YNode& n, std::string_view what) {
+        std::string_view t = n.is_scalar() ? n.scalar() : std::string_view();
+        for (std::string_view yes :
+             {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON", "1"})
+            if (t == yes)
+                return true;
+        for (std::string_view no :
+             {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF", "0"})
+            if (t == no)
+                return false;
+        diags.error(at(n), std::string(what) + " must be true or false");
         return std::nullopt;
     }
-    template <class T> std::vector<T> number_list(const YAML::Node& n, const std::string& what) {
+    template <class T> std::vector<T> number_list(const YNode& n, std::string_view what) {
         std::vector<T> out;
-        if (n.IsNull())
+        if (n.is_null())
             return out;
-        if (!n.IsSequence()) {
-            diags.error(at(n), what + " must be a list");
+        if (!n.is_sequence()) {
+            diags.error(at(n), std::string(what) + " must be a list");
             return out;
         }
-        for (const auto& item : n)
-            if (auto v = number<T>(item, what + " item"))
+        out.reserve(n.size());
+        for (std::size_t i = 0; i < n.size(); ++i)
+            if (auto v = number<T>(n.item(i), what))
                 out.push_back(*v);
         return out;
     }
     // Calls `f(key, value)` for each entry; unknown keys are errors.
     template <class F>
-    void fields(const YAML::Node& n, const std::string& what,
-                std::initializer_list<const char*> known, F&& f) {
-        if (!n.IsMap()) {
-            diags.error(at(n), what + " must be a mapping");
+    void fields(const YNode& n, std::string_view what,
+                std::initializer_list<std::string_view> known, F&& f) {
+        if (!n.is_map()) {
+            diags.error(at(n), std::string(what) + " must be a mapping");
             return;
         }
-        for (const auto& kv : n) {
-            std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "";
+        for (std::size_t i = 0; i < n.size(); ++i) {
+            std::string_view key = n.key(i).scalar();
             bool ok = false;
-            for (const char* k : known)
-                ok = ok || key == k;
+            for (std::string_view k : known)
+                if (key == k) {
+                    ok = true;
+                    break;
+                }
             if (!ok) {
                 std::string list;
-                for (const char* k : known)
+                for (std::string_view k : known)
                     list += (list.empty() ? "" : ", ") + std::string(k);
-                diags.error(at(kv.first), "unknown key '" + key + "' in " + what,
+                diags.error(at(n.key(i)),
+                            "unknown key '" + std::string(key) + "' in " + std::string(what),
                             "known keys: " + list);
                 continue;
             }
-            f(key, kv.second);
+            f(key, n.value(i));
         }
     }
 
-    Tensor tensor(const YAML::Node& n, bool needs_shape) {
+    Tensor tensor(const YNode& n, bool needs_shape) {
         Tensor t;
         t.where = at(n);
-        if (n.IsScalar() && !needs_shape) {
-            t.name = n.Scalar();
+        if (n.is_scalar() && !needs_shape) {
+            t.name = std::string(n.scalar());
             return t;
         }
-        fields(n, "a tensor", {"name", "shape", "dtype"},
-               [&](const std::string& k, const YAML::Node& v) {
-                   if (k == "name")
-                       t.name = str(v, "tensor name").value_or("");
-                   else if (k == "shape")
-                       t.shape = number_list<std::int64_t>(v, "shape");
-                   else
-                       t.dtype = str(v, "dtype").value_or("");
-               });
+        bool has_shape = false;
+        fields(n, "a tensor", {"name", "shape", "dtype"}, [&](std::string_view k, const YNode& v) {
+            if (k == "name")
+                t.name = str(v, "tensor name").value_or("");
+            else if (k == "shape")
+                t.shape = number_list<std::int64_t>(v, "shape"), has_shape = true;
+            else
+                t.dtype = str(v, "dtype").value_or("");
+        });
         if (t.name.empty())
             diags.error(t.where, "a tensor needs a name");
-        if (needs_shape && (t.dtype.empty() || !n["shape"]))
+        if (needs_shape && (t.dtype.empty() || !has_shape))
             diags.error(t.where, "output '" + t.name + "' needs a shape and a dtype");
         return t;
     }
-    std::vector<Tensor> tensors(const YAML::Node& n, bool needs_shape, const std::string& what) {
+    std::vector<Tensor> tensors(const YNode& n, bool needs_shape, std::string_view what) {
         std::vector<Tensor> out;
-        if (n.IsNull())
+        if (n.is_null())
             return out;
-        if (!n.IsSequence()) {
-            diags.error(at(n), what + " must be a list");
+        if (!n.is_sequence()) {
+            diags.error(at(n), std::string(what) + " must be a list");
             return out;
         }
-        for (const auto& item : n)
-            out.push_back(tensor(item, needs_shape));
+        out.reserve(n.size());
+        for (std::size_t i = 0; i < n.size(); ++i)
+            out.push_back(tensor(n.item(i), needs_shape));
         return out;
     }
 
-    void kernel_field(KernelRef& k, const std::string& key, const YAML::Node& v) {
+    void kernel_field(KernelRef& k, std::string_view key, const YNode& v) {
         if (key == "json_path")
             k.json_path = str(v, "json_path").value_or("");
         else if (key == "bin_path")
@@ -152,7 +174,17 @@ struct Reader {
             k.source_path = str(v, "source_path").value_or("");
     }
 
-    Op op(const YAML::Node& n) {
+    void engine(Op& o, const YNode& v) {
+        auto e = str(v, "engine").value_or("aicore");
+        for (Engine cand : {Engine::aicore, Engine::tbe, Engine::aicpu, Engine::simt, Engine::hccl})
+            if (engine_name(cand) == e) {
+                o.engine = cand;
+                return;
+            }
+        diags.error(at(v), "engine '" + e + "' is unknown", "aicore, tbe, aicpu, simt or hccl");
+    }
+
+    Op op(const YNode& n) {
         Op o;
         o.where = at(n);
         o.kernel.where = o.where;
@@ -160,7 +192,7 @@ struct Reader {
                {"name", "type", "kernel", "json_path", "bin_path", "source_path", "stream_id",
                 "task_type", "engine", "inputs", "outputs", "send_event_list", "recv_event_list",
                 "scope", "no_fusion"},
-               [&](const std::string& k, const YAML::Node& v) {
+               [&](std::string_view k, const YNode& v) {
                    if (k == "name")
                        o.name = str(v, "name").value_or("");
                    else if (k == "type")
@@ -168,7 +200,7 @@ struct Reader {
                    else if (k == "kernel") {
                        o.kernel.where = at(v);
                        fields(v, "kernel", {"json_path", "bin_path", "source_path"},
-                              [&](const std::string& kk, const YAML::Node& vv) {
+                              [&](std::string_view kk, const YNode& vv) {
                                   kernel_field(o.kernel, kk, vv);
                               });
                    } else if (k == "json_path" || k == "bin_path" || k == "source_path") {
@@ -182,19 +214,9 @@ struct Reader {
                            o.task_type = TaskType::dynamic;
                        else if (t != "normal")
                            diags.error(at(v), "task_type must be normal or dynamic");
-                   } else if (k == "engine") {
-                       auto e = str(v, "engine").value_or("aicore");
-                       bool found = false;
-                       for (Engine cand : {Engine::aicore, Engine::tbe, Engine::aicpu, Engine::simt,
-                                           Engine::hccl})
-                           if (engine_name(cand) == e) {
-                               o.engine = cand;
-                               found = true;
-                           }
-                       if (!found)
-                           diags.error(at(v), "engine '" + e + "' is unknown",
-                                       "aicore, tbe, aicpu, simt or hccl");
-                   } else if (k == "inputs")
+                   } else if (k == "engine")
+                       engine(o, v);
+                   else if (k == "inputs")
                        o.inputs = tensors(v, false, "inputs");
                    else if (k == "outputs")
                        o.outputs = tensors(v, true, "outputs");
@@ -203,7 +225,7 @@ struct Reader {
                    else if (k == "recv_event_list")
                        o.recv_events = number_list<std::int64_t>(v, "recv_event_list");
                    else if (k == "scope")
-                       o.scope = v.IsNull() ? "" : str(v, "scope").value_or("");
+                       o.scope = v.is_null() ? "" : str(v, "scope").value_or("");
                    else
                        o.no_fusion = boolean(v, "no_fusion").value_or(false);
                });
@@ -217,41 +239,42 @@ struct Reader {
         return o;
     }
 
-    void options(Graph& g, const YAML::Node& n) {
+    void options(Graph& g, const YNode& n) {
         fields(n, "super_kernel_optimize_options",
                {"preload_code", "split_mode", "stream_fusion", "early_start", "constant_codegen",
                 "auto_op_parallel", "debug_sync_all", "debug_op_exec_trace",
                 "debug_cross_core_sync_check", "debug_per_op_max_core_num",
                 "dcci_before_kernel_start", "dcci_after_kernel_end", "dcci_disable_on_kernel",
                 "ubuf_lock_ignore_kernel"},
-               [&](const std::string& k, const YAML::Node& v) {
+               [&](std::string_view k, const YNode& v) {
                    std::vector<std::string> list;
-                   if (v.IsSequence())
-                       for (const auto& item : v)
-                           list.push_back(item.IsScalar() ? item.Scalar() : "");
-                   auto text = check_graph_option(k, v.IsScalar() ? v.Scalar() : "",
-                                                  v.IsSequence() ? &list : nullptr, at(v), diags);
+                   if (v.is_sequence())
+                       for (std::size_t i = 0; i < v.size(); ++i)
+                           list.emplace_back(v.item(i).scalar());
+                   auto text = check_graph_option(std::string(k), std::string(v.scalar()),
+                                                  v.is_sequence() ? &list : nullptr, at(v), diags);
                    if (text)
-                       g.options[k] = *text;
+                       g.options[std::string(k)] = *text;
                });
     }
 
-    void scopes(Graph& g, const YAML::Node& n) {
-        if (!n.IsMap()) {
+    void scopes(Graph& g, const YNode& n) {
+        if (!n.is_map()) {
             diags.error(at(n), "scopes must be a mapping of scope name to options");
             return;
         }
-        for (const auto& kv : n) {
-            Scope s{kv.first.Scalar(), "", at(kv.first)};
-            if (kv.second.IsScalar())
-                s.options = kv.second.Scalar();
-            else if (kv.second.IsMap())
-                fields(kv.second, "scope '" + s.name + "'", {"options"},
-                       [&](const std::string&, const YAML::Node& v) {
-                           s.options = str(v, "options").value_or("");
+        for (std::size_t i = 0; i < n.size(); ++i) {
+            Scope s{std::string(n.key(i).scalar()), "", at(n.key(i))};
+            YNode v = n.value(i);
+            if (v.is_scalar())
+                s.options = std::string(v.scalar());
+            else if (v.is_map())
+                fields(v, "scope '" + s.name + "'", {"options"},
+                       [&](std::string_view, const YNode& o) {
+                           s.options = str(o, "options").value_or("");
                        });
-            else if (!kv.second.IsNull())
-                diags.error(at(kv.second), "scope '" + s.name + "' must map to an options string");
+            else if (!v.is_null())
+                diags.error(at(v), "scope '" + s.name + "' must map to an options string");
             if (g.find_scope(s.name))
                 diags.error(s.where, "scope '" + s.name + "' is declared twice");
             else
@@ -265,53 +288,49 @@ struct Reader {
 Graph parse_graph_text(const std::string& text, const std::string& file, Diagnostics& diags) {
     Graph g;
     g.file = file;
+    g.file_ref = std::make_shared<const std::string>(file);
     g.dir = support::parent_directory(file);
-    YAML::Node root;
+    std::optional<YamlDoc> doc;
     try {
-        root = YAML::Load(text);
-    } catch (const YAML::Exception& e) {
-        diags.error({file, e.mark.line + 1, e.mark.column + 1}, "YAML syntax error: " + e.msg);
+        doc = YamlDoc::parse(text);
+    } catch (const YamlError& e) {
+        diags.error({g.file_ref, e.line, e.column}, std::string("YAML syntax error: ") + e.what());
         return g;
     }
-    Reader r{file, diags};
-    if (!root.IsMap()) {
-        diags.error({file, 1, 1}, "the graph must be a YAML mapping with an 'ops' list");
+    Reader r{g.file_ref, diags};
+    YNode root = doc->root();
+    if (!root.is_map()) {
+        diags.error({g.file_ref, 1, 1}, "the graph must be a YAML mapping with an 'ops' list");
         return g;
     }
-    try {
-        r.fields(root, "the graph",
-                 {"name", "npu_arch", "soc_version", "super_kernel_optimize",
-                  "super_kernel_optimize_options", "inputs", "scopes", "ops"},
-                 [&](const std::string& k, const YAML::Node& v) {
-                     if (k == "name")
-                         g.name = r.str(v, "name").value_or("");
-                     else if (k == "npu_arch")
-                         g.npu_arch = r.str(v, "npu_arch").value_or("");
-                     else if (k == "soc_version")
-                         g.soc_version = r.str(v, "soc_version").value_or("");
-                     else if (k == "super_kernel_optimize")
-                         g.super_kernel_optimize =
-                             r.boolean(v, "super_kernel_optimize").value_or(true);
-                     else if (k == "super_kernel_optimize_options")
-                         r.options(g, v);
-                     else if (k == "inputs")
-                         g.inputs = r.tensors(v, true, "inputs");
-                     else if (k == "scopes")
-                         r.scopes(g, v);
-                     else if (!v.IsSequence())
-                         diags.error(r.at(v), "ops must be a list of operators");
-                     else {
-                         g.ops.reserve(v.size());
-                         for (const auto& item : v)
-                             g.ops.push_back(r.op(item));
-                     }
-                 });
-    } catch (const YAML::Exception& e) {
-        diags.error({file, e.mark.line + 1, e.mark.column + 1},
-                    std::string("malformed graph: ") + e.what());
-    }
-    if (!root["ops"])
-        diags.error({file, 1, 1}, "the graph has no 'ops' list");
+    r.fields(root, "the graph",
+             {"name", "npu_arch", "soc_version", "super_kernel_optimize",
+              "super_kernel_optimize_options", "inputs", "scopes", "ops"},
+             [&](std::string_view k, const YNode& v) {
+                 if (k == "name")
+                     g.name = r.str(v, "name").value_or("");
+                 else if (k == "npu_arch")
+                     g.npu_arch = r.str(v, "npu_arch").value_or("");
+                 else if (k == "soc_version")
+                     g.soc_version = r.str(v, "soc_version").value_or("");
+                 else if (k == "super_kernel_optimize")
+                     g.super_kernel_optimize = r.boolean(v, "super_kernel_optimize").value_or(true);
+                 else if (k == "super_kernel_optimize_options")
+                     r.options(g, v);
+                 else if (k == "inputs")
+                     g.inputs = r.tensors(v, true, "inputs");
+                 else if (k == "scopes")
+                     r.scopes(g, v);
+                 else if (!v.is_sequence())
+                     diags.error(r.at(v), "ops must be a list of operators");
+                 else {
+                     g.ops.reserve(v.size());
+                     for (std::size_t i = 0; i < v.size(); ++i)
+                         g.ops.push_back(r.op(v.item(i)));
+                 }
+             });
+    if (!root.find("ops"))
+        diags.error({g.file_ref, 1, 1}, "the graph has no 'ops' list");
     if (g.name.empty()) {
         std::string stem = support::base_name(file);
         g.name = stem.substr(0, stem.find('.'));
@@ -335,12 +354,19 @@ std::string resolve(const Graph& g, const std::string& p) {
 // Loads each distinct metadata file once and checks each distinct binary once.
 void load_kernels(Graph& g, Diagnostics& diags) {
     std::unordered_map<std::string, int> index;
+    std::unordered_map<std::string_view, int> by_written_path; // skips resolve() for repeats
     std::unordered_map<std::string, std::string> binary_digest;
     for (auto& op : g.ops) {
         if (op.kernel.json_path.empty())
             continue;
+        if (auto known = by_written_path.find(op.kernel.json_path);
+            known != by_written_path.end() && op.kernel.bin_path.empty()) {
+            op.kernel_index = known->second;
+            continue;
+        }
         std::string path = resolve(g, op.kernel.json_path);
         auto [it, fresh] = index.emplace(path, static_cast<int>(g.kernels.size()));
+        by_written_path.emplace(op.kernel.json_path, it->second);
         op.kernel_index = it->second;
         if (fresh) {
             LoadedKernel k{path, {}, false};

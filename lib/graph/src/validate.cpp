@@ -37,7 +37,8 @@ struct EventSend {
 };
 
 void check_names_and_scopes(const Graph& g, Diagnostics& diags) {
-    std::unordered_map<std::string, const Op*> names;
+    std::unordered_map<std::string_view, const Op*> names;
+    names.reserve(g.ops.size());
     for (const auto& op : g.ops) {
         if (op.name.empty())
             continue;
@@ -47,8 +48,8 @@ void check_names_and_scopes(const Graph& g, Diagnostics& diags) {
                         "first at line " + std::to_string(it->second->where.line));
     }
     if (g.scopes.size() > k_max_scopes)
-        diags.error({g.file, 1, 1}, "the graph has " + std::to_string(g.scopes.size()) +
-                                        " scopes, more than " + std::to_string(k_max_scopes));
+        diags.error({g.file_ref, 1, 1}, "the graph has " + std::to_string(g.scopes.size()) +
+                                            " scopes, more than " + std::to_string(k_max_scopes));
     for (const auto& s : g.scopes)
         if (s.name.size() > k_max_scope_name || s.name.empty())
             diags.error(s.where, "scope name '" + s.name.substr(0, 40) + "...' must be 1.." +
@@ -59,12 +60,15 @@ void check_names_and_scopes(const Graph& g, Diagnostics& diags) {
 
 void validate_graph(const Graph& g, Diagnostics& diags) {
     check_names_and_scopes(g, diags);
-    std::unordered_map<std::string, int> producer;
+    // Views into the graph's own strings: no copies for a hundred thousand tensors.
+    std::unordered_map<std::string_view, int> producer;
+    producer.reserve(g.ops.size() * 2 + g.inputs.size());
     for (const auto& t : g.inputs)
         if (!producer.emplace(t.name, k_graph_input).second)
             diags.error(t.where, "graph input '" + t.name + "' is declared twice");
     // Producers that appear later, to tell "produced later" from "never produced".
-    std::unordered_map<std::string, int> any_producer;
+    std::unordered_map<std::string_view, int> any_producer;
+    any_producer.reserve(g.ops.size() * 2);
     for (std::size_t i = 0; i < g.ops.size(); ++i)
         for (const auto& t : g.ops[i].outputs)
             any_producer.emplace(t.name, static_cast<int>(i));
@@ -150,7 +154,8 @@ void validate_graph(const Graph& g, Diagnostics& diags) {
 }
 
 std::vector<std::vector<int>> dependencies(const Graph& g) {
-    std::unordered_map<std::string, int> producer;
+    std::unordered_map<std::string_view, int> producer;
+    producer.reserve(g.ops.size() * 2);
     std::unordered_map<std::int64_t, int> sender;
     std::vector<std::vector<int>> deps(g.ops.size());
     for (std::size_t i = 0; i < g.ops.size(); ++i) {

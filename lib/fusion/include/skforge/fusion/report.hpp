@@ -2,7 +2,6 @@
 
 #include "skforge/fusion/plan.hpp"
 
-#include <nlohmann/json.hpp>
 #include <string>
 
 namespace skforge::fusion {
@@ -10,8 +9,8 @@ namespace skforge::fusion {
 /// The plan for people: segments with their operators, then everything left out and why.
 std::string plan_text(const graph::Graph& g, const Plan& p);
 
-/// The plan as JSON (share/doc/plan-format.md).
-nlohmann::json plan_json(const graph::Graph& g, const Plan& p);
+/// The plan as JSON text (share/doc/plan-format.md): deterministic, one operator per line.
+std::string plan_json(const graph::Graph& g, const Plan& p);
 
 /// The plan as Graphviz: one cluster per segment, left-out operators dashed, dependency edges.
 std::string plan_dot(const graph::Graph& g, const Plan& p);

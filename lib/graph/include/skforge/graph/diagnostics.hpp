@@ -1,13 +1,26 @@
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace skforge::graph {
 
-/// Where something is in a file (1-based; 0 when unknown).
+/// Where something is in a file (1-based; 0 when unknown). The file name is shared, so the
+/// hundreds of thousands of locations of a large graph cost no allocation each.
 struct Location {
-    std::string file;
+    Location() = default;
+    Location(std::shared_ptr<const std::string> file_, int line_, int column_)
+        : file(std::move(file_)), line(line_), column(column_) {}
+    Location(const std::string& file_, int line_, int column_)
+        : Location(std::make_shared<const std::string>(file_), line_, column_) {}
+    Location(const char* file_, int line_, int column_)
+        : Location(std::string(file_), line_, column_) {}
+
+    /// The file's name ("" when unknown).
+    const std::string& file_name() const;
+
+    std::shared_ptr<const std::string> file;
     int line = 0;
     int column = 0;
 };

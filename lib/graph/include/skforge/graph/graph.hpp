@@ -5,6 +5,7 @@
 #include "skforge/kernel/kernel_meta.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -70,8 +71,9 @@ struct LoadedKernel {
 
 /// The graph IR.
 struct Graph {
-    std::string file; ///< as given
-    std::string dir;  ///< directory the kernel paths are relative to
+    std::string file;                            ///< as given
+    std::shared_ptr<const std::string> file_ref; ///< the same, shared by every Location
+    std::string dir;                             ///< directory the kernel paths are relative to
     std::string name;
     std::string npu_arch;
     std::string soc_version;

@@ -1,0 +1,93 @@
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace skforge::graph {
+
+/// A YAML syntax error with its 1-based position.
+struct YamlError : std::runtime_error {
+    YamlError(const std::string& what, int line_, int column_)
+        : std::runtime_error(what), line(line_), column(column_) {}
+    int line;
+    int column;
+};
+
+/// A parsed YAML document: an immutable tree of maps, sequences and scalars with positions.
+///
+/// Graph files are large (a hundred thousand operators) and written in a plain subset of YAML, so
+/// a fast parser reads that subset: block and flow mappings and sequences, plain and quoted
+/// scalars, comments. A document using anything else (anchors, aliases, tags, block scalars,
+/// multi-line plain scalars, complex keys, several documents) or that the fast parser rejects is
+/// parsed again by yaml-cpp, which also produces the error message for invalid YAML.
+class YamlDoc {
+  public:
+    /// One node of the tree (a cheap handle).
+    class Node {
+      public:
+        /// What a node is.
+        enum class Kind : std::uint8_t { null, scalar, sequence, map };
+        bool is_null() const { return kind() == Kind::null; }
+        bool is_scalar() const { return kind() == Kind::scalar; }
+        bool is_map() const { return kind() == Kind::map; }
+        bool is_sequence() const { return kind() == Kind::sequence; }
+        /// The scalar's text (empty for other kinds).
+        std::string_view scalar() const;
+        /// 1-based line and column where the node starts.
+        int line() const;
+        int column() const;
+        /// Entries of a sequence, or pairs of a map.
+        std::size_t size() const;
+        /// The i-th sequence item.
+        Node item(std::size_t i) const;
+        /// The i-th map key and value.
+        Node key(std::size_t i) const;
+        Node value(std::size_t i) const;
+        /// The value for `key` in a map, or nullopt.
+        std::optional<Node> find(std::string_view key) const;
+
+      private:
+        friend class YamlDoc;
+        Node(const YamlDoc* doc, std::uint32_t index) : m_doc(doc), m_index(index) {}
+        Kind kind() const;
+        const YamlDoc* m_doc;
+        std::uint32_t m_index;
+    };
+
+    /// Parses `text`; throws YamlError for invalid YAML.
+    static YamlDoc parse(std::string text);
+    /// Parses with yaml-cpp only (for tests that compare the two paths).
+    static YamlDoc parse_with_yaml_cpp(std::string text);
+
+    /// The root node.
+    Node root() const { return Node(this, m_root); }
+    /// True when the fast parser read the document.
+    bool fast_path() const { return m_fast; }
+
+    /// Internal representation, public for the two parsers.
+    struct Raw {
+        std::uint32_t line;
+        std::uint32_t column;
+        union {
+            const char* text;    ///< scalars
+            std::uint32_t first; ///< collections: index into children
+        };
+        std::uint32_t size; ///< scalars: text length; collections: items, or 2 * pairs
+        Node::Kind kind;
+    };
+    // Held through pointers so the string_views stay valid when the document is moved.
+    std::shared_ptr<const std::string> m_text;
+    std::shared_ptr<std::deque<std::string>> m_owned; ///< unescaped scalars
+    std::vector<Raw> m_nodes;
+    std::vector<std::uint32_t> m_children;
+    std::uint32_t m_root = 0;
+    bool m_fast = true;
+};
+
+} // namespace skforge::graph

@@ -1,0 +1,526 @@
+#include "skforge/graph/yaml_doc.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+namespace skforge::graph {
+
+using Kind = YamlDoc::Node::Kind;
+
+// ---- Node -------------------------------------------------------------------------------------
+
+YamlDoc::Node::Kind YamlDoc::Node::kind() const {
+    return m_doc->m_nodes[m_index].kind;
+}
+std::string_view YamlDoc::Node::scalar() const {
+    const auto& r = m_doc->m_nodes[m_index];
+    return r.kind == Kind::scalar ? std::string_view(r.text, r.size) : std::string_view();
+}
+int YamlDoc::Node::line() const {
+    return static_cast<int>(m_doc->m_nodes[m_index].line);
+}
+int YamlDoc::Node::column() const {
+    return static_cast<int>(m_doc->m_nodes[m_index].column);
+}
+
+std::size_t YamlDoc::Node::size() const {
+    const auto& r = m_doc->m_nodes[m_index];
+    return r.kind == Kind::map ? r.size / 2 : r.kind == Kind::sequence ? r.size : 0;
+}
+
+YamlDoc::Node YamlDoc::Node::item(std::size_t i) const {
+    return Node(m_doc, m_doc->m_children[m_doc->m_nodes[m_index].first + i]);
+}
+YamlDoc::Node YamlDoc::Node::key(std::size_t i) const {
+    return Node(m_doc, m_doc->m_children[m_doc->m_nodes[m_index].first + 2 * i]);
+}
+YamlDoc::Node YamlDoc::Node::value(std::size_t i) const {
+    return Node(m_doc, m_doc->m_children[m_doc->m_nodes[m_index].first + 2 * i + 1]);
+}
+
+std::optional<YamlDoc::Node> YamlDoc::Node::find(std::string_view k) const {
+    if (!is_map())
+        return std::nullopt;
+    for (std::size_t i = 0; i < size(); ++i)
+        if (key(i).scalar() == k)
+            return value(i);
+    return std::nullopt;
+}
+
+// ---- the fast parser ----------------------------------------------------------------------------
+
+namespace {
+
+// Thrown when the document uses something the fast parser does not read; yaml-cpp takes over.
+struct Unsupported {};
+
+class FastParser {
+  public:
+    explicit FastParser(YamlDoc& doc) : m_doc(doc), m_s(*doc.m_text) {
+        // About one node per 8 bytes in flow-style graphs; growing would copy the whole tree.
+        m_doc.m_nodes.reserve(m_s.size() / 6 + 16);
+        m_doc.m_children.reserve(m_s.size() / 6 + 16);
+    }
+
+    std::uint32_t document() {
+        skip_blank_lines();
+        if (starts_with("---")) {
+            m_pos += 3;
+            skip_rest_of_line();
+            skip_blank_lines();
+        }
+        std::uint32_t root = at_end() ? add_scalar_null() : block_node(-1);
+        skip_blank_lines();
+        if (!at_end())
+            throw Unsupported{}; // trailing content, "...", or another document
+        return root;
+    }
+
+  private:
+    YamlDoc& m_doc;
+    std::string_view m_s;
+    std::vector<std::uint32_t> m_stack; // children of the collections being parsed
+    std::size_t m_pos = 0;
+    std::uint32_t m_line = 1;
+    std::size_t m_line_start = 0;
+
+    bool at_end() const { return m_pos >= m_s.size(); }
+    char peek(std::size_t ahead = 0) const {
+        return m_pos + ahead < m_s.size() ? m_s[m_pos + ahead] : '\0';
+    }
+    bool starts_with(std::string_view p) const { return m_s.substr(m_pos, p.size()) == p; }
+    std::uint32_t column() const { return static_cast<std::uint32_t>(m_pos - m_line_start + 1); }
+    int indent_here() const { return static_cast<int>(m_pos - m_line_start); }
+
+    void newline() {
+        ++m_pos;
+        ++m_line;
+        m_line_start = m_pos;
+    }
+    void skip_spaces() {
+        while (peek() == ' ')
+            ++m_pos;
+        if (peek() == '\t')
+            throw Unsupported{};
+    }
+    // After a value: only spaces and a comment may follow on the line.
+    void skip_rest_of_line() {
+        skip_spaces();
+        if (peek() == '#')
+            while (!at_end() && peek() != '\n')
+                ++m_pos;
+        if (peek() == '\r')
+            ++m_pos;
+        if (!at_end() && peek() != '\n')
+            throw Unsupported{};
+        if (!at_end())
+            newline();
+    }
+    // Moves to the first content character of the next non-blank, non-comment line.
+    void skip_blank_lines() {
+        for (;;) {
+            std::size_t save = m_pos;
+            skip_spaces();
+            if (peek() == '#' || peek() == '\n' || peek() == '\r') {
+                while (!at_end() && peek() != '\n')
+                    ++m_pos;
+                if (at_end())
+                    return;
+                newline();
+                continue;
+            }
+            if (at_end())
+                return;
+            (void)save;
+            return;
+        }
+    }
+
+    std::uint32_t add(Kind kind, std::uint32_t line, std::uint32_t col,
+                      std::string_view text = {}) {
+        YamlDoc::Raw r{};
+        r.line = line;
+        r.column = col;
+        r.text = text.data();
+        r.size = static_cast<std::uint32_t>(text.size());
+        r.kind = kind;
+        m_doc.m_nodes.push_back(r);
+        return static_cast<std::uint32_t>(m_doc.m_nodes.size() - 1);
+    }
+    std::uint32_t add_scalar_null() { return add(Kind::null, m_line, column()); }
+    // Moves the children pushed since `mark` from the stack to the node's contiguous range.
+    void set_children(std::uint32_t node, std::size_t mark) {
+        m_doc.m_nodes[node].first = static_cast<std::uint32_t>(m_doc.m_children.size());
+        m_doc.m_nodes[node].size = static_cast<std::uint32_t>(m_stack.size() - mark);
+        m_doc.m_children.insert(m_doc.m_children.end(),
+                                m_stack.begin() + static_cast<std::ptrdiff_t>(mark), m_stack.end());
+        m_stack.resize(mark);
+    }
+
+    static bool is_unsupported_start(char c) {
+        return c == '&' || c == '*' || c == '!' || c == '|' || c == '>' || c == '?' || c == '%' ||
+               c == '@' || c == '`';
+    }
+
+    // A node in block context at the current position (first content of a line).
+    std::uint32_t block_node(int parent_indent) {
+        int indent = indent_here();
+        if (indent <= parent_indent)
+            return add_scalar_null();
+        if (peek() == '-' &&
+            (peek(1) == ' ' || peek(1) == '\n' || peek(1) == '\r' || m_pos + 1 == m_s.size()))
+            return block_sequence(indent);
+        if (looks_like_key())
+            return block_map(indent);
+        std::uint32_t n = inline_value(false);
+        skip_rest_of_line();
+        return n;
+    }
+
+    // Is there "key:" (followed by space or end of line) at the current position?
+    bool looks_like_key() {
+        std::size_t save = m_pos;
+        std::uint32_t line = m_line;
+        std::size_t ls = m_line_start;
+        bool ok = false;
+        try {
+            if (peek() == '"' || peek() == '\'') {
+                quoted();
+                skip_spaces();
+                ok = peek() == ':';
+            } else if (peek() != '{' && peek() != '[') {
+                while (!at_end() && peek() != '\n' &&
+                       !(peek() == ':' && (peek(1) == ' ' || peek(1) == '\n' || peek(1) == '\r' ||
+                                           m_pos + 1 == m_s.size())))
+                    if (peek() == '#' && m_pos > 0 && m_s[m_pos - 1] == ' ')
+                        break;
+                    else
+                        ++m_pos;
+                ok = peek() == ':';
+            }
+        } catch (const Unsupported&) {
+            ok = false;
+        }
+        m_pos = save;
+        m_line = line;
+        m_line_start = ls;
+        return ok;
+    }
+
+    std::uint32_t block_sequence(int indent) {
+        std::uint32_t node = add(Kind::sequence, m_line, column());
+        std::size_t mark = m_stack.size();
+        while (!at_end() && indent_here() == indent && peek() == '-' &&
+               (peek(1) == ' ' || peek(1) == '\n' || peek(1) == '\r' || m_pos + 1 == m_s.size())) {
+            ++m_pos;
+            skip_spaces();
+            if (peek() == '#' || peek() == '\n' || peek() == '\r' || at_end()) {
+                skip_rest_of_line();
+                skip_blank_lines();
+                m_stack.push_back(at_end() ? add_scalar_null() : block_node(indent));
+            } else {
+                // "- key: value" starts a mapping whose indent is this column.
+                m_stack.push_back(block_node(indent));
+            }
+            skip_blank_lines();
+        }
+        if (!at_end() && indent_here() > indent)
+            throw Unsupported{};
+        set_children(node, mark);
+        return node;
+    }
+
+    std::uint32_t block_map(int indent) {
+        std::uint32_t node = add(Kind::map, m_line, column());
+        std::size_t mark = m_stack.size();
+        while (!at_end() && indent_here() == indent) {
+            if (peek() == '-' && (peek(1) == ' ' || peek(1) == '\n'))
+                throw Unsupported{};
+            std::uint32_t key = peek() == '"' || peek() == '\'' ? quoted() : plain(false, true);
+            skip_spaces();
+            if (peek() != ':')
+                throw Unsupported{};
+            ++m_pos;
+            if (!(peek() == ' ' || peek() == '\n' || peek() == '\r' || at_end()))
+                throw Unsupported{};
+            skip_spaces();
+            std::uint32_t value;
+            if (peek() == '#' || peek() == '\n' || peek() == '\r' || at_end()) {
+                std::uint32_t vline = m_line, vcol = column();
+                skip_rest_of_line();
+                skip_blank_lines();
+                bool same_indent_seq = !at_end() && indent_here() == indent && peek() == '-' &&
+                                       (peek(1) == ' ' || peek(1) == '\n');
+                if (!at_end() && (indent_here() > indent || same_indent_seq))
+                    value = same_indent_seq ? block_sequence(indent) : block_node(indent);
+                else
+                    value = add(Kind::null, vline, vcol);
+            } else {
+                value = inline_value(false);
+                skip_rest_of_line();
+                skip_blank_lines();
+                if (!at_end() && indent_here() > indent)
+                    throw Unsupported{}; // a multi-line plain scalar
+            }
+            m_stack.push_back(key);
+            m_stack.push_back(value);
+            skip_blank_lines();
+        }
+        if (!at_end() && indent_here() > indent)
+            throw Unsupported{};
+        set_children(node, mark);
+        return node;
+    }
+
+    std::uint32_t inline_value(bool in_flow) {
+        char c = peek();
+        if (is_unsupported_start(c))
+            throw Unsupported{};
+        if (c == '{')
+            return flow_map();
+        if (c == '[')
+            return flow_sequence();
+        if (c == '"' || c == '\'')
+            return quoted();
+        return plain(in_flow, false);
+    }
+
+    // Characters that can end a plain scalar; everything else is skipped in a tight loop.
+    static bool is_stop(char c) {
+        return c == '\n' || c == '\r' || c == '#' || c == ':' || c == ',' || c == '}' || c == ']' ||
+               c == '{' || c == '[';
+    }
+
+    // A plain scalar; `as_key` stops at ": ".
+    std::uint32_t plain(bool in_flow, bool as_key) {
+        std::uint32_t line = m_line, col = column();
+        std::size_t start = m_pos;
+        const std::size_t size = m_s.size();
+        while (!at_end()) {
+            while (m_pos < size && !is_stop(m_s[m_pos]))
+                ++m_pos;
+            if (at_end())
+                break;
+            char c = peek();
+            if (c == '\n' || c == '\r')
+                break;
+            if (c == '#' && m_pos > start && m_s[m_pos - 1] == ' ')
+                break;
+            if (c == ':' &&
+                (peek(1) == ' ' || peek(1) == '\n' || peek(1) == '\r' || m_pos + 1 == m_s.size() ||
+                 (in_flow && (peek(1) == ',' || peek(1) == '}' || peek(1) == ']')))) {
+                if (as_key || in_flow)
+                    break;
+                throw Unsupported{}; // "a: b: c"
+            }
+            if (in_flow && (c == ',' || c == '}' || c == ']' || c == '{' || c == '['))
+                break;
+            ++m_pos;
+        }
+        std::size_t end = m_pos;
+        while (end > start && m_s[end - 1] == ' ')
+            --end;
+        std::string_view text = m_s.substr(start, end - start);
+        if (text == "~" || text == "null" || text == "Null" || text == "NULL" || text.empty())
+            return add(Kind::null, line, col);
+        return add(Kind::scalar, line, col, text);
+    }
+
+    std::uint32_t quoted() {
+        std::uint32_t line = m_line, col = column();
+        char q = peek();
+        ++m_pos;
+        std::string out;
+        for (;;) {
+            if (at_end() || peek() == '\n')
+                throw Unsupported{}; // unterminated, or a multi-line quoted scalar
+            char c = peek();
+            if (c == q) {
+                if (q == '\'' && peek(1) == '\'') {
+                    out += '\'';
+                    m_pos += 2;
+                    continue;
+                }
+                ++m_pos;
+                break;
+            }
+            if (q == '"' && c == '\\') {
+                char e = peek(1);
+                m_pos += 2;
+                switch (e) {
+                case '"':
+                    out += '"';
+                    break;
+                case '\\':
+                    out += '\\';
+                    break;
+                case '/':
+                    out += '/';
+                    break;
+                case 'n':
+                    out += '\n';
+                    break;
+                case 't':
+                    out += '\t';
+                    break;
+                case 'r':
+                    out += '\r';
+                    break;
+                case '0':
+                    out += '\0';
+                    break;
+                default:
+                    throw Unsupported{};
+                }
+                continue;
+            }
+            out += c;
+            ++m_pos;
+        }
+        m_doc.m_owned->push_back(std::move(out));
+        return add(Kind::scalar, line, col, m_doc.m_owned->back());
+    }
+
+    // Whitespace, newlines and comments inside flow collections.
+    void skip_flow_space() {
+        for (;;) {
+            char c = peek();
+            if (c == ' ' || c == '\r')
+                ++m_pos;
+            else if (c == '\n')
+                newline();
+            else if (c == '#')
+                while (!at_end() && peek() != '\n')
+                    ++m_pos;
+            else if (c == '\t')
+                throw Unsupported{};
+            else
+                return;
+        }
+    }
+
+    std::uint32_t flow_map() {
+        std::uint32_t node = add(Kind::map, m_line, column());
+        ++m_pos;
+        std::size_t mark = m_stack.size();
+        skip_flow_space();
+        while (peek() != '}') {
+            if (at_end())
+                throw Unsupported{};
+            std::uint32_t key = peek() == '"' || peek() == '\'' ? quoted() : plain(true, true);
+            skip_flow_space();
+            if (peek() != ':')
+                throw Unsupported{};
+            ++m_pos;
+            skip_flow_space();
+            std::uint32_t value =
+                peek() == ',' || peek() == '}' ? add_scalar_null() : inline_value(true);
+            m_stack.push_back(key);
+            m_stack.push_back(value);
+            skip_flow_space();
+            if (peek() == ',') {
+                ++m_pos;
+                skip_flow_space();
+            } else if (peek() != '}') {
+                throw Unsupported{};
+            }
+        }
+        ++m_pos;
+        set_children(node, mark);
+        return node;
+    }
+
+    std::uint32_t flow_sequence() {
+        std::uint32_t node = add(Kind::sequence, m_line, column());
+        ++m_pos;
+        std::size_t mark = m_stack.size();
+        skip_flow_space();
+        while (peek() != ']') {
+            if (at_end())
+                throw Unsupported{};
+            m_stack.push_back(inline_value(true));
+            skip_flow_space();
+            if (peek() == ',') {
+                ++m_pos;
+                skip_flow_space();
+            } else if (peek() != ']') {
+                throw Unsupported{};
+            }
+        }
+        ++m_pos;
+        set_children(node, mark);
+        return node;
+    }
+};
+
+// ---- yaml-cpp -----------------------------------------------------------------------------------
+
+std::uint32_t convert(YamlDoc& doc, const YAML::Node& n) {
+    auto mark = n.Mark();
+    auto line = static_cast<std::uint32_t>(mark.line + 1);
+    auto col = static_cast<std::uint32_t>(mark.column + 1);
+    auto add = [&](Kind kind, std::string_view text) {
+        YamlDoc::Raw r{};
+        r.line = line;
+        r.column = col;
+        r.text = text.data();
+        r.size = static_cast<std::uint32_t>(text.size());
+        r.kind = kind;
+        doc.m_nodes.push_back(r);
+        return static_cast<std::uint32_t>(doc.m_nodes.size() - 1);
+    };
+    if (n.IsScalar()) {
+        doc.m_owned->push_back(n.Scalar());
+        return add(Kind::scalar, doc.m_owned->back());
+    }
+    if (!n.IsMap() && !n.IsSequence())
+        return add(Kind::null, {});
+    std::uint32_t node = add(n.IsMap() ? Kind::map : Kind::sequence, {});
+    std::vector<std::uint32_t> kids;
+    for (const auto& item : n) {
+        if (n.IsMap()) {
+            kids.push_back(convert(doc, item.first));
+            kids.push_back(convert(doc, item.second));
+        } else {
+            kids.push_back(convert(doc, item));
+        }
+    }
+    doc.m_nodes[node].first = static_cast<std::uint32_t>(doc.m_children.size());
+    doc.m_nodes[node].size = static_cast<std::uint32_t>(kids.size());
+    doc.m_children.insert(doc.m_children.end(), kids.begin(), kids.end());
+    return node;
+}
+
+YamlDoc fresh(std::string text) {
+    YamlDoc doc;
+    doc.m_text = std::make_shared<const std::string>(std::move(text));
+    doc.m_owned = std::make_shared<std::deque<std::string>>();
+    return doc;
+}
+
+} // namespace
+
+YamlDoc YamlDoc::parse_with_yaml_cpp(std::string text) {
+    YamlDoc doc = fresh(std::move(text));
+    doc.m_fast = false;
+    YAML::Node root;
+    try {
+        root = YAML::Load(*doc.m_text);
+    } catch (const YAML::Exception& e) {
+        throw YamlError(e.msg, e.mark.line + 1, e.mark.column + 1);
+    }
+    doc.m_root = convert(doc, root);
+    return doc;
+}
+
+YamlDoc YamlDoc::parse(std::string text) {
+    YamlDoc doc = fresh(std::move(text));
+    try {
+        FastParser p(doc);
+        doc.m_root = p.document();
+        return doc;
+    } catch (const Unsupported&) {
+        return parse_with_yaml_cpp(std::string(*doc.m_text));
+    }
+}
+
+} // namespace skforge::graph
