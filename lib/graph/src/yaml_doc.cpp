@@ -53,6 +53,10 @@ namespace {
 // Thrown when the document uses something the fast parser does not read; yaml-cpp takes over.
 struct Unsupported {};
 
+// Deeper nesting is refused outright: no graph needs it, and recursive parsers (yaml-cpp's
+// included) would exhaust the stack on it.
+constexpr int k_max_depth = 200;
+
 class FastParser {
   public:
     explicit FastParser(YamlDoc& doc) : m_doc(doc), m_s(*doc.m_text) {
@@ -79,6 +83,19 @@ class FastParser {
     YamlDoc& m_doc;
     std::string_view m_s;
     std::vector<std::uint32_t> m_stack; // children of the collections being parsed
+    int m_depth = 0;
+
+    struct Nest {
+        FastParser& p;
+        explicit Nest(FastParser& parser) : p(parser) {
+            if (++p.m_depth > k_max_depth)
+                throw YamlError("nesting deeper than " + std::to_string(k_max_depth) + " levels",
+                                static_cast<int>(p.m_line), static_cast<int>(p.column()));
+        }
+        ~Nest() { --p.m_depth; }
+        Nest(const Nest&) = delete;
+        Nest& operator=(const Nest&) = delete;
+    };
     std::size_t m_pos = 0;
     std::uint32_t m_line = 1;
     std::size_t m_line_start = 0;
@@ -163,6 +180,7 @@ class FastParser {
 
     // A node in block context at the current position (first content of a line).
     std::uint32_t block_node(int parent_indent) {
+        Nest nest(*this);
         int indent = indent_here();
         if (indent <= parent_indent)
             return add_scalar_null();
@@ -399,6 +417,7 @@ class FastParser {
     }
 
     std::uint32_t flow_map() {
+        Nest nest(*this);
         std::uint32_t node = add(Kind::map, m_line, column());
         ++m_pos;
         std::size_t mark = m_stack.size();
@@ -430,6 +449,7 @@ class FastParser {
     }
 
     std::uint32_t flow_sequence() {
+        Nest nest(*this);
         std::uint32_t node = add(Kind::sequence, m_line, column());
         ++m_pos;
         std::size_t mark = m_stack.size();
@@ -500,6 +520,20 @@ YamlDoc fresh(std::string text) {
 } // namespace
 
 YamlDoc YamlDoc::parse_with_yaml_cpp(std::string text) {
+    // yaml-cpp recurses once per nesting level: bound the depth before it sees the text.
+    int depth = 0;
+    int line = 1;
+    for (char c : text) {
+        if (c == '\n')
+            ++line;
+        else if (c == '[' || c == '{')
+            ++depth;
+        else if ((c == ']' || c == '}') && depth > 0)
+            --depth;
+        if (depth > k_max_depth)
+            throw YamlError("nesting deeper than " + std::to_string(k_max_depth) + " levels", line,
+                            1);
+    }
     YamlDoc doc = fresh(std::move(text));
     doc.m_fast = false;
     YAML::Node root;
