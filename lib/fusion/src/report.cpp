@@ -1,5 +1,6 @@
 #include "skforge/fusion/report.hpp"
 
+#include <array>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -14,6 +15,17 @@ std::size_t left_out(const Plan& p) {
     for (const auto& o : p.ops)
         n += o.segment < 0 ? 1u : 0u;
     return n;
+}
+
+std::array<std::size_t, 3> barrier_counts(const Segment& s) {
+    std::array<std::size_t, 3> c{};
+    for (const auto& b : s.barriers)
+        ++c[b.kind == BarrierKind::vector ? 0 : b.kind == BarrierKind::cube ? 1 : 2];
+    return c;
+}
+
+std::size_t naive_barriers(const Segment& s) {
+    return s.ops.empty() ? 0 : s.ops.size() - 1;
 }
 
 std::string_view preload_name(graph::PreloadCode c) {
@@ -67,6 +79,17 @@ std::string plan_text(const graph::Graph& g, const Plan& p) {
         if (s.split_reason)
             out += "  split: " + std::string(reason_code(*s.split_reason)) + ": " + s.split_detail;
         out += "\n";
+        auto counts = barrier_counts(s);
+        out += "  blockDim " + std::to_string(s.block_dim) + ", " + s.core_type + ", taskRation " +
+               s.task_ration + "; barriers: " + std::to_string(counts[0]) + " vector, " +
+               std::to_string(counts[1]) + " cube, " + std::to_string(counts[2]) +
+               " full (naive: " + std::to_string(naive_barriers(s)) + " full); early-start pairs " +
+               std::to_string(s.early_start_pairs.size()) + ", event pairs " +
+               std::to_string(s.event_pairs.size()) + "\n";
+        out += "  arena peak " + std::to_string(s.arena_peak) + " B (lower bound " +
+               std::to_string(s.arena_lower_bound) + " B); workspace " +
+               std::to_string(s.workspace_total) +
+               " B (sum of all: " + std::to_string(s.workspace_naive) + " B)\n";
         for (int i : s.ops) {
             const auto& op = g.ops[static_cast<std::size_t>(i)];
             out +=
@@ -131,13 +154,24 @@ std::string plan_json(const graph::Graph& g, const Plan& p) {
         json ops = json::array();
         for (int i : seg.ops)
             ops.push_back(g.ops[static_cast<std::size_t>(i)].name);
+        auto counts = barrier_counts(seg);
         json j = {{"name", seg.name},
                   {"scope", seg.scope},
                   {"ops", std::move(ops)},
                   {"split_reason",
                    seg.split_reason ? json(reason_code(*seg.split_reason)) : json(nullptr)},
                   {"split_detail", seg.split_detail},
-                  {"options", options_json(seg.options)}};
+                  {"options", options_json(seg.options)},
+                  {"barriers",
+                   {{"vector", counts[0]},
+                    {"cube", counts[1]},
+                    {"full", counts[2]},
+                    {"naive_full", naive_barriers(seg)}}},
+                  {"early_start_pairs", seg.early_start_pairs.size()},
+                  {"event_pairs", seg.event_pairs.size()},
+                  {"arena", {{"peak", seg.arena_peak}, {"lower_bound", seg.arena_lower_bound}}},
+                  {"workspace", {{"total", seg.workspace_total}, {"naive", seg.workspace_naive}}},
+                  {"kernel_meta", seg.kernel_meta}};
         out += (s ? ",\n  " : "\n  ") + j.dump();
     }
     out += p.segments.empty() ? "],\n" : "\n],\n";

@@ -206,6 +206,20 @@ Plan make_plan(const graph::Graph& graph, graph::Diagnostics& diags) {
     PlanContext ctx{graph, diags, graph::dependencies(graph), {}};
     // 1. Cut scopes into segments.
     segment_pass(ctx);
+    // 2. Cores: block dim, core type, task ration, full-core synchronisation.
+    cores_pass(ctx);
+    // 3. Streams: events inside a SuperKernel become set/wait pairs; no deadlock.
+    stream_pass(ctx);
+    // 4. Barriers, as narrow as correct, and early-start flags.
+    barrier_pass(ctx);
+    // 5. Cache maintenance flags.
+    cache_pass(ctx);
+    // 6. Memory: arguments, workspace reuse, the arena.
+    memory_pass(ctx);
+    // 7. Code layout.
+    layout_pass(ctx);
+    // 8. The SuperKernel metadata, exactly as compile emits it.
+    metadata_pass(ctx);
     return std::move(ctx.plan);
 }
 

@@ -391,7 +391,9 @@ void load_kernels(Graph& g, Diagnostics& diags) {
         if (found == binary_digest.end()) {
             std::string digest;
             try {
-                digest = support::sha256_hex(support::read_file(bin));
+                auto bytes = support::read_file(bin);
+                kernel.binary_size = bytes.size();
+                digest = support::sha256_hex(bytes);
             } catch (const support::Error& e) {
                 diags.error(op.kernel.where, std::string("cannot read kernel binary: ") + e.what());
             }

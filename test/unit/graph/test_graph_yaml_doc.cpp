@@ -37,22 +37,27 @@ TEST_CASE("the fast parser reads what yaml-cpp reads, the same way", "[graph][ya
     same_as_yaml_cpp("a: 1\nb: two words\nc:\n  - x\n  - {k: v, n: [1, 2, 3]}\n");
     same_as_yaml_cpp("# comment\nname: t   # trailing\nops:\n- name: a\n  type: B\n- name: c\n");
     same_as_yaml_cpp("s: 'it''s'\nd: \"q\\\"x\\\\y\"\ne: \"\"\nf: ~\ng: null\nh:\n");
-    same_as_yaml_cpp("flow: {a: [1, {b: c}], d: 'x, y', e: }\nnested:\n  deeper:\n    deepest: 1\n");
-    same_as_yaml_cpp("list: [a,\n  b,   # comment\n  c]\nurl: http://x/y#frag\nkey with spaces: v\n");
+    same_as_yaml_cpp(
+        "flow: {a: [1, {b: c}], d: 'x, y', e: }\nnested:\n  deeper:\n    deepest: 1\n");
+    same_as_yaml_cpp(
+        "list: [a,\n  b,   # comment\n  c]\nurl: http://x/y#frag\nkey with spaces: v\n");
     same_as_yaml_cpp("---\nk: v\n");
-    same_as_yaml_cpp("ops:\n  - {name: a, inputs: [x, y], outputs: [{name: z, shape: [1, 2], dtype: float16}]}\n");
+    same_as_yaml_cpp("ops:\n  - {name: a, inputs: [x, y], outputs: [{name: z, shape: [1, 2], "
+                     "dtype: float16}]}\n");
 }
 
 TEST_CASE("the example graphs take the fast path and match yaml-cpp", "[graph][yaml]") {
     for (const char* g : {"moe_block", "tbe_cut", "two_stream"}) {
-        std::string path = std::string(SKFORGE_SOURCE_DIR) + "/share/skforge/examples/" + g + "/graph.yaml";
+        std::string path =
+            std::string(SKFORGE_SOURCE_DIR) + "/share/skforge/examples/" + g + "/graph.yaml";
         same_as_yaml_cpp(skforge::test::read_text(path));
     }
 }
 
 TEST_CASE("anything outside the subset goes to yaml-cpp", "[graph][yaml]") {
-    for (const char* text : {"a: &x 1\nb: *x\n", "a: !!str 1\n", "a: |\n  line\n  line\n", "a: >\n  folded\n",
-                             "a: multi\n  line plain\n", "? complex\n: key\n", "a: 1\n---\nb: 2\n"}) {
+    for (const char* text :
+         {"a: &x 1\nb: *x\n", "a: !!str 1\n", "a: |\n  line\n  line\n", "a: >\n  folded\n",
+          "a: multi\n  line plain\n", "? complex\n: key\n", "a: 1\n---\nb: 2\n"}) {
         auto doc = YamlDoc::parse(text);
         INFO(text);
         CHECK_FALSE(doc.fast_path());

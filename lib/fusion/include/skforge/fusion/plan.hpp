@@ -2,6 +2,8 @@
 
 #include "skforge/graph/graph.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,6 +33,61 @@ enum class Reason {
 /// The code as printed, e.g. "OP_UNSUPPORT".
 std::string_view reason_code(Reason r);
 
+/// How wide a barrier between sub-kernels is.
+enum class BarrierKind { vector, cube, full };
+
+/// "vector", "cube" or "full".
+std::string_view barrier_kind_name(BarrierKind k);
+
+/// A barrier inserted before the sub-kernel at `before` (a position in Segment::ops).
+struct Barrier {
+    int before;
+    BarrierKind kind;
+};
+
+/// One argument of a sub-kernel: which SuperKernel buffer it is and its flag slots.
+struct SubArg {
+    int buffer;                ///< index into Segment::buffers
+    bool output;               ///< written by the sub-kernel
+    std::int64_t param_offset; ///< offset of the buffer's pointer in the parameter block
+    std::int64_t notify_param_offset = -1; ///< flag set after writing it for another stream, or -1
+    std::int64_t wait_param_offset = -1;   ///< flag waited on before reading it, or -1
+};
+
+/// Per sub-kernel results of the passes, in the order of Segment::ops.
+struct SubKernel {
+    std::uint32_t block_dim = 1;
+    std::uint32_t split_mode = 1;
+    bool early_start_set = false;
+    bool early_start_wait = false;
+    bool dcci_before = false;
+    bool dcci_after = false;
+    bool dcci_disabled = false;
+    std::vector<std::int64_t> send_events; ///< events set inside the SuperKernel
+    std::vector<std::int64_t> recv_events; ///< events waited for inside the SuperKernel
+    std::vector<SubArg> args;
+    std::uint64_t workspace = 0;
+    std::uint32_t feed_sync_all_cores = 0; ///< idle cores given a matching SyncAll
+};
+
+/// A distinct tensor the SuperKernel touches.
+struct Buffer {
+    std::string tensor;
+    std::uint64_t bytes = 0;  ///< aligned to 512
+    bool arena = false;       ///< produced and consumed only inside the segment
+    std::uint64_t offset = 0; ///< in the arena, when `arena`
+    int first = -1;           ///< producing position, -1 when produced outside
+    int last = -1;            ///< last consuming position
+};
+
+/// One copy of a sub-kernel's code in the SuperKernel's code layout.
+struct CodeCopy {
+    int sub;
+    std::uint32_t copy;
+    std::uint64_t offset;
+    std::uint64_t size;
+};
+
 /// A run of operators fused into one SuperKernel.
 struct Segment {
     std::string name; ///< the scope's name, or `<scope>_split_<begin>_<end>` when the scope was cut
@@ -41,6 +98,24 @@ struct Segment {
     std::string split_detail;
     int scope_begin = 0; ///< position of the first op among its scope's ops
     int scope_end = 0;   ///< position of the last op
+
+    // Filled by the passes after segmentation.
+    std::vector<SubKernel> subs;
+    std::uint32_t block_dim = 1;
+    std::string core_type;   ///< AiCore, VectorCore or MIX
+    std::string task_ration; ///< aic:aiv, e.g. "1:2"
+    std::vector<Barrier> barriers;
+    std::vector<std::pair<int, int>> early_start_pairs; ///< (setter, waiter) positions
+    std::vector<std::pair<int, int>> event_pairs;       ///< (sender, receiver) positions
+    std::vector<Buffer> buffers;
+    std::uint64_t arena_peak = 0;
+    std::uint64_t arena_lower_bound = 0;
+    std::uint64_t workspace_total = 0;
+    std::uint64_t workspace_naive = 0;
+    std::vector<CodeCopy> layout;
+    std::vector<std::uint64_t> preload_bytes; ///< per sub-kernel
+    bool code_size_estimated = false;
+    nlohmann::json kernel_meta; ///< the SuperKernel's metadata, as compile emits it
 };
 
 /// What happened to one operator.
@@ -70,6 +145,23 @@ std::optional<std::pair<Reason, std::string>> unfusible(const graph::Graph& g, c
 
 /// Pass: cuts every scope into segments by the fusion rules.
 void segment_pass(PlanContext& ctx);
+/// Pass: block dim, core type, task ration, full-core synchronisation.
+void cores_pass(PlanContext& ctx);
+/// Pass: stream queues, events as set/wait pairs, deadlock check.
+void stream_pass(PlanContext& ctx);
+/// Pass: the narrowest barriers, and early-start set/wait flags.
+void barrier_pass(PlanContext& ctx);
+/// Pass: dcci flags by OpType pattern.
+void cache_pass(PlanContext& ctx);
+/// Pass: arguments, workspace reuse per stream, the arena of internal tensors.
+void memory_pass(PlanContext& ctx);
+/// Pass: code layout (func-align, split-mode copies, preload).
+void layout_pass(PlanContext& ctx);
+/// Pass: the SuperKernel metadata JSON of every segment.
+void metadata_pass(PlanContext& ctx);
+
+/// Bytes of one element of `dtype`, or 0 when unknown (int4 counts as 1).
+std::uint32_t dtype_size(std::string_view dtype);
 
 /// Runs the planning passes over a validated graph.
 Plan make_plan(const graph::Graph& graph, graph::Diagnostics& diags);

@@ -66,7 +66,8 @@ struct Scope {
 struct LoadedKernel {
     std::string path; ///< resolved
     kernel::KernelMeta meta;
-    bool binary_checked = false; ///< a binary was present and matched its sha256
+    bool binary_checked = false;   ///< a binary was present and matched its sha256
+    std::uint64_t binary_size = 0; ///< bytes of the binary, 0 when none was given
 };
 
 /// The graph IR.

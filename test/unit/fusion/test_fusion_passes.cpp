@@ -1,0 +1,360 @@
+#include "graph_fixture.hpp"
+#include "skforge/fusion/plan.hpp"
+#include "skforge/fusion/report.hpp"
+
+#include <catch2/catch.hpp>
+#include <random>
+#include <set>
+
+using namespace skforge;
+using test::header;
+
+namespace {
+
+// An operator with an explicit output shape (4096 float16 = 8 KiB) and extra fields.
+std::string op(const std::string& name, const std::string& kernel, const std::string& inputs,
+               const std::string& extra = "") {
+    return "  - {name: " + name + ", type: T" + kernel + ", kernel: {json_path: kernels/" + kernel +
+           ".json}, inputs: [" + inputs + "], outputs: [{name: " + name +
+           ", shape: [4096], dtype: float16}]" + (extra.empty() ? "" : ", " + extra) + "}\n";
+}
+
+const fusion::Segment& only_segment(test::GraphFixture& f, fusion::Plan& keep,
+                                    const std::string& yaml) {
+    REQUIRE(f.load(yaml));
+    keep = fusion::make_plan(f.graph, f.diags);
+    REQUIRE_FALSE(f.diags.has_errors());
+    REQUIRE(keep.segments.size() == 1);
+    return keep.segments[0];
+}
+
+std::vector<std::pair<int, fusion::BarrierKind>> barriers(const fusion::Segment& s) {
+    std::vector<std::pair<int, fusion::BarrierKind>> out;
+    for (const auto& b : s.barriers)
+        out.emplace_back(b.before, b.kind);
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("cores: block dim is the largest, task ration follows the kernel types",
+          "[fusion][passes]") {
+    test::GraphFixture f;
+    fusion::Plan p;
+    auto& s = only_segment(
+        f, p, header() + op("a", "vec", "x", "scope: s") + op("b", "cube", "a", "scope: s"));
+    CHECK(s.block_dim == 48);
+    CHECK(s.core_type == "MIX");
+    CHECK(s.task_ration == "1:2");
+    test::GraphFixture g;
+    auto& v = only_segment(
+        g, p, header() + op("a", "vec", "x", "scope: s") + op("b", "vec", "a", "scope: s"));
+    CHECK(v.core_type == "VectorCore");
+    CHECK(v.task_ration == "0:1");
+    test::GraphFixture h;
+    auto& d = only_segment(h, p,
+                           header("scopes: {s: \"debug-aic-num=4:debug-aiv-num=4\"}\n") +
+                               op("a", "cube", "x", "scope: s"));
+    CHECK(d.task_ration == "1:1");
+}
+
+TEST_CASE("cores: a full-core sync on fewer cores is an error unless fed", "[fusion][passes]") {
+    test::GraphFixture f;
+    test::write_text(f.dir / "kernels/sync.json",
+                     R"({"kernelName":"s","blockDim":8,"magic":"RT_DEV_BINARY_MAGIC_ELF_AIVEC",
+        "sub_operator_kernel_type":"KERNEL_TYPE_AIV_ONLY","supportSuperKernel":1,"sub_op_with_sync_all":1})");
+    REQUIRE(f.load(header() + op("a", "vec", "x", "scope: s") + op("b", "sync", "a", "scope: s")));
+    fusion::make_plan(f.graph, f.diags);
+    CHECK_THAT(f.first(), Catch::Contains("'b' synchronises all cores") &&
+                              Catch::Contains("runs on 8 of the 48"));
+    test::GraphFixture g;
+    test::write_text(g.dir / "kernels/sync.json", test::read_text(f.dir / "kernels/sync.json"));
+    fusion::Plan p;
+    auto& s = only_segment(g, p,
+                           header("scopes: {s: \"feed-sync-all=1\"}\n") +
+                               op("a", "vec", "x", "scope: s") + op("b", "sync", "a", "scope: s"));
+    CHECK(s.subs[1].feed_sync_all_cores == 40);
+}
+
+TEST_CASE("barriers: the narrowest correct kind, none between independent kernels",
+          "[fusion][passes]") {
+    using K = fusion::BarrierKind;
+    test::GraphFixture f;
+    fusion::Plan p;
+    // a(vec) -> b(vec): vector; c(cube) independent: none; d(cube) <- c: cube; e(vec) <- d: full.
+    auto& s = only_segment(f, p,
+                           header() + op("a", "vec", "x", "scope: s") +
+                               op("b", "vec", "a", "scope: s") + op("c", "cube", "x", "scope: s") +
+                               op("d", "cube", "c", "scope: s") + op("e", "vec", "d", "scope: s"));
+    CHECK(barriers(s) ==
+          std::vector<std::pair<int, K>>{{1, K::vector}, {3, K::cube}, {4, K::full}});
+    auto json = fusion::plan_json(f.graph, p);
+    CHECK_THAT(json,
+               Catch::Contains(R"("barriers":{"cube":1,"full":1,"naive_full":4,"vector":1})"));
+}
+
+TEST_CASE(
+    "barriers: without stream fusion independent kernels are serialised; debug-sync-all is full",
+    "[fusion][passes]") {
+    using K = fusion::BarrierKind;
+    test::GraphFixture f;
+    fusion::Plan p;
+    auto& s = only_segment(f, p,
+                           header("scopes: {s: \"stream-fusion=0\"}\n") +
+                               op("a", "vec", "x", "scope: s") + op("b", "vec", "x", "scope: s"));
+    CHECK(barriers(s) == std::vector<std::pair<int, K>>{{1, K::vector}});
+    test::GraphFixture g;
+    auto& d = only_segment(g, p,
+                           header("scopes: {s: \"debug-sync-all=1\"}\n") +
+                               op("a", "vec", "x", "scope: s") + op("b", "vec", "x", "scope: s") +
+                               op("c", "vec", "x", "scope: s"));
+    CHECK(barriers(d) == std::vector<std::pair<int, K>>{{1, K::full}, {2, K::full}});
+}
+
+TEST_CASE("early-start: flags replace the barrier where the dependency allows",
+          "[fusion][passes]") {
+    using K = fusion::BarrierKind;
+    test::GraphFixture f;
+    fusion::Plan p;
+    // early-start=1: c depends on b (its predecessor: flags) and on a (older: barrier).
+    auto& s =
+        only_segment(f, p,
+                     header("scopes: {s: \"early-start=1\"}\n") + op("a", "vec", "x", "scope: s") +
+                         op("b", "vec", "a", "scope: s") + op("c", "vec", "a, b", "scope: s"));
+    CHECK(s.early_start_pairs == std::vector<std::pair<int, int>>{{0, 1}, {1, 2}});
+    CHECK(barriers(s) == std::vector<std::pair<int, K>>{{2, K::vector}});
+    CHECK(s.subs[0].early_start_set);
+    CHECK(s.subs[2].early_start_wait);
+    CHECK_FALSE(s.subs[0].early_start_wait);
+    test::GraphFixture g;
+    auto& t =
+        only_segment(g, p,
+                     header("scopes: {s: \"early-start=2\"}\n") + op("a", "vec", "x", "scope: s") +
+                         op("b", "vec", "a", "scope: s") + op("c", "vec", "a, b", "scope: s"));
+    CHECK(t.barriers.empty());
+    CHECK(t.early_start_pairs.size() == 3);
+}
+
+TEST_CASE("streams: events inside the SuperKernel become set/wait pairs", "[fusion][passes]") {
+    test::GraphFixture f;
+    fusion::Plan p;
+    auto& s = only_segment(f, p,
+                           header() +
+                               op("a", "vec", "x", "scope: s, stream_id: 1, send_event_list: [5]") +
+                               op("b", "cube", "x", "scope: s") +
+                               op("c", "vec", "a, b", "scope: s, recv_event_list: [5]"));
+    CHECK(s.event_pairs == std::vector<std::pair<int, int>>{{0, 2}});
+    CHECK(s.subs[0].send_events == std::vector<std::int64_t>{5});
+    CHECK(s.subs[2].recv_events == std::vector<std::int64_t>{5});
+    // c depends on b on its own stream: a full barrier (cube then vector); a is covered by the
+    // pair.
+    REQUIRE(s.barriers.size() == 1);
+    CHECK(s.barriers[0].kind == fusion::BarrierKind::full);
+}
+
+TEST_CASE("cache maintenance flags follow the OpType patterns", "[fusion][passes]") {
+    test::GraphFixture f;
+    fusion::Plan p;
+    auto& s = only_segment(
+        f, p,
+        header("scopes: {s: \"dcci-before-kernel-start=Tv*:dcci-after-kernel-end=Tcube:"
+               "dcci-disable-on-kernel=Tmix\"}\n") +
+            op("a", "vec", "x", "scope: s") + op("b", "cube", "x", "scope: s") +
+            op("c", "mix", "x", "scope: s"));
+    CHECK(s.subs[0].dcci_before);
+    CHECK_FALSE(s.subs[0].dcci_after);
+    CHECK(s.subs[1].dcci_after);
+    CHECK(s.subs[2].dcci_disabled);
+    test::GraphFixture g;
+    auto& all =
+        only_segment(g, p,
+                     header("scopes: {s: \"debug-dcci-all=1:dcci-disable-on-kernel=Tcube\"}\n") +
+                         op("a", "vec", "x", "scope: s") + op("b", "cube", "x", "scope: s"));
+    CHECK((all.subs[0].dcci_before && all.subs[0].dcci_after));
+    CHECK_FALSE(all.subs[1].dcci_before);
+}
+
+TEST_CASE("memory: one buffer per tensor, arena reuse by lifetime, workspace per stream",
+          "[fusion][passes]") {
+    test::GraphFixture f;
+    fusion::Plan p;
+    // a -> b -> c -> d in a chain; each output 8 KiB. a dies after b, b after c: two slots suffice.
+    auto& s =
+        only_segment(f, p,
+                     header() + op("a", "vec", "x", "scope: s") + op("b", "vec", "a", "scope: s") +
+                         op("c", "vec", "b", "scope: s") + op("d", "vec", "c", "scope: s"));
+    std::vector<std::string> names;
+    for (const auto& b : s.buffers)
+        names.push_back(b.tensor + (b.arena ? "*" : ""));
+    CHECK(names == std::vector<std::string>{"x", "a*", "b*", "c*", "d"});
+    CHECK(s.arena_lower_bound == 16384);
+    CHECK(s.arena_peak == 16384);
+    test::GraphFixture g;
+    test::write_text(g.dir / "kernels/ws.json",
+                     R"({"kernelName":"w","blockDim":8,"magic":"RT_DEV_BINARY_MAGIC_ELF_AIVEC",
+        "sub_operator_kernel_type":"KERNEL_TYPE_AIV_ONLY","supportSuperKernel":1,"workspace":{"num":1,"size":[1000]}})");
+    test::write_text(g.dir / "kernels/ws2.json",
+                     R"({"kernelName":"w2","blockDim":8,"magic":"RT_DEV_BINARY_MAGIC_ELF_AIVEC",
+        "sub_operator_kernel_type":"KERNEL_TYPE_AIV_ONLY","supportSuperKernel":1,"workspace":{"num":1,"size":[300]}})");
+    auto& w =
+        only_segment(g, p,
+                     header() + op("a", "ws", "x", "scope: s") + op("b", "ws2", "x", "scope: s") +
+                         op("c", "ws2", "x", "scope: s, stream_id: 1, send_event_list: [1]") +
+                         op("d", "ws2", "c", "scope: s, recv_event_list: [1]"));
+    CHECK(w.workspace_naive == 1900);
+    CHECK(w.workspace_total == 1300); // stream 0: max(1000, 300, 300); stream 1: 300
+}
+
+TEST_CASE("layout: copies at func-align boundaries", "[fusion][passes]") {
+    test::GraphFixture f;
+    fusion::Plan p;
+    test::write_text(f.dir / "kernels/v.o", std::string(3000, 'x'));
+    test::write_text(f.dir / "kernels/v.json",
+                     R"({"kernelName":"v","blockDim":8,"magic":"RT_DEV_BINARY_MAGIC_ELF_AIVEC",
+        "sub_operator_kernel_type":"KERNEL_TYPE_AIV_ONLY","supportSuperKernel":1})");
+    auto& s = only_segment(
+        f, p,
+        header("scopes: {s: \"func-align=4096:split-mode=2:preload-code=per-func\"}\n") +
+            "  - {name: a, type: V, kernel: {json_path: kernels/v.json, bin_path: kernels/v.o}, "
+            "inputs: [x], outputs: [{name: a, shape: [1], dtype: int8}], scope: s}\n" +
+            "  - {name: b, type: V, kernel: {json_path: kernels/v.json, bin_path: kernels/v.o}, "
+            "inputs: [a], outputs: [{name: b, shape: [1], dtype: int8}], scope: s}\n");
+    std::vector<std::uint64_t> offsets;
+    for (const auto& c : s.layout)
+        offsets.push_back(c.offset);
+    CHECK(offsets == std::vector<std::uint64_t>{0, 4096, 8192, 12288});
+    CHECK(s.preload_bytes == std::vector<std::uint64_t>{3000, 0});
+    CHECK_FALSE(s.code_size_estimated);
+}
+
+namespace {
+
+// A random valid graph: two streams, events, scopes, three kernel kinds.
+std::string random_graph(std::mt19937& rng, int n) {
+    const char* kinds[] = {"vec", "cube", "mix"};
+    std::string y = header("scopes: {s: \"early-start=" + std::to_string(rng() % 3) + "\"}\n");
+    std::vector<std::string> produced[2] = {{"x"}, {"x"}};
+    int event = 0;
+    bool pending = false;
+    std::string pending_tensor;
+    for (int i = 0; i < n; ++i) {
+        int stream = rng() % 4 == 0 ? 1 : 0;
+        auto& mine = produced[stream];
+        std::string inputs = mine[rng() % mine.size()];
+        if (mine.size() > 2 && rng() % 2)
+            inputs += ", " + mine[mine.size() - 2];
+        std::string extra = "scope: s, stream_id: " + std::to_string(stream);
+        if (stream == 1 && !pending) {
+            extra += ", send_event_list: [" + std::to_string(++event) + "]";
+            pending = true;
+            pending_tensor = "o" + std::to_string(i);
+        } else if (stream == 0 && pending && rng() % 2) {
+            extra += ", recv_event_list: [" + std::to_string(event) + "]";
+            inputs += ", " + pending_tensor;
+            pending = false;
+            produced[0].push_back(pending_tensor);
+        }
+        std::string name = "o" + std::to_string(i);
+        y += "  - {name: " + name + ", type: T" + kinds[rng() % 3] +
+             ", kernel: {json_path: kernels/" + kinds[rng() % 3] + ".json}, inputs: [" + inputs +
+             "], outputs: [{name: " + name + ", shape: [" + std::to_string(64 * (1 + rng() % 64)) +
+             "], dtype: float16}], " + extra + "}\n";
+        mine.push_back(name);
+    }
+    if (pending)
+        y += "  - {name: drain, type: Tvec, kernel: {json_path: kernels/vec.json}, inputs: [" +
+             pending_tensor +
+             "], outputs: [{name: drain, shape: [1], dtype: int8}], recv_event_list: [" +
+             std::to_string(event) + "]}\n";
+    return y;
+}
+
+// Independent happens-before: reachability over queue order and event pairs.
+std::vector<std::vector<bool>> reachability(const graph::Graph& g, const fusion::Segment& s) {
+    std::size_t n = s.ops.size();
+    std::vector<std::vector<bool>> r(n, std::vector<bool>(n, false));
+    for (std::size_t j = 0; j < n; ++j)
+        for (std::size_t i = 0; i < j; ++i)
+            if (g.ops[static_cast<std::size_t>(s.ops[i])].stream_id ==
+                g.ops[static_cast<std::size_t>(s.ops[j])].stream_id)
+                r[i][j] = true;
+    for (const auto& [a, b] : s.event_pairs)
+        r[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] = true;
+    for (std::size_t k = 0; k < n; ++k)
+        for (std::size_t i = 0; i < n; ++i)
+            if (r[i][k])
+                for (std::size_t j = 0; j < n; ++j)
+                    if (r[k][j])
+                        r[i][j] = true;
+    return r;
+}
+
+} // namespace
+
+TEST_CASE("properties on generated graphs: coverage, arena safety, determinism",
+          "[fusion][passes][property]") {
+    std::mt19937 rng(2024);
+    for (int round = 0; round < 25; ++round) {
+        test::GraphFixture f;
+        std::string yaml = random_graph(rng, 40 + static_cast<int>(rng() % 80));
+        REQUIRE(f.load(yaml));
+        auto plan = fusion::make_plan(f.graph, f.diags);
+        REQUIRE_FALSE(f.diags.has_errors());
+        CHECK(fusion::plan_json(f.graph, plan) ==
+              fusion::plan_json(f.graph, fusion::make_plan(f.graph, f.diags)));
+        auto deps = graph::dependencies(f.graph);
+        for (const auto& s : plan.segments) {
+            auto reach = reachability(f.graph, s);
+            std::map<int, int> pos;
+            for (std::size_t p = 0; p < s.ops.size(); ++p)
+                pos[s.ops[p]] = static_cast<int>(p);
+            // Every dependency inside the segment is covered.
+            for (std::size_t j = 0; j < s.ops.size(); ++j)
+                for (int d : deps[static_cast<std::size_t>(s.ops[j])]) {
+                    auto it = pos.find(d);
+                    if (it == pos.end())
+                        continue;
+                    int i = it->second;
+                    bool same = f.graph.ops[static_cast<std::size_t>(d)].stream_id ==
+                                f.graph.ops[static_cast<std::size_t>(s.ops[j])].stream_id;
+                    bool barrier = std::any_of(
+                        s.barriers.begin(), s.barriers.end(), [&](const fusion::Barrier& b) {
+                            return b.before > i && b.before <= static_cast<int>(j);
+                        });
+                    bool flags = std::count(s.early_start_pairs.begin(), s.early_start_pairs.end(),
+                                            std::pair<int, int>{i, static_cast<int>(j)}) > 0;
+                    bool event = !same && reach[static_cast<std::size_t>(i)][j];
+                    INFO("segment " << s.name << " dependency " << i << " -> " << j);
+                    CHECK((barrier || flags || event));
+                }
+            // No two arena tensors whose lifetimes overlap share bytes.
+            for (std::size_t a = 0; a < s.buffers.size(); ++a)
+                for (std::size_t b = a + 1; b < s.buffers.size(); ++b) {
+                    const auto& x = s.buffers[a];
+                    const auto& y = s.buffers[b];
+                    if (!x.arena || !y.arena)
+                        continue;
+                    bool overlap = x.offset < y.offset + y.bytes && y.offset < x.offset + x.bytes;
+                    if (!overlap)
+                        continue;
+                    auto all_before = [&](const fusion::Buffer& u, const fusion::Buffer& v) {
+                        for (std::size_t p = 0; p < s.ops.size(); ++p) {
+                            const auto& op = f.graph.ops[static_cast<std::size_t>(s.ops[p])];
+                            bool uses =
+                                std::any_of(op.inputs.begin(), op.inputs.end(),
+                                            [&](const auto& t) { return t.name == u.tensor; }) ||
+                                std::any_of(op.outputs.begin(), op.outputs.end(),
+                                            [&](const auto& t) { return t.name == u.tensor; });
+                            if (uses && !reach[p][static_cast<std::size_t>(v.first)])
+                                return false;
+                        }
+                        return true;
+                    };
+                    INFO("segment " << s.name << " tensors " << x.tensor << " and " << y.tensor);
+                    CHECK((all_before(x, y) || all_before(y, x)));
+                }
+            CHECK(s.arena_peak >= s.arena_lower_bound);
+            CHECK(s.workspace_total <= s.workspace_naive);
+        }
+    }
+}
