@@ -43,8 +43,8 @@ for i in range(n):
         extra = ", task_type: dynamic"
     scope = "" if (i // 40) % 7 == 6 else ", scope: s%d" % ((i // 40) % 1000)
     lines.append("  - {name: op%d, type: Op%s, stream_id: %d, kernel: {json_path: kernels/%s.json}, "
-                 "inputs: [%s], outputs: [{name: t%d, shape: [64, 64], dtype: float16}]%s%s%s%s}" % (
-                     i, kind, stream, kind, ", ".join(inputs), i,
+                 "inputs: [%s], outputs: [{name: t%d, shape: [64, %d], dtype: float16}]%s%s%s%s}" % (
+                     i, kind, stream, kind, ", ".join(inputs), i, 16 * rng.randint(1, 32),
                      ", send_event_list: %s" % send if send else "",
                      ", recv_event_list: %s" % recv if recv else "", extra, scope))
     last[stream] = "t%d" % i
