@@ -16,6 +16,12 @@ rm -rf "$OUT"
 mkdir -p "$OUT/static_kernel_compile_outputs" "$OUT/root"
 step() { printf '\n== %s\n' "$*"; }
 
+step "check and plan the example graphs (share/skforge/examples)"
+for g in moe_block tbe_cut two_stream; do
+    "$SKC" check "share/skforge/examples/$g/graph.yaml"
+    "$SKC" plan "share/skforge/examples/$g/graph.yaml"
+done
+
 step "make a signing key"
 "$SKC" keygen -o "$OUT/release"
 

@@ -3,6 +3,7 @@
 #include "skforge/fusion/plan.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <unordered_map>
 
@@ -118,42 +119,114 @@ bool conflict(const SegmentClock& clock, const Buffer& a, const std::vector<int>
     return !(all_before(a_uses, b.first) || all_before(b_uses, a.first));
 }
 
-void place_arena(const PlanContext& ctx, Segment& s, const std::vector<std::vector<int>>& uses) {
-    SegmentClock clock(ctx, s);
-    std::vector<int> order;
-    for (std::size_t b = 0; b < s.buffers.size(); ++b)
-        if (s.buffers[b].arena)
-            order.push_back(static_cast<int>(b));
-    // Largest first, then by when they start: the usual best-fit order for offline allocation.
-    std::sort(order.begin(), order.end(), [&](int x, int y) {
-        const auto& a = s.buffers[static_cast<std::size_t>(x)];
-        const auto& b = s.buffers[static_cast<std::size_t>(y)];
-        return a.bytes != b.bytes   ? a.bytes > b.bytes
-               : a.first != b.first ? a.first < b.first
-                                    : x < y;
-    });
+// Places `order` greedily: each tensor at the lowest offset free of the tensors it conflicts with.
+std::uint64_t place(const std::vector<int>& order, const std::vector<std::vector<bool>>& conflicts,
+                    const std::vector<std::uint64_t>& bytes, std::vector<std::uint64_t>& offset) {
+    std::uint64_t peak = 0;
     std::vector<int> placed;
     for (int x : order) {
-        auto& buf = s.buffers[static_cast<std::size_t>(x)];
         std::vector<std::pair<std::uint64_t, std::uint64_t>> taken;
-        for (int y : placed) {
-            const auto& other = s.buffers[static_cast<std::size_t>(y)];
-            if (conflict(clock, buf, uses[static_cast<std::size_t>(x)], other,
-                         uses[static_cast<std::size_t>(y)]))
-                taken.emplace_back(other.offset, other.offset + other.bytes);
-        }
+        for (int y : placed)
+            if (conflicts[static_cast<std::size_t>(x)][static_cast<std::size_t>(y)])
+                taken.emplace_back(offset[static_cast<std::size_t>(y)],
+                                   offset[static_cast<std::size_t>(y)] +
+                                       bytes[static_cast<std::size_t>(y)]);
         std::sort(taken.begin(), taken.end());
-        std::uint64_t offset = 0;
+        std::uint64_t at = 0;
         for (const auto& [lo, hi] : taken) {
-            if (offset + buf.bytes <= lo)
+            if (at + bytes[static_cast<std::size_t>(x)] <= lo)
                 break;
-            offset = std::max(offset, hi);
+            at = std::max(at, hi);
         }
-        buf.offset = offset;
-        s.arena_peak = std::max(s.arena_peak, offset + buf.bytes);
+        offset[static_cast<std::size_t>(x)] = at;
+        peak = std::max(peak, at + bytes[static_cast<std::size_t>(x)]);
         placed.push_back(x);
     }
-    // Lower bound: the most bytes live at one position of the execution order.
+    return peak;
+}
+
+// A lower bound on any placement: the heaviest set of tensors that pairwise conflict, found
+// greedily from every seed (each such set must be laid out side by side). On one stream this is
+// the most bytes live at one point of the execution order; across streams it also counts
+// tensors whose lifetimes are not ordered.
+std::uint64_t clique_bound(const std::vector<std::vector<bool>>& conflicts,
+                           const std::vector<std::uint64_t>& bytes,
+                           const std::vector<int>& by_size) {
+    std::uint64_t best = 0;
+    for (int seed : by_size) {
+        std::vector<int> clique = {seed};
+        std::uint64_t weight = bytes[static_cast<std::size_t>(seed)];
+        for (int c : by_size) {
+            if (c == seed)
+                continue;
+            bool all = std::all_of(clique.begin(), clique.end(), [&](int m) {
+                return conflicts[static_cast<std::size_t>(c)][static_cast<std::size_t>(m)];
+            });
+            if (all) {
+                clique.push_back(c);
+                weight += bytes[static_cast<std::size_t>(c)];
+            }
+        }
+        best = std::max(best, weight);
+    }
+    return best;
+}
+
+void place_arena(const PlanContext& ctx, Segment& s, const std::vector<std::vector<int>>& uses) {
+    SegmentClock clock(ctx, s);
+    std::vector<int> arena; // buffer indices
+    for (std::size_t b = 0; b < s.buffers.size(); ++b)
+        if (s.buffers[b].arena)
+            arena.push_back(static_cast<int>(b));
+    std::size_t n = arena.size();
+    std::vector<std::uint64_t> bytes(n);
+    std::vector<std::vector<bool>> conflicts(n, std::vector<bool>(n, false));
+    for (std::size_t i = 0; i < n; ++i) {
+        bytes[i] = s.buffers[static_cast<std::size_t>(arena[i])].bytes;
+        for (std::size_t j = 0; j < i; ++j) {
+            const auto ai = static_cast<std::size_t>(arena[i]);
+            const auto aj = static_cast<std::size_t>(arena[j]);
+            conflicts[i][j] = conflicts[j][i] =
+                conflict(clock, s.buffers[ai], uses[ai], s.buffers[aj], uses[aj]);
+        }
+    }
+    auto start = [&](int i) {
+        return s.buffers[static_cast<std::size_t>(arena[static_cast<std::size_t>(i)])].first;
+    };
+    std::vector<int> by_size(n), by_degree(n), by_start(n);
+    for (std::size_t i = 0; i < n; ++i)
+        by_size[i] = by_degree[i] = by_start[i] = static_cast<int>(i);
+    // Ties always fall back to the index, so the result never depends on sort internals.
+    std::sort(by_size.begin(), by_size.end(), [&](int x, int y) {
+        auto bx = bytes[static_cast<std::size_t>(x)], by = bytes[static_cast<std::size_t>(y)];
+        return bx != by ? bx > by : start(x) != start(y) ? start(x) < start(y) : x < y;
+    });
+    std::vector<std::uint64_t> weight(n, 0);
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < n; ++j)
+            if (conflicts[i][j])
+                weight[i] += bytes[j];
+    std::sort(by_degree.begin(), by_degree.end(), [&](int x, int y) {
+        auto wx = weight[static_cast<std::size_t>(x)] + bytes[static_cast<std::size_t>(x)];
+        auto wy = weight[static_cast<std::size_t>(y)] + bytes[static_cast<std::size_t>(y)];
+        return wx != wy ? wx > wy : x < y;
+    });
+    std::sort(by_start.begin(), by_start.end(),
+              [&](int x, int y) { return start(x) != start(y) ? start(x) < start(y) : x < y; });
+    // Three greedy orders; the lowest peak wins (the first on ties, for determinism).
+    std::vector<std::uint64_t> best_offset(n), offset(n);
+    std::uint64_t best = UINT64_MAX;
+    for (const auto* order : {&by_size, &by_degree, &by_start}) {
+        std::uint64_t peak = place(*order, conflicts, bytes, offset);
+        if (peak < best) {
+            best = peak;
+            best_offset = offset;
+        }
+    }
+    s.arena_peak = n == 0 ? 0 : best;
+    for (std::size_t i = 0; i < n; ++i)
+        s.buffers[static_cast<std::size_t>(arena[i])].offset = best_offset[i];
+    // Lower bounds: the most bytes live at one point of the order, and the greedy cliques.
     for (std::size_t p = 0; p < s.ops.size(); ++p) {
         std::uint64_t live = 0;
         for (const auto& b : s.buffers)
@@ -161,6 +234,7 @@ void place_arena(const PlanContext& ctx, Segment& s, const std::vector<std::vect
                 live += b.bytes;
         s.arena_lower_bound = std::max(s.arena_lower_bound, live);
     }
+    s.arena_lower_bound = std::max(s.arena_lower_bound, clique_bound(conflicts, bytes, by_size));
 }
 
 } // namespace
