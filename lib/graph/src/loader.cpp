@@ -86,7 +86,9 @@ struct Reader {
         diags.error(at(n), std::string(what) + " must be true or false");
         return std::nullopt;
     }
-    template <class T> std::vector<T> number_list(const YNode& n, std::string_view what) {
+    // The items of a list node, each read by `item` (which returns nullopt for a bad one).
+    template <class T, class F>
+    std::vector<T> list_of(const YNode& n, std::string_view what, F&& item) {
         std::vector<T> out;
         if (n.is_null())
             return out;
@@ -96,9 +98,12 @@ struct Reader {
         }
         out.reserve(n.size());
         for (std::size_t i = 0; i < n.size(); ++i)
-            if (auto v = number<T>(n.item(i), what))
-                out.push_back(*v);
+            if (std::optional<T> v = item(n.item(i)))
+                out.push_back(std::move(*v));
         return out;
+    }
+    template <class T> std::vector<T> number_list(const YNode& n, std::string_view what) {
+        return list_of<T>(n, what, [&](const YNode& item) { return number<T>(item, what); });
     }
     // Calls `f(key, value)` for each entry; unknown keys are errors.
     template <class F>
@@ -152,17 +157,9 @@ struct Reader {
         return t;
     }
     std::vector<Tensor> tensors(const YNode& n, bool needs_shape, std::string_view what) {
-        std::vector<Tensor> out;
-        if (n.is_null())
-            return out;
-        if (!n.is_sequence()) {
-            diags.error(at(n), std::string(what) + " must be a list");
-            return out;
-        }
-        out.reserve(n.size());
-        for (std::size_t i = 0; i < n.size(); ++i)
-            out.push_back(tensor(n.item(i), needs_shape));
-        return out;
+        return list_of<Tensor>(n, what, [&](const YNode& item) {
+            return std::optional<Tensor>(tensor(item, needs_shape));
+        });
     }
 
     void kernel_field(KernelRef& k, std::string_view key, const YNode& v) {

@@ -416,6 +416,17 @@ class FastParser {
         }
     }
 
+    // After an item of a flow collection: a ',' and the next item, or the closing bracket.
+    void after_flow_item(char close) {
+        skip_flow_space();
+        if (peek() == ',') {
+            ++m_pos;
+            skip_flow_space();
+        } else if (peek() != close) {
+            throw Unsupported{};
+        }
+    }
+
     std::uint32_t flow_map() {
         Nest nest(*this);
         std::uint32_t node = add(Kind::map, m_line, column());
@@ -435,13 +446,7 @@ class FastParser {
                 peek() == ',' || peek() == '}' ? add_scalar_null() : inline_value(true);
             m_stack.push_back(key);
             m_stack.push_back(value);
-            skip_flow_space();
-            if (peek() == ',') {
-                ++m_pos;
-                skip_flow_space();
-            } else if (peek() != '}') {
-                throw Unsupported{};
-            }
+            after_flow_item('}');
         }
         ++m_pos;
         set_children(node, mark);
@@ -458,13 +463,7 @@ class FastParser {
             if (at_end())
                 throw Unsupported{};
             m_stack.push_back(inline_value(true));
-            skip_flow_space();
-            if (peek() == ',') {
-                ++m_pos;
-                skip_flow_space();
-            } else if (peek() != ']') {
-                throw Unsupported{};
-            }
+            after_flow_item(']');
         }
         ++m_pos;
         set_children(node, mark);
