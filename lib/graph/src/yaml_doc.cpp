@@ -173,6 +173,20 @@ class FastParser {
         m_stack.resize(mark);
     }
 
+    // "- " (or "-" at the end of a line): a block sequence entry.
+    bool at_sequence_dash() const {
+        return peek() == '-' &&
+               (peek(1) == ' ' || peek(1) == '\n' || peek(1) == '\r' || m_pos + 1 == m_s.size());
+    }
+
+    // The end of a block collection: nothing more indented may follow it.
+    std::uint32_t close_block(std::uint32_t node, std::size_t mark, int indent) {
+        if (!at_end() && indent_here() > indent)
+            throw Unsupported{};
+        set_children(node, mark);
+        return node;
+    }
+
     static bool is_unsupported_start(char c) {
         return c == '&' || c == '*' || c == '!' || c == '|' || c == '>' || c == '?' || c == '%' ||
                c == '@' || c == '`';
@@ -184,8 +198,7 @@ class FastParser {
         int indent = indent_here();
         if (indent <= parent_indent)
             return add_scalar_null();
-        if (peek() == '-' &&
-            (peek(1) == ' ' || peek(1) == '\n' || peek(1) == '\r' || m_pos + 1 == m_s.size()))
+        if (at_sequence_dash())
             return block_sequence(indent);
         if (looks_like_key())
             return block_map(indent);
@@ -227,8 +240,7 @@ class FastParser {
     std::uint32_t block_sequence(int indent) {
         std::uint32_t node = add(Kind::sequence, m_line, column());
         std::size_t mark = m_stack.size();
-        while (!at_end() && indent_here() == indent && peek() == '-' &&
-               (peek(1) == ' ' || peek(1) == '\n' || peek(1) == '\r' || m_pos + 1 == m_s.size())) {
+        while (!at_end() && indent_here() == indent && at_sequence_dash()) {
             ++m_pos;
             skip_spaces();
             if (peek() == '#' || peek() == '\n' || peek() == '\r' || at_end()) {
@@ -241,17 +253,14 @@ class FastParser {
             }
             skip_blank_lines();
         }
-        if (!at_end() && indent_here() > indent)
-            throw Unsupported{};
-        set_children(node, mark);
-        return node;
+        return close_block(node, mark, indent);
     }
 
     std::uint32_t block_map(int indent) {
         std::uint32_t node = add(Kind::map, m_line, column());
         std::size_t mark = m_stack.size();
         while (!at_end() && indent_here() == indent) {
-            if (peek() == '-' && (peek(1) == ' ' || peek(1) == '\n'))
+            if (at_sequence_dash())
                 throw Unsupported{};
             std::uint32_t key = peek() == '"' || peek() == '\'' ? quoted() : plain(false, true);
             skip_spaces();
@@ -266,8 +275,7 @@ class FastParser {
                 std::uint32_t vline = m_line, vcol = column();
                 skip_rest_of_line();
                 skip_blank_lines();
-                bool same_indent_seq = !at_end() && indent_here() == indent && peek() == '-' &&
-                                       (peek(1) == ' ' || peek(1) == '\n');
+                bool same_indent_seq = !at_end() && indent_here() == indent && at_sequence_dash();
                 if (!at_end() && (indent_here() > indent || same_indent_seq))
                     value = same_indent_seq ? block_sequence(indent) : block_node(indent);
                 else
@@ -283,10 +291,7 @@ class FastParser {
             m_stack.push_back(value);
             skip_blank_lines();
         }
-        if (!at_end() && indent_here() > indent)
-            throw Unsupported{};
-        set_children(node, mark);
-        return node;
+        return close_block(node, mark, indent);
     }
 
     std::uint32_t inline_value(bool in_flow) {
