@@ -205,3 +205,23 @@ mkpkg() {
     run "$SKINSTALL" list --frobnicate
     [ "$status" -eq 2 ]
 }
+
+@test "without openat2 the component walk refuses planted symlinks the same way" {
+    mkpkg base
+    mkpkg k1
+    mkdir root victim
+    SKFORGE_NO_OPENAT2=1 "$SKINSTALL" install base.run --install-path "$W/root" -q
+    ln -s "$W/victim" "$(ai)/k1"
+    before=$(tree_digest root)
+    SKFORGE_NO_OPENAT2=1 run "$SKINSTALL" install k1.run --install-path "$W/root"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"ai_core/k1': it is a symbolic link"* ]]
+    [ "$(tree_digest root)" = "$before" ]
+    [ -z "$(ls -A victim)" ]
+    rm "$(ai)/k1"
+    mv "$(ai)/base/soc" victim/soc
+    ln -s "$W/victim/soc" "$(ai)/base/soc"
+    SKFORGE_NO_OPENAT2=1 run "$SKINSTALL" verify base --install-path "$W/root"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"base: soc/Add/add_base.o: changed type"* ]]
+}
