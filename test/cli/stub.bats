@@ -204,3 +204,16 @@ load helpers
     [ "$status" -eq 2 ]
     [[ "$output" == *"no install path"* ]]
 }
+
+@test "the shell scripts match package names literally in config.ini" {
+    make_tree tree
+    "$SKC" pack tree -o k.1.run --version 1 -q
+    "$SKC" pack tree -o kx1.run --version 1 -q
+    mkdir root
+    sh kx1.run --install-path="$W/root" -q
+    sh k.1.run --install-path="$W/root" -q
+    grep -qx 'install_order=kx1,k.1' root/opp/static_kernel/ai_core/config.ini
+    sh root/opp/static_kernel/ai_core/k.1/uninstall.sh -q
+    grep -qx 'install_order=kx1' root/opp/static_kernel/ai_core/config.ini
+    [ -d root/opp/static_kernel/ai_core/kx1 ]
+}
