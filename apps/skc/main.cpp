@@ -1,6 +1,7 @@
 // skc: the offline pipeline's command line. It parses options into plain structs and calls the
 // library; every error is caught once here and mapped to an exit code (0 ok, 1 failure, 2 usage).
 #include "../common/cli_main.hpp"
+#include "skforge/compile/compile.hpp"
 #include "skforge/fusion/report.hpp"
 #include "skforge/graph/graph.hpp"
 #include "skforge/package/reader.hpp"
@@ -357,10 +358,48 @@ int cmd_plan(const Args& args) {
     return 0;
 }
 
+class ConsoleLog final : public skforge::support::Log {
+  public:
+    void info(const std::string& m) override { std::printf("%s\n", m.c_str()); }
+    void warn(const std::string& m) override { std::fprintf(stderr, "WARN: %s\n", m.c_str()); }
+};
+
+int cmd_compile(const Args& args) {
+    skforge::compile::CompileOptions o;
+    std::string key;
+    unsigned jobs = 0;
+    bool no_cache = false;
+    po::options_description desc("skc compile options");
+    desc.add_options()("graph", po::value(&o.graph_path)->required(), "the graph YAML")(
+        "npu-arch", po::value(&o.npu_arch), "host, dav-2201 or dav-3510 (default: the graph's)")(
+        "output,o", po::value(&o.outdir)->default_value("static_kernel_compile_outputs"),
+        "output directory")("name", po::value(&o.name), "package name (default: <graph>_<arch>)")(
+        "version", po::value(&o.version)->default_value("1.0.0"), "package version")(
+        "sign-key", po::value(&key), "Ed25519 private key (PEM) to sign the package")(
+        "jobs", po::value(&jobs)->default_value(0), "parallel build jobs (0: all cores)")(
+        "no-cache", po::bool_switch(&no_cache), "rebuild even when the cache has the result");
+    po::positional_options_description pos;
+    pos.add("graph", 1);
+    po::variables_map vm;
+    if (!parse(args, desc, pos, vm,
+               "skc compile GRAPH [--npu-arch A] [-o OUTDIR] [--name NAME] [--sign-key K] "
+               "[--no-cache]"))
+        return 0;
+    if (!key.empty())
+        o.sign_key = key;
+    o.use_cache = !no_cache;
+    ConsoleLog log;
+    auto r = skforge::compile::compile(o, log);
+    std::printf("%s\n", r.run_path.c_str());
+    return 0;
+}
+
 const std::vector<skforge::cli::Command>& commands() {
     static const std::vector<skforge::cli::Command> table = {
         {"check", "validate a graph and its kernel metadata", cmd_check},
         {"plan", "show which operators fuse into which SuperKernel, and why not", cmd_plan},
+        {"compile", "compile a graph into an installable .run (static kernels; see its doc)",
+         cmd_compile},
         {"pack", "pack a directory into a signed, reproducible .run package", cmd_pack},
         {"inspect", "show and verify a .run package without running it", cmd_inspect},
         {"keygen", "make an Ed25519 key pair for signing packages", cmd_keygen},

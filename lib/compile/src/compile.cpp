@@ -1,0 +1,276 @@
+// The pipeline driver behind `skc compile`: check, plan, package, with compile logs and a cache.
+// This version packages precompiled kernels as static kernels; generating and building
+// SuperKernels (host target, bisheng) is not implemented yet and is refused with a message.
+#include "skforge/compile/compile.hpp"
+
+#include "skforge/fusion/plan.hpp"
+#include "skforge/graph/graph.hpp"
+#include "skforge/package/path_rules.hpp"
+#include "skforge/package/writer.hpp"
+#include "skforge/support/atomic_file.hpp"
+#include "skforge/support/error.hpp"
+#include "skforge/support/file.hpp"
+#include "skforge/support/sha256.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+namespace skforge::compile {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using support::Error;
+
+std::string target_soc(const std::string& graph_soc) {
+    for (const char* var :
+         {"SUPERKERNEL_COMPILE_SOC_VERSION", "ASCEND_COMPILE_SOC_VERSION", "ASCEND_SOC_VERSION"})
+        if (const char* v = std::getenv(var); v != nullptr && *v != '\0')
+            return v;
+    return graph_soc.empty() ? "Ascend910_9391" : graph_soc;
+}
+
+namespace {
+
+bool on_path(const std::string& tool) {
+    const char* path = std::getenv("PATH");
+    std::string p = path ? path : "";
+    std::size_t start = 0;
+    while (start <= p.size()) {
+        auto colon = p.find(':', start);
+        std::string dir =
+            p.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+        if (!dir.empty() && ::access((dir + "/" + tool).c_str(), X_OK) == 0)
+            return true;
+        if (colon == std::string::npos)
+            break;
+        start = colon + 1;
+    }
+    return false;
+}
+
+std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+}
+
+std::string resolve(const graph::Graph& g, const std::string& p) {
+    return p.empty() || p[0] == '/' ? p : g.dir + "/" + p;
+}
+
+// Everything that decides the output, hashed: skforge, target, options, graph, kernels.
+std::string cache_key(const graph::Graph& g, const CompileOptions& o, const std::string& arch,
+                      const std::string& soc) {
+    support::Sha256 h;
+    h.update(std::string("skforge ") + SKFORGE_VERSION + "\narch=" + arch + "\nsoc=" + soc +
+             "\nname=" + o.name + "\nversion=" + o.version +
+             "\nsign=" + (o.sign_key ? support::sha256_hex(support::read_file(*o.sign_key)) : "") +
+             "\nSOURCE_DATE_EPOCH=" +
+             (std::getenv("SOURCE_DATE_EPOCH") ? std::getenv("SOURCE_DATE_EPOCH") : "") + "\n");
+    h.update(support::read_file(g.file));
+    for (const auto& op : g.ops) {
+        h.update("\nop " + op.name + " " + op.kernel.json_path + " " + op.kernel.bin_path + "\n");
+        h.update(support::read_file(resolve(g, op.kernel.json_path)));
+        if (!op.kernel.bin_path.empty())
+            h.update(support::sha256_hex(support::read_file(resolve(g, op.kernel.bin_path))));
+    }
+    return support::digest_hex(h.finish());
+}
+
+struct Outputs {
+    std::string dir, name;
+    std::string run() const { return dir + "/" + name + ".run"; }
+    std::string log_dir() const { return dir + "/" + name + "_compile_log"; }
+    std::string succ_log() const { return log_dir() + "/" + name + "_compile_succ.log"; }
+    std::string error_log() const { return dir + "/" + name + "_compile_error.log"; }
+    std::string cache_file(const std::string& arch) const {
+        return dir + "/static_kernel_cache/skforge-" SKFORGE_VERSION "_" + arch + ".json";
+    }
+};
+
+json read_cache(const std::string& path) {
+    try {
+        json j = json::parse(support::read_file(path));
+        return j.is_object() ? j : json::object();
+    } catch (const std::exception&) {
+        return json::object(); // missing or damaged: start afresh
+    }
+}
+
+void write_whole(const std::string& path, const std::string& text) {
+    fs::create_directories(fs::path(path).parent_path());
+    support::AtomicFile f(path, 0644);
+    f.write(text);
+    f.commit();
+}
+
+// Lays the precompiled kernels out as static kernels: <soc>/<OpType>/<json and binary>, and the
+// package's own index config/<soc>/binary_info_config.json.
+void stage_static_kernels(const graph::Graph& g, const std::string& soc_dir, const fs::path& stage,
+                          std::string& log) {
+    json index = json::object();
+    std::map<std::string, bool> done;
+    for (const auto& op : g.ops) {
+        const auto& k = g.kernels[static_cast<std::size_t>(op.kernel_index)];
+        std::string rel = soc_dir + "/" + op.type + "/" + fs::path(k.path).filename().string();
+        if (done.emplace(rel, true).second) {
+            fs::create_directories(stage / soc_dir / op.type);
+            fs::copy_file(k.path, stage / rel);
+            auto bin = fs::path(resolve(g, op.kernel.bin_path));
+            fs::copy_file(bin, stage / soc_dir / op.type / bin.filename());
+            fs::permissions(stage / rel, fs::perms(0644));
+            fs::permissions(stage / soc_dir / op.type / bin.filename(), fs::perms(0644));
+            log += "  " + rel + " + " + bin.filename().string() + "\n";
+        }
+        auto& list = index[op.type]["binaryList"];
+        json entry = {{"simplifiedKey", {op.type + "/" + k.meta.kernel_name}}, {"binPath", rel}};
+        if (std::find(list.begin(), list.end(), entry) == list.end())
+            list.push_back(entry);
+    }
+    fs::create_directories(stage / "config" / soc_dir);
+    write_whole((stage / "config" / soc_dir / "binary_info_config.json").string(),
+                index.dump(2) + "\n");
+}
+
+class TempDir {
+  public:
+    explicit TempDir(const std::string& parent) {
+        std::string tmpl = parent + "/.skc-build.XXXXXX";
+        std::vector<char> buf(tmpl.begin(), tmpl.end());
+        buf.push_back('\0');
+        if (::mkdtemp(buf.data()) == nullptr)
+            throw support::io_error("cannot create a build directory in", parent, errno);
+        m_path = buf.data();
+    }
+    ~TempDir() {
+        std::error_code ec;
+        fs::remove_all(m_path, ec);
+    }
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    const std::string& path() const { return m_path; }
+
+  private:
+    std::string m_path;
+};
+
+CompileResult run_pipeline(const CompileOptions& o, const Outputs& out, const std::string& arch,
+                           graph::Graph& g, std::string& log, support::Log& user) {
+    // 1. Check and plan.
+    graph::Diagnostics diags;
+    if (!diags.has_errors())
+        graph::validate_graph(g, diags);
+    std::optional<fusion::Plan> plan;
+    if (!diags.has_errors())
+        plan = fusion::make_plan(g, diags);
+    log += diags.format();
+    if (diags.has_errors())
+        throw Error(o.graph_path + ": " + std::to_string(diags.error_count()) +
+                    " error(s) in the graph:\n" + diags.format());
+    std::string soc = target_soc(g.soc_version);
+    log += "graph " + g.name + ": " + std::to_string(g.ops.size()) + " operators, " +
+           std::to_string(plan->segments.size()) + " SuperKernel segment(s); target " + arch +
+           ", SoC " + soc + "\n";
+    // 2. Targets.
+    if (arch == "host")
+        throw Error(
+            "the host target (building host kernels and a threaded SuperKernel) is not in this "
+            "version of "
+            "skforge yet; compile for dav-2201 or dav-3510 with super_kernel_optimize: false");
+    if (arch != "dav-2201" && arch != "dav-3510")
+        throw Error("unsupported NPU architecture '" + arch + "' (host, dav-2201 or dav-3510)",
+                    support::ErrorKind::usage);
+    if (!plan->segments.empty()) {
+        if (!on_path("bisheng"))
+            throw Error(
+                "the graph asks for SuperKernel fusion (" + std::to_string(plan->segments.size()) +
+                " segment(s)), which needs the CANN compiler 'bisheng' on PATH: install the CANN "
+                "toolkit "
+                "and source its set_env.sh, or set super_kernel_optimize: false to package the "
+                "precompiled kernels unfused");
+        throw Error("'bisheng' was found, but generating AscendC SuperKernels is not in this "
+                    "version of skforge yet; "
+                    "set super_kernel_optimize: false to package the precompiled kernels unfused");
+    }
+    for (const auto& op : g.ops)
+        if (op.kernel.bin_path.empty())
+            throw Error("operator '" + op.name +
+                        "' has no kernel binary (bin_path): static packaging needs every "
+                        "kernel compiled");
+    // 3. Cache.
+    std::string key = cache_key(g, o, arch, soc);
+    json cache = read_cache(out.cache_file(arch));
+    for (auto it = cache.begin(); it != cache.end();) {
+        const json& e = it.value();
+        std::string run = out.dir + "/" + e.value("run", "");
+        bool live = fs::is_regular_file(run) &&
+                    e.value("sha256", "") == support::sha256_hex(support::read_file(run));
+        it = live ? std::next(it) : cache.erase(it);
+    }
+    if (o.use_cache && cache.contains(key) && cache[key].value("run", "") == out.name + ".run") {
+        user.info("cache hit: " + out.run() + " is up to date");
+        log += "cache hit " + key + "\n";
+        return {out.run(), true};
+    }
+    user.info(std::string(o.use_cache ? "cache miss" : "cache disabled") + ": building " +
+              out.run());
+    // 4. Package the precompiled kernels as static kernels.
+    TempDir stage(out.dir);
+    std::string soc_dir = lower(soc);
+    log += "static kernels:\n";
+    stage_static_kernels(g, soc_dir, stage.path(), log);
+    package::PackOptions po{stage.path(), out.run(), o.version, arch, soc};
+    po.sign_key = o.sign_key;
+    po.inputs_digest = key;
+    if (const char* sde = std::getenv("SOURCE_DATE_EPOCH"))
+        po.mtime = std::atoll(sde);
+    auto packed = package::pack(po);
+    log += "packed " + out.run() + " (payload sha256 " + packed.header.payload_sha256 + ")\n";
+    // The new .run replaces whatever another key recorded for the same file.
+    for (auto it = cache.begin(); it != cache.end();)
+        it = it.value().value("run", "") == out.name + ".run" ? cache.erase(it) : std::next(it);
+    cache[key] = {{"run", out.name + ".run"},
+                  {"sha256", support::sha256_hex(support::read_file(out.run()))}};
+    write_whole(out.cache_file(arch), cache.dump(2) + "\n");
+    return {out.run(), false};
+}
+
+} // namespace
+
+CompileResult compile(const CompileOptions& options, support::Log& user) {
+    CompileOptions o = options;
+    graph::Diagnostics load_diags;
+    graph::Graph g = graph::load_graph(o.graph_path, load_diags);
+    std::string arch = !o.npu_arch.empty() ? o.npu_arch : !g.npu_arch.empty() ? g.npu_arch : "host";
+    if (o.name.empty())
+        o.name = g.name + "_" + arch;
+    if (auto bad = package::check_package_name(o.name))
+        throw Error("package name '" + o.name + "' " + *bad + " (use --name)",
+                    support::ErrorKind::usage);
+    Outputs out{o.outdir, o.name};
+    fs::create_directories(out.dir);
+    std::string log = "skc compile " + o.graph_path + " (skforge " SKFORGE_VERSION ")\n";
+    try {
+        if (load_diags.has_errors())
+            throw Error(o.graph_path + ": " + std::to_string(load_diags.error_count()) +
+                        " error(s) in the graph:\n" + load_diags.format());
+        auto result = run_pipeline(o, out, arch, g, log, user);
+        write_whole(out.succ_log(), log + "success\n");
+        fs::remove(out.error_log());
+        return result;
+    } catch (const Error& e) {
+        // Failure: the error log and nothing else, not even a .run from an earlier build.
+        std::error_code ec;
+        fs::remove(out.run(), ec);
+        fs::remove_all(out.log_dir(), ec);
+        write_whole(out.error_log(), log + "error: " + e.what() + "\n");
+        throw Error(std::string(e.what()) + "\n(details: " + out.error_log() + ")", e.kind());
+    }
+}
+
+} // namespace skforge::compile
