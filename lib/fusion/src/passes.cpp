@@ -97,7 +97,6 @@ void cores_pass(PlanContext& ctx) {
 
 void stream_pass(PlanContext& ctx) {
     for (auto& s : ctx.plan.segments) {
-        auto pos = positions(s);
         // Events whose sender and receiver are both inside become set/wait pairs.
         std::map<std::int64_t, int> sender;
         for (std::size_t p = 0; p < s.ops.size(); ++p)
