@@ -3,6 +3,7 @@
 // The main() shared by skforge's executables: a table of subcommands, --help/--version, and the
 // one place where errors become messages and exit codes (0 ok, 1 failure, 2 usage).
 #include "skforge/support/error.hpp"
+#include "skforge/support/log.hpp"
 
 #include <boost/program_options/errors.hpp>
 #include <clocale>
@@ -12,6 +13,21 @@
 #include <vector>
 
 namespace skforge::cli {
+
+/// Messages from the library: information on stdout (unless quiet), warnings on stderr as
+/// `WARN: ...`.
+class ConsoleLog final : public support::Log {
+  public:
+    explicit ConsoleLog(bool quiet = false) : m_quiet(quiet) {}
+    void info(const std::string& m) override {
+        if (!m_quiet)
+            std::printf("%s\n", m.c_str());
+    }
+    void warn(const std::string& m) override { std::fprintf(stderr, "WARN: %s\n", m.c_str()); }
+
+  private:
+    bool m_quiet;
+};
 
 /// One subcommand: its name, a line of help, and the handler given the remaining arguments.
 struct Command {

@@ -358,12 +358,6 @@ int cmd_plan(const Args& args) {
     return 0;
 }
 
-class ConsoleLog final : public skforge::support::Log {
-  public:
-    void info(const std::string& m) override { std::printf("%s\n", m.c_str()); }
-    void warn(const std::string& m) override { std::fprintf(stderr, "WARN: %s\n", m.c_str()); }
-};
-
 int cmd_compile(const Args& args) {
     skforge::compile::CompileOptions o;
     std::string key;
@@ -388,7 +382,7 @@ int cmd_compile(const Args& args) {
     if (!key.empty())
         o.sign_key = key;
     o.use_cache = !no_cache;
-    ConsoleLog log;
+    skforge::cli::ConsoleLog log;
     auto r = skforge::compile::compile(o, log);
     std::printf("%s\n", r.run_path.c_str());
     return 0;

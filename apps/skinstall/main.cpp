@@ -37,19 +37,6 @@ struct Options {
     std::vector<std::string> args;
 };
 
-class ConsoleLog final : public skforge::support::Log {
-  public:
-    explicit ConsoleLog(bool quiet) : m_quiet(quiet) {}
-    void info(const std::string& m) override {
-        if (!m_quiet)
-            std::printf("%s\n", m.c_str());
-    }
-    void warn(const std::string& m) override { std::fprintf(stderr, "WARN: %s\n", m.c_str()); }
-
-  private:
-    bool m_quiet;
-};
-
 inst::Policy make_policy(const Options& o) {
     inst::Policy p;
     for (const auto& k : o.trusted_keys)
@@ -75,7 +62,7 @@ struct Mutating {
 int cmd_install(const Options& o, inst::InstallMode mode) {
     if (o.args.empty())
         throw Error("name at least one .run package", ErrorKind::usage);
-    ConsoleLog log(o.quiet);
+    skforge::cli::ConsoleLog log(o.quiet);
     auto policy = make_policy(o);
     // Every package is verified before anything is written.
     std::vector<inst::VerifiedPackage> pkgs;
@@ -97,7 +84,7 @@ int cmd_install(const Options& o, inst::InstallMode mode) {
 int cmd_uninstall(const Options& o) {
     if (o.args.empty() == !o.all)
         throw Error("name the packages to uninstall, or --all", ErrorKind::usage);
-    ConsoleLog log(o.quiet);
+    skforge::cli::ConsoleLog log(o.quiet);
     auto tree =
         inst::InstallTree::open(inst::choose_install_path(o.install_path), inst::Create::no);
     if (!tree)
@@ -192,7 +179,7 @@ int cmd_verify(const Options& o) {
 }
 
 int cmd_recover(const Options& o) {
-    ConsoleLog log(o.quiet);
+    skforge::cli::ConsoleLog log(o.quiet);
     auto tree =
         inst::InstallTree::open(inst::choose_install_path(o.install_path), inst::Create::yes);
     inst::TreeLock lock(*tree, inst::LockMode::exclusive);
@@ -216,7 +203,7 @@ std::vector<std::string> run_stems(const std::string& dir) {
 int cmd_cleanup(const Options& o) {
     if (o.args.size() != 1 || o.outputs.empty())
         throw Error("usage: skinstall cleanup-from-log LOG --outputs DIR", ErrorKind::usage);
-    ConsoleLog log(o.quiet);
+    skforge::cli::ConsoleLog log(o.quiet);
     std::string text = skforge::support::read_file(o.args.front());
     auto stems = run_stems(o.outputs);
     std::string given = inst::choose_install_path(o.install_path);
