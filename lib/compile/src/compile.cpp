@@ -73,11 +73,19 @@ std::string cache_key(const graph::Graph& g, const CompileOptions& o, const std:
              "\nSOURCE_DATE_EPOCH=" +
              (std::getenv("SOURCE_DATE_EPOCH") ? std::getenv("SOURCE_DATE_EPOCH") : "") + "\n");
     h.update(support::read_file(g.file));
+    // Operators share kernels: read and hash each file once.
+    std::map<std::string, std::string> file_digest;
+    auto digest_of = [&](const std::string& path) -> const std::string& {
+        auto it = file_digest.find(path);
+        if (it == file_digest.end())
+            it = file_digest.emplace(path, support::sha256_hex(support::read_file(path))).first;
+        return it->second;
+    };
     for (const auto& op : g.ops) {
         h.update("\nop " + op.name + " " + op.kernel.json_path + " " + op.kernel.bin_path + "\n");
-        h.update(support::read_file(resolve(g, op.kernel.json_path)));
+        h.update(digest_of(resolve(g, op.kernel.json_path)));
         if (!op.kernel.bin_path.empty())
-            h.update(support::sha256_hex(support::read_file(resolve(g, op.kernel.bin_path))));
+            h.update(digest_of(resolve(g, op.kernel.bin_path)));
     }
     return support::digest_hex(h.finish());
 }
