@@ -285,7 +285,8 @@ int cmd_keygen(const Args& args) {
 // of small objects of a large graph costs more than the rest of `skc check`, and the process ends
 // right after. It stays reachable through `t_keep`, so leak checkers do not report it.
 skforge::graph::Graph* load_checked(const std::string& path,
-                                    std::optional<skforge::fusion::Plan>& plan) {
+                                    std::optional<skforge::fusion::Plan>& plan,
+                                    skforge::fusion::PlanDepth depth) {
     static skforge::graph::Graph* t_keep = nullptr;
     skforge::graph::Diagnostics diags;
     t_keep = new skforge::graph::Graph(skforge::graph::load_graph(path, diags));
@@ -295,7 +296,7 @@ skforge::graph::Graph* load_checked(const std::string& path,
         // keep the plan only if the graph is valid.
         skforge::graph::Diagnostics plan_diags;
         auto planned = std::async(std::launch::async,
-                                  [&] { return skforge::fusion::make_plan(g, plan_diags); });
+                                  [&] { return skforge::fusion::make_plan(g, plan_diags, depth); });
         skforge::graph::validate_graph(g, diags);
         auto p = planned.get();
         if (!diags.has_errors()) {
@@ -322,7 +323,7 @@ int cmd_check(const Args& args) {
     if (!parse(args, desc, pos, vm, "skc check GRAPH"))
         return 0;
     std::optional<skforge::fusion::Plan> plan;
-    const auto* graph = load_checked(path, plan);
+    const auto* graph = load_checked(path, plan, skforge::fusion::PlanDepth::checks);
     if (graph == nullptr)
         return 1;
     const auto& g = *graph;
@@ -345,7 +346,7 @@ int cmd_plan(const Args& args) {
     if (format != "text" && format != "json" && format != "dot")
         throw Error("--format must be text, json or dot, not '" + format + "'", ErrorKind::usage);
     std::optional<skforge::fusion::Plan> plan;
-    const auto* graph = load_checked(path, plan);
+    const auto* graph = load_checked(path, plan, skforge::fusion::PlanDepth::full);
     if (graph == nullptr)
         return 1;
     const auto& g = *graph;

@@ -30,18 +30,20 @@ std::uint64_t aligned(std::uint64_t n) {
 
 struct TensorIndex {
     std::unordered_map<std::string_view, const graph::Tensor*> decl;
-    std::unordered_map<std::string_view, std::vector<int>> consumers;
+    std::unordered_map<std::string_view, std::uint32_t> reads; ///< input slots reading the tensor
 };
 
 TensorIndex index_tensors(const graph::Graph& g) {
     TensorIndex t;
+    t.decl.reserve(g.ops.size() * 2 + g.inputs.size());
+    t.reads.reserve(g.ops.size() * 2 + g.inputs.size());
     for (const auto& in : g.inputs)
         t.decl.emplace(in.name, &in);
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         for (const auto& out : g.ops[i].outputs)
             t.decl.emplace(out.name, &out);
         for (const auto& in : g.ops[i].inputs)
-            t.consumers[in.name].push_back(static_cast<int>(i));
+            ++t.reads[in.name];
     }
     return t;
 }
@@ -104,11 +106,6 @@ class SegmentClock {
     std::vector<std::vector<int>> m_start;
 };
 
-struct Interval {
-    int buffer;
-    std::vector<int> uses; // producer and consumers
-};
-
 // Two arena tensors may share memory only when every use of one happens before the other's
 // producer starts.
 bool conflict(const SegmentClock& clock, const Buffer& a, const std::vector<int>& a_uses,
@@ -152,20 +149,31 @@ std::uint64_t place(const std::vector<int>& order, const std::vector<std::vector
 std::uint64_t clique_bound(const std::vector<std::vector<bool>>& conflicts,
                            const std::vector<std::uint64_t>& bytes,
                            const std::vector<int>& by_size) {
+    // Conflict rows as bitsets: a candidate may join the clique when it is in the AND of the
+    // members' rows, so each greedy pass is linear in words instead of cubic in tensors.
+    std::size_t n = bytes.size();
+    if (n == 0)
+        return 0;
+    std::size_t words = (n + 63) / 64;
+    std::vector<std::uint64_t> rows(n * words, 0); // row i is rows[i * words, (i + 1) * words)
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < n; ++j)
+            if (conflicts[i][j])
+                rows[i * words + j / 64] |= std::uint64_t{1} << (j % 64);
     std::uint64_t best = 0;
+    std::vector<std::uint64_t> candidates(words);
     for (int seed : by_size) {
-        std::vector<int> clique = {seed};
-        std::uint64_t weight = bytes[static_cast<std::size_t>(seed)];
+        auto su = static_cast<std::size_t>(seed);
+        std::copy_n(rows.begin() + static_cast<std::ptrdiff_t>(su * words), words,
+                    candidates.begin());
+        std::uint64_t weight = bytes[su];
         for (int c : by_size) {
-            if (c == seed)
+            auto cu = static_cast<std::size_t>(c);
+            if (c == seed || (candidates[cu / 64] >> (cu % 64) & 1u) == 0)
                 continue;
-            bool all = std::all_of(clique.begin(), clique.end(), [&](int m) {
-                return conflicts[static_cast<std::size_t>(c)][static_cast<std::size_t>(m)];
-            });
-            if (all) {
-                clique.push_back(c);
-                weight += bytes[static_cast<std::size_t>(c)];
-            }
+            weight += bytes[cu];
+            for (std::size_t w = 0; w < words; ++w)
+                candidates[w] &= rows[cu * words + w];
         }
         best = std::max(best, weight);
     }
@@ -244,10 +252,8 @@ void memory_pass(PlanContext& ctx) {
         return;
     TensorIndex tensors = index_tensors(ctx.graph);
     for (auto& s : ctx.plan.segments) {
-        std::map<int, int> pos;
-        for (std::size_t p = 0; p < s.ops.size(); ++p)
-            pos.emplace(s.ops[p], static_cast<int>(p));
         std::unordered_map<std::string_view, int> buffer_of;
+        std::vector<std::uint32_t> reads_here; // per buffer
         std::vector<std::vector<int>> uses;
         auto buffer = [&](const std::string& name) {
             auto [it, fresh] = buffer_of.emplace(name, static_cast<int>(s.buffers.size()));
@@ -256,6 +262,7 @@ void memory_pass(PlanContext& ctx) {
                 s.buffers.push_back(
                     {name, tensor_bytes(d == tensors.decl.end() ? nullptr : d->second)});
                 uses.emplace_back();
+                reads_here.push_back(0);
             }
             return it->second;
         };
@@ -265,6 +272,7 @@ void memory_pass(PlanContext& ctx) {
             for (const auto& in : op.inputs) {
                 int b = buffer(in.name);
                 s.buffers[static_cast<std::size_t>(b)].last = static_cast<int>(p);
+                ++reads_here[static_cast<std::size_t>(b)];
                 uses[static_cast<std::size_t>(b)].push_back(static_cast<int>(p));
                 sub.args.push_back({b, false, 0});
             }
@@ -277,12 +285,12 @@ void memory_pass(PlanContext& ctx) {
             sub.workspace =
                 ctx.graph.kernels[static_cast<std::size_t>(op.kernel_index)].meta.workspace.total();
         }
-        // Internal: produced here, read, and read only here.
-        for (auto& b : s.buffers) {
-            auto c = tensors.consumers.find(b.tensor);
-            b.arena = b.first >= 0 && c != tensors.consumers.end() && !c->second.empty() &&
-                      std::all_of(c->second.begin(), c->second.end(),
-                                  [&](int op) { return pos.contains(op); });
+        // Internal: produced here, read, and read only here (every read of it is one of ours).
+        for (std::size_t i = 0; i < s.buffers.size(); ++i) {
+            auto& b = s.buffers[i];
+            auto r = tensors.reads.find(b.tensor);
+            std::uint32_t reads = r == tensors.reads.end() ? 0 : r->second;
+            b.arena = b.first >= 0 && reads > 0 && reads == reads_here[i];
             if (b.last < b.first)
                 b.last = b.first;
         }

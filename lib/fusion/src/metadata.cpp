@@ -2,6 +2,7 @@
 // (share/doc/plan-format.md).
 #include "skforge/fusion/plan.hpp"
 
+#include "json_text.hpp"
 #include "skforge/kernel/kernel_meta.hpp"
 
 #include <algorithm>
@@ -9,8 +10,6 @@
 #include <map>
 
 namespace skforge::fusion {
-
-using nlohmann::json;
 
 namespace {
 
@@ -67,102 +66,156 @@ void fill_arg_offsets(Segment& s, const ParamBlock& pb) {
     }
 }
 
-json sub_kernel_json(const PlanContext& ctx, const Segment& s, std::size_t p) {
-    const auto& op = ctx.graph.ops[static_cast<std::size_t>(s.ops[p])];
-    const auto& meta = ctx.graph.kernels[static_cast<std::size_t>(op.kernel_index)].meta;
+void sub_kernel_text(std::string& out, const graph::Graph& g, const Segment& s, std::size_t p) {
+    namespace jt = json_text;
+    const auto& op = g.ops[static_cast<std::size_t>(s.ops[p])];
+    const auto& meta = g.kernels[static_cast<std::size_t>(op.kernel_index)].meta;
     const auto& sub = s.subs[p];
-    json args = json::array();
-    for (const auto& a : sub.args) {
+    out += '{';
+    jt::key(out, "arg_list");
+    out += '[';
+    for (std::size_t i = 0; i < sub.args.size(); ++i) {
+        const auto& a = sub.args[i];
         const auto& buf = s.buffers[static_cast<std::size_t>(a.buffer)];
-        args.push_back({{"name", buf.tensor},
-                        {"param_offset", a.param_offset},
-                        {"arena_offset", buf.arena ? json(buf.offset) : json(-1)},
-                        {"notify_param_offset", a.notify_param_offset},
-                        {"wait_param_offset", a.wait_param_offset}});
+        out += i ? ",{" : "{";
+        jt::number(out, "arena_offset",
+                   buf.arena ? static_cast<std::int64_t>(buf.offset) : std::int64_t{-1});
+        jt::text(out, "name", buf.tensor);
+        jt::number(out, "notify_param_offset", a.notify_param_offset);
+        jt::number(out, "param_offset", a.param_offset);
+        jt::number(out, "wait_param_offset", a.wait_param_offset);
+        out += '}';
     }
-    return {{"func_name", meta.kernel_name},
-            {"op_name", op.name},
-            {"op_type", op.type},
-            {"split_mode", sub.split_mode},
-            {"blockDim", sub.block_dim},
-            {"sub_operator_kernel_type", kernel::kernel_type_name(*meta.kernel_type)},
-            {"sub_operator_early_start_set_flag", sub.early_start_set ? 1 : 0},
-            {"sub_operator_early_start_wait_flag", sub.early_start_wait ? 1 : 0},
-            {"dcci_before_kernel_start", sub.dcci_before ? 1 : 0},
-            {"dcci_after_kernel_end", sub.dcci_after ? 1 : 0},
-            {"dcci_disable_on_kernel", sub.dcci_disabled ? 1 : 0},
-            {"streamid", op.stream_id},
-            {"send_event_list", sub.send_events},
-            {"recv_event_list", sub.recv_events},
-            {"workspace", sub.workspace},
-            {"feed_sync_all_cores", sub.feed_sync_all_cores},
-            {"preload_bytes", s.preload_bytes.empty() ? 0 : s.preload_bytes[p]},
-            {"arg_list", std::move(args)}};
+    out += ']';
+    jt::number(out, "blockDim", sub.block_dim);
+    jt::number(out, "dcci_after_kernel_end", sub.dcci_after ? 1 : 0);
+    jt::number(out, "dcci_before_kernel_start", sub.dcci_before ? 1 : 0);
+    jt::number(out, "dcci_disable_on_kernel", sub.dcci_disabled ? 1 : 0);
+    jt::number(out, "feed_sync_all_cores", sub.feed_sync_all_cores);
+    jt::text(out, "func_name", meta.kernel_name);
+    jt::text(out, "op_name", op.name);
+    jt::text(out, "op_type", op.type);
+    jt::number(out, "preload_bytes",
+               s.preload_bytes.empty() ? std::uint64_t{0} : s.preload_bytes[p]);
+    jt::numbers(out, "recv_event_list", sub.recv_events);
+    jt::numbers(out, "send_event_list", sub.send_events);
+    jt::number(out, "split_mode", sub.split_mode);
+    jt::number(out, "streamid", op.stream_id);
+    jt::number(out, "sub_operator_early_start_set_flag", sub.early_start_set ? 1 : 0);
+    jt::number(out, "sub_operator_early_start_wait_flag", sub.early_start_wait ? 1 : 0);
+    jt::text(out, "sub_operator_kernel_type", kernel::kernel_type_name(*meta.kernel_type));
+    jt::number(out, "workspace", sub.workspace);
+    out += '}';
 }
 
 } // namespace
 
 void metadata_pass(PlanContext& ctx) {
-    bool host = ctx.graph.npu_arch == "host";
     for (auto& s : ctx.plan.segments) {
         ParamBlock pb = param_block(s);
         fill_arg_offsets(s, pb);
-        json params = json::array();
-        for (const auto& [b, off] : pb.buffer_offset) {
-            const auto& buf = s.buffers[static_cast<std::size_t>(b)];
-            params.push_back({{"name", buf.tensor},
-                              {"param_offset", off},
-                              {"size", buf.bytes},
-                              {"role", buf.first >= 0 ? "output" : "input"}});
-        }
-        params.push_back({{"name", "workspace"},
-                          {"param_offset", pb.workspace_offset},
-                          {"size", s.workspace_total + s.arena_peak},
-                          {"role", "workspace"}});
-        json kernels = json::array();
-        for (std::size_t p = 0; p < s.ops.size(); ++p)
-            kernels.push_back(sub_kernel_json(ctx, s, p));
-        json barriers = json::array();
-        for (const auto& b : s.barriers)
-            barriers.push_back(
-                {{"before", s.subs.empty() ? 0 : b.before}, {"kind", barrier_kind_name(b.kind)}});
-        json arena = json::array();
-        for (const auto& b : s.buffers)
-            if (b.arena)
-                arena.push_back({{"name", b.tensor}, {"offset", b.offset}, {"size", b.bytes}});
-        json copies = json::array();
-        for (const auto& c : s.layout)
-            copies.push_back(
-                {{"sub", c.sub}, {"copy", c.copy}, {"offset", c.offset}, {"size", c.size}});
-        std::string name = symbol(ctx.graph.name + "_" + s.name);
-        s.kernel_meta = {
-            {"binFileName", name},
-            {"binFileSuffix", host ? ".so" : ".o"},
-            {"blockDim", s.block_dim},
-            {"coreType", s.core_type},
-            {"intercoreSync", s.ops.size() > 1 ? 1 : 0},
-            {"kernelName", name},
-            {"magic", host ? std::string(kernel::k_host_magic_name)
-                           : std::string("RT_DEV_BINARY_MAGIC_ELF")},
-            {"opParaSize", pb.size},
-            {"parameters", std::move(params)},
-            {"sha256", ""},
-            {"taskRation", s.task_ration},
-            {"supportSuperKernel", 0},
-            {"workspace",
-             {{"num", 1}, {"size", {s.workspace_total + s.arena_peak}}, {"type", {0}}}},
-            {"SuperkernelInfo",
-             {{"kernelList", std::move(kernels)},
-              {"barriers", std::move(barriers)},
-              {"arena",
-               {{"peak", s.arena_peak},
-                {"lower_bound", s.arena_lower_bound},
-                {"tensors", std::move(arena)}}},
-              {"layout",
-               {{"func_align", s.options.func_align},
-                {"code_size_estimated", s.code_size_estimated},
-                {"copies", std::move(copies)}}}}}};
+        s.param_block_size = pb.size;
+        s.workspace_param_offset = pb.workspace_offset;
+        s.argument_offsets.assign(pb.buffer_offset.begin(), pb.buffer_offset.end());
     }
+}
+
+std::string kernel_meta_json(const graph::Graph& g, const Segment& s) {
+    namespace jt = json_text;
+    bool host = g.npu_arch == "host";
+    std::string name = symbol(g.name + "_" + s.name);
+    std::uint64_t workspace = s.workspace_total + s.arena_peak;
+    std::string out = "{";
+    jt::key(out, "SuperkernelInfo");
+    out += '{';
+    jt::key(out, "arena");
+    out += '{';
+    jt::number(out, "lower_bound", s.arena_lower_bound);
+    jt::number(out, "peak", s.arena_peak);
+    jt::key(out, "tensors");
+    out += '[';
+    bool first = true;
+    for (const auto& b : s.buffers) {
+        if (!b.arena)
+            continue;
+        out += first ? "{" : ",{";
+        first = false;
+        jt::text(out, "name", b.tensor);
+        jt::number(out, "offset", b.offset);
+        jt::number(out, "size", b.bytes);
+        out += '}';
+    }
+    out += "]}";
+    jt::key(out, "barriers");
+    out += '[';
+    for (std::size_t i = 0; i < s.barriers.size(); ++i) {
+        out += i ? ",{" : "{";
+        jt::number(out, "before", s.barriers[i].before);
+        jt::text(out, "kind", barrier_kind_name(s.barriers[i].kind));
+        out += '}';
+    }
+    out += ']';
+    jt::key(out, "kernelList");
+    out += '[';
+    for (std::size_t p = 0; p < s.ops.size(); ++p) {
+        if (p)
+            out += ',';
+        sub_kernel_text(out, g, s, p);
+    }
+    out += ']';
+    jt::key(out, "layout");
+    out += '{';
+    jt::key(out, "code_size_estimated");
+    out += s.code_size_estimated ? "true" : "false";
+    jt::key(out, "copies");
+    out += '[';
+    for (std::size_t i = 0; i < s.layout.size(); ++i) {
+        const auto& c = s.layout[i];
+        out += i ? ",{" : "{";
+        jt::number(out, "copy", c.copy);
+        jt::number(out, "offset", c.offset);
+        jt::number(out, "size", c.size);
+        jt::number(out, "sub", c.sub);
+        out += '}';
+    }
+    out += ']';
+    jt::number(out, "func_align", s.options.func_align);
+    out += "}}";
+    jt::text(out, "binFileName", name);
+    jt::text(out, "binFileSuffix", host ? ".so" : ".o");
+    jt::number(out, "blockDim", s.block_dim);
+    jt::text(out, "coreType", s.core_type);
+    jt::number(out, "intercoreSync", s.ops.size() > 1 ? 1 : 0);
+    jt::text(out, "kernelName", name);
+    jt::text(out, "magic",
+             host ? kernel::k_host_magic_name : std::string_view("RT_DEV_BINARY_MAGIC_ELF"));
+    jt::number(out, "opParaSize", s.param_block_size);
+    jt::key(out, "parameters");
+    out += '[';
+    for (const auto& [b, off] : s.argument_offsets) {
+        const auto& buf = s.buffers[static_cast<std::size_t>(b)];
+        out += "{";
+        jt::text(out, "name", buf.tensor);
+        jt::number(out, "param_offset", off);
+        jt::text(out, "role", buf.first >= 0 ? "output" : "input");
+        jt::number(out, "size", buf.bytes);
+        out += "},";
+    }
+    out += '{';
+    jt::text(out, "name", "workspace");
+    jt::number(out, "param_offset", s.workspace_param_offset);
+    jt::text(out, "role", "workspace");
+    jt::number(out, "size", workspace);
+    out += "}]";
+    jt::text(out, "sha256", "");
+    jt::number(out, "supportSuperKernel", 0);
+    jt::text(out, "taskRation", s.task_ration);
+    jt::key(out, "workspace");
+    out += '{';
+    jt::number(out, "num", 1);
+    out += ",\"size\":[" + std::to_string(workspace) + "],\"type\":[0]}";
+    out += '}';
+    return out;
 }
 
 } // namespace skforge::fusion

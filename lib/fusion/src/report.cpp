@@ -1,5 +1,7 @@
 #include "skforge/fusion/report.hpp"
 
+#include "json_text.hpp"
+
 #include <array>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -108,23 +110,8 @@ std::string plan_text(const graph::Graph& g, const Plan& p) {
 
 namespace {
 
-// JSON string literal of `s` (quotes, backslashes and control characters escaped).
 void append_string(std::string& out, std::string_view s) {
-    out += '"';
-    for (char c : s) {
-        auto u = static_cast<unsigned char>(c);
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += c;
-        } else if (u < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", u);
-            out += buf;
-        } else {
-            out += c;
-        }
-    }
-    out += '"';
+    json_text::string(out, s);
 }
 
 } // namespace
@@ -170,9 +157,12 @@ std::string plan_json(const graph::Graph& g, const Plan& p) {
                   {"early_start_pairs", seg.early_start_pairs.size()},
                   {"event_pairs", seg.event_pairs.size()},
                   {"arena", {{"peak", seg.arena_peak}, {"lower_bound", seg.arena_lower_bound}}},
-                  {"workspace", {{"total", seg.workspace_total}, {"naive", seg.workspace_naive}}},
-                  {"kernel_meta", seg.kernel_meta}};
-        out += (s ? ",\n  " : "\n  ") + j.dump();
+                  {"workspace", {{"total", seg.workspace_total}, {"naive", seg.workspace_naive}}}};
+        // nlohmann sorts keys: "kernel_meta" goes after "event_pairs" and before "name".
+        std::string text = j.dump();
+        auto at = text.find(",\"name\":");
+        text.insert(at, ",\"kernel_meta\":" + kernel_meta_json(g, seg));
+        out += (s ? ",\n  " : "\n  ") + text;
     }
     out += p.segments.empty() ? "],\n" : "\n],\n";
     out += "\"ops\": [";

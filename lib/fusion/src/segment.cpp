@@ -202,7 +202,7 @@ void segment_pass(PlanContext& ctx) {
     name_segments(ctx, position, scope_of_segment);
 }
 
-Plan make_plan(const graph::Graph& graph, graph::Diagnostics& diags) {
+Plan make_plan(const graph::Graph& graph, graph::Diagnostics& diags, PlanDepth depth) {
     PlanContext ctx{graph, diags, graph::dependencies(graph), {}};
     // 1. Cut scopes into segments.
     segment_pass(ctx);
@@ -210,6 +210,9 @@ Plan make_plan(const graph::Graph& graph, graph::Diagnostics& diags) {
     cores_pass(ctx);
     // 3. Streams: events inside a SuperKernel become set/wait pairs; no deadlock.
     stream_pass(ctx);
+    // The passes below report no problems: `skc check` stops here.
+    if (depth == PlanDepth::checks)
+        return std::move(ctx.plan);
     // 4. Barriers, as narrow as correct, and early-start flags.
     barrier_pass(ctx);
     // 5. Cache maintenance flags.
@@ -218,7 +221,7 @@ Plan make_plan(const graph::Graph& graph, graph::Diagnostics& diags) {
     memory_pass(ctx);
     // 7. Code layout.
     layout_pass(ctx);
-    // 8. The SuperKernel metadata, exactly as compile emits it.
+    // 8. The SuperKernel's parameter block (its metadata JSON is written on demand).
     metadata_pass(ctx);
     return std::move(ctx.plan);
 }

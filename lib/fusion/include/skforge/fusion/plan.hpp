@@ -2,8 +2,6 @@
 
 #include "skforge/graph/graph.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <optional>
 #include <string>
 #include <string_view>
@@ -115,7 +113,10 @@ struct Segment {
     std::vector<CodeCopy> layout;
     std::vector<std::uint64_t> preload_bytes; ///< per sub-kernel
     bool code_size_estimated = false;
-    nlohmann::json kernel_meta; ///< the SuperKernel's metadata, as compile emits it
+    std::int64_t param_block_size = 0; ///< opParaSize
+    std::int64_t workspace_param_offset = 0;
+    std::vector<std::pair<int, std::int64_t>>
+        argument_offsets; ///< (buffer, param offset) of arguments
 };
 
 /// What happened to one operator.
@@ -157,13 +158,21 @@ void cache_pass(PlanContext& ctx);
 void memory_pass(PlanContext& ctx);
 /// Pass: code layout (func-align, split-mode copies, preload).
 void layout_pass(PlanContext& ctx);
-/// Pass: the SuperKernel metadata JSON of every segment.
+/// Pass: the SuperKernel's parameter block: argument, workspace and event flag offsets.
 void metadata_pass(PlanContext& ctx);
+
+/// The SuperKernel metadata JSON of segment `s` (compact, keys sorted), as compile emits it.
+/// Written on demand: `skc check` and the text plan do not need it.
+std::string kernel_meta_json(const graph::Graph& g, const Segment& s);
 
 /// Bytes of one element of `dtype`, or 0 when unknown (int4 counts as 1).
 std::uint32_t dtype_size(std::string_view dtype);
 
+/// How far make_plan goes: the passes that can find problems, or all of them.
+enum class PlanDepth { checks, full };
+
 /// Runs the planning passes over a validated graph.
-Plan make_plan(const graph::Graph& graph, graph::Diagnostics& diags);
+Plan make_plan(const graph::Graph& graph, graph::Diagnostics& diags,
+               PlanDepth depth = PlanDepth::full);
 
 } // namespace skforge::fusion

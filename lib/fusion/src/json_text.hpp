@@ -1,0 +1,62 @@
+#pragma once
+
+// JSON written straight into a string, for the outputs that can hold a hundred thousand objects
+// (building them as nlohmann::json first costs seconds). Keys are written by the caller in
+// sorted order, so the text equals nlohmann's compact dump of the same object.
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace skforge::fusion::json_text {
+
+/// Appends `s` as a JSON string literal.
+inline void string(std::string& out, std::string_view s) {
+    out += '"';
+    for (char c : s) {
+        auto u = static_cast<unsigned char>(c);
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (u < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", u);
+            out += buf;
+        } else {
+            out += c;
+        }
+    }
+    out += '"';
+}
+
+/// Appends `"key":`, preceded by a comma unless it is the object's first member.
+inline void key(std::string& out, std::string_view k) {
+    if (out.back() != '{')
+        out += ',';
+    string(out, k);
+    out += ':';
+}
+
+/// Appends `"key":<number>`.
+template <class T> void number(std::string& out, std::string_view k, T v) {
+    key(out, k);
+    out += std::to_string(v);
+}
+
+/// Appends `"key":"text"`.
+inline void text(std::string& out, std::string_view k, std::string_view v) {
+    key(out, k);
+    string(out, v);
+}
+
+/// Appends `"key":[n,n,...]`.
+template <class T> void numbers(std::string& out, std::string_view k, const std::vector<T>& v) {
+    key(out, k);
+    out += '[';
+    for (std::size_t i = 0; i < v.size(); ++i)
+        out += (i ? "," : "") + std::to_string(v[i]);
+    out += ']';
+}
+
+} // namespace skforge::fusion::json_text
