@@ -9,11 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 MB=${1:-1024}
 REPS=${2:-3}
-sh scripts/bootstrap.sh >/dev/null
-cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DSKFORGE_TESTS=OFF >/dev/null
-cmake --build build/release >/dev/null
-SKC=$PWD/build/release/apps/skc/skc
-SKINSTALL=$PWD/build/release/apps/skinstall/skinstall
+. test/bench/common.sh
+bench_build
 W=$(mktemp -d "${TMPDIR:-/var/tmp}/skforge-bench.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 
@@ -35,22 +32,6 @@ cd "$W"
 "$SKC" pack tree -o bench_kernels.run --version 1 --level 1 -q
 makeself --sha256 --gzip --complevel 1 --nox11 --quiet tree ms.run bench ./setup.sh
 sync
-
-now() { date +%s.%N; }
-median() { sort -n | sed -n "$(((REPS + 1) / 2))p"; }
-measure() { # measure PREP CMD: median seconds of CMD, PREP run untimed before each
-    local prep=$1
-    shift
-    for _ in $(seq 1 "$REPS"); do
-        eval "$prep"
-        sync
-        local t0 t1
-        t0=$(now)
-        "$@" >/dev/null 2>&1
-        t1=$(now)
-        echo "$t1 - $t0" | bc -l
-    done | median
-}
 
 sk_install() { "$SKINSTALL" install bench_kernels.run --install-path "$W/root" -q; }
 ms_install() {

@@ -8,10 +8,8 @@ cd "$(dirname "$0")/../.."
 MB=${1:-256}
 REPS=${2:-3}
 LEVEL=${BENCH_LEVEL:-6}
-sh scripts/bootstrap.sh >/dev/null
-cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DSKFORGE_TESTS=OFF >/dev/null
-cmake --build build/release >/dev/null
-SKC=$PWD/build/release/apps/skc/skc
+. test/bench/common.sh
+bench_build
 W=$(mktemp -d "${TMPDIR:-/tmp}/skforge-bench.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 
@@ -30,38 +28,21 @@ chmod -R u=rwX,go=rX "$W/tree"
 printf '#!/bin/sh\ntrue\n' >"$W/tree/setup.sh" && chmod 0755 "$W/tree/setup.sh"
 cat "$W"/tree/lib/* >/dev/null   # warm the page cache for everyone
 
-now() { date +%s.%N; }
-# median_time CMD...: runs CMD REPS times (after `prep` if defined) and prints the median seconds.
-median_time() {
-    local times=()
-    for _ in $(seq 1 "$REPS"); do
-        [ -n "${PREP:-}" ] && eval "$PREP"
-        local t0 t1
-        t0=$(now)
-        "$@" >/dev/null 2>&1
-        t1=$(now)
-        times+=("$(echo "$t1 - $t0" | bc -l)")
-    done
-    printf '%s\n' "${times[@]}" | sort -n | sed -n "$(((REPS + 1) / 2))p"
-}
-
 cd "$W"
 export SOURCE_DATE_EPOCH=1700000000
 ms_pack_default() { rm -f ms.run; makeself --sha256 --gzip --complevel "$LEVEL" --nox11 --quiet tree ms.run "bench" ./setup.sh; }
 ms_pack_sha_only() { rm -f ms2.run; makeself --sha256 --nomd5 --nocrc --gzip --complevel "$LEVEL" --nox11 --quiet tree ms2.run "bench" ./setup.sh; }
 sk_pack() { "$SKC" pack tree -o sk.run --version 1 --level "$LEVEL" -q; }
 
-t_ms_pack=$(median_time ms_pack_default)
-t_ms2_pack=$(median_time ms_pack_sha_only)
-t_sk_pack=$(median_time sk_pack)
-t_ms_check=$(median_time sh ms.run --check)
-t_ms2_check=$(median_time sh ms2.run --check)
-t_sk_check=$(median_time sh sk.run --check)
-PREP='rm -rf out'
-t_ms_extract=$(median_time sh ms.run --noexec --target out --quiet)
-t_ms2_extract=$(median_time sh ms2.run --noexec --target out --quiet)
-t_sk_extract=$(median_time sh sk.run --extract=out -q)
-PREP=
+t_ms_pack=$(measure ':' ms_pack_default)
+t_ms2_pack=$(measure ':' ms_pack_sha_only)
+t_sk_pack=$(measure ':' sk_pack)
+t_ms_check=$(measure ':' sh ms.run --check)
+t_ms2_check=$(measure ':' sh ms2.run --check)
+t_sk_check=$(measure ':' sh sk.run --check)
+t_ms_extract=$(measure 'rm -rf out' sh ms.run --noexec --target out --quiet)
+t_ms2_extract=$(measure 'rm -rf out' sh ms2.run --noexec --target out --quiet)
+t_sk_extract=$(measure 'rm -rf out' sh sk.run --extract=out -q)
 
 cmp -s out/lib/1_* tree/lib/1_* || { echo "extraction produced wrong bytes" >&2; exit 1; }
 size_in=$(du -sb tree | cut -f1)

@@ -6,30 +6,18 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 N=${1:-100000}
 REPS=${2:-5}
-sh scripts/bootstrap.sh >/dev/null
-cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DSKFORGE_TESTS=OFF >/dev/null
-cmake --build build/release >/dev/null
-SKC=$PWD/build/release/apps/skc/skc
+. test/bench/common.sh
+bench_build
 W=$(mktemp -d "${TMPDIR:-/tmp}/skforge-plan.XXXXXX")
 trap 'rm -rf "$W"' EXIT
-median() { sort -n | sed -n "$(((REPS + 1) / 2))p"; }
-measure() {
-    for _ in $(seq 1 "$REPS"); do
-        local t0 t1
-        t0=$(date +%s.%N)
-        "$@" >/dev/null
-        t1=$(date +%s.%N)
-        echo "$t1 - $t0" | bc -l
-    done | median
-}
 echo "| operators | graph size | skc check | skc plan --format json | check + plan |"
 echo "|---|---|---|---|---|"
 declare -A plan_time
 for n in "$N" $((N * 10)); do
     python3 test/bench/gen_graph.py "$W/g$n" "$n"
     cat "$W/g$n/graph.yaml" >/dev/null
-    c=$(measure "$SKC" check "$W/g$n/graph.yaml")
-    p=$(measure "$SKC" plan --format json "$W/g$n/graph.yaml")
+    c=$(measure ':' "$SKC" check "$W/g$n/graph.yaml")
+    p=$(measure ':' "$SKC" plan --format json "$W/g$n/graph.yaml")
     plan_time[$n]=$(echo "$c + $p" | bc -l)
     printf '| %d | %d MiB | %.2f s | %.2f s | %.2f s |\n' "$n" $(($(stat -c %s "$W/g$n/graph.yaml") / 1048576)) "$c" "$p" "${plan_time[$n]}"
     rm -rf "$W/g$n"
