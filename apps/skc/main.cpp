@@ -378,11 +378,12 @@ int cmd_compile(const Args& args) {
     po::variables_map vm;
     if (!parse(args, desc, pos, vm,
                "skc compile GRAPH [--npu-arch A] [-o OUTDIR] [--name NAME] [--sign-key K] "
-               "[--no-cache]"))
+               "[--jobs N] [--no-cache]"))
         return 0;
     if (!key.empty())
         o.sign_key = key;
     o.use_cache = !no_cache;
+    o.jobs = jobs;
     skforge::cli::ConsoleLog log;
     auto r = skforge::compile::compile(o, log);
     std::printf("%s\n", r.run_path.c_str());
@@ -393,7 +394,7 @@ const std::vector<skforge::cli::Command>& commands() {
     static const std::vector<skforge::cli::Command> table = {
         {"check", "validate a graph and its kernel metadata", cmd_check},
         {"plan", "show which operators fuse into which SuperKernel, and why not", cmd_plan},
-        {"compile", "compile a graph into an installable .run (static kernels; see its doc)",
+        {"compile", "compile a graph into an installable .run (host SuperKernels, static kernels)",
          cmd_compile},
         {"pack", "pack a directory into a signed, reproducible .run package", cmd_pack},
         {"inspect", "show and verify a .run package without running it", cmd_inspect},

@@ -1,7 +1,9 @@
-// The pipeline driver behind `skc compile`: check, plan, package, with compile logs and a cache.
-// This version packages precompiled kernels as static kernels; generating and building
-// SuperKernels (host target, bisheng) is not implemented yet and is refused with a message.
+// The pipeline driver behind `skc compile`: check, plan, build, package, with compile logs and a
+// cache. The host target builds kernels and SuperKernels (host_build.cpp); the NPU targets
+// package precompiled kernels as static kernels, and refuse fusion they cannot build.
 #include "skforge/compile/compile.hpp"
+
+#include "host_build.hpp"
 
 #include "skforge/fusion/plan.hpp"
 #include "skforge/graph/graph.hpp"
@@ -18,6 +20,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <thread>
 #include <unistd.h>
 
 namespace skforge::compile {
@@ -65,8 +68,9 @@ std::string resolve(const graph::Graph& g, const std::string& p) {
 
 // Everything that decides the output, hashed: skforge, target, options, graph, kernels.
 std::string cache_key(const graph::Graph& g, const CompileOptions& o, const std::string& arch,
-                      const std::string& soc) {
+                      const std::string& soc, const std::string& toolchain) {
     support::Sha256 h;
+    h.update("toolchain " + toolchain + "\n");
     h.update(std::string("skforge ") + SKFORGE_VERSION + "\narch=" + arch + "\nsoc=" + soc +
              "\nname=" + o.name + "\nversion=" + o.version +
              "\nsign=" + (o.sign_key ? support::sha256_hex(support::read_file(*o.sign_key)) : "") +
@@ -180,38 +184,38 @@ CompileResult run_pipeline(const CompileOptions& o, const Outputs& out, const st
     if (diags.has_errors())
         throw Error(o.graph_path + ": " + std::to_string(diags.error_count()) +
                     " error(s) in the graph:\n" + diags.format());
-    std::string soc = target_soc(g.soc_version);
+    std::string soc = arch == "host" ? "host" : target_soc(g.soc_version);
     log += "graph " + g.name + ": " + std::to_string(g.ops.size()) + " operators, " +
            std::to_string(plan->segments.size()) + " SuperKernel segment(s); target " + arch +
            ", SoC " + soc + "\n";
     // 2. Targets.
-    if (arch == "host")
-        throw Error(
-            "the host target (building host kernels and a threaded SuperKernel) is not in this "
-            "version of "
-            "skforge yet; compile for dav-2201 or dav-3510 with super_kernel_optimize: false");
-    if (arch != "dav-2201" && arch != "dav-3510")
+    std::string toolchain;
+    if (arch == "host") {
+        toolchain = host_fingerprint(g);
+    } else if (arch != "dav-2201" && arch != "dav-3510") {
         throw Error("unsupported NPU architecture '" + arch + "' (host, dav-2201 or dav-3510)",
                     support::ErrorKind::usage);
-    if (!plan->segments.empty()) {
-        if (!on_path("bisheng"))
-            throw Error(
-                "the graph asks for SuperKernel fusion (" + std::to_string(plan->segments.size()) +
-                " segment(s)), which needs the CANN compiler 'bisheng' on PATH: install the CANN "
-                "toolkit "
-                "and source its set_env.sh, or set super_kernel_optimize: false to package the "
-                "precompiled kernels unfused");
-        throw Error("'bisheng' was found, but generating AscendC SuperKernels is not in this "
-                    "version of skforge yet; "
-                    "set super_kernel_optimize: false to package the precompiled kernels unfused");
+    } else {
+        if (!plan->segments.empty()) {
+            if (!on_path("bisheng"))
+                throw Error("the graph asks for SuperKernel fusion (" +
+                            std::to_string(plan->segments.size()) +
+                            " segment(s)), which needs the CANN compiler 'bisheng' on PATH: "
+                            "install the CANN toolkit and source its set_env.sh, set "
+                            "super_kernel_optimize: false to package the precompiled kernels "
+                            "unfused, or compile for --npu-arch host");
+            throw Error("'bisheng' was found, but generating AscendC SuperKernels is not in this "
+                        "version of skforge yet; set super_kernel_optimize: false to package the "
+                        "precompiled kernels unfused, or compile for --npu-arch host");
+        }
+        for (const auto& op : g.ops)
+            if (op.kernel.bin_path.empty())
+                throw Error("operator '" + op.name +
+                            "' has no kernel binary (bin_path): static packaging needs every "
+                            "kernel compiled");
     }
-    for (const auto& op : g.ops)
-        if (op.kernel.bin_path.empty())
-            throw Error("operator '" + op.name +
-                        "' has no kernel binary (bin_path): static packaging needs every "
-                        "kernel compiled");
     // 3. Cache.
-    std::string key = cache_key(g, o, arch, soc);
+    std::string key = cache_key(g, o, arch, soc, toolchain);
     json cache = read_cache(out.cache_file(arch));
     for (auto it = cache.begin(); it != cache.end();) {
         const json& e = it.value();
@@ -227,11 +231,17 @@ CompileResult run_pipeline(const CompileOptions& o, const Outputs& out, const st
     }
     user.info(std::string(o.use_cache ? "cache miss" : "cache disabled") + ": building " +
               out.run());
-    // 4. Package the precompiled kernels as static kernels.
+    // 4. Build (host) or lay out the precompiled kernels (NPU), then package.
     TempDir stage(out.dir);
     std::string soc_dir = lower(soc);
-    log += "static kernels:\n";
-    stage_static_kernels(g, soc_dir, stage.path(), log);
+    if (arch == "host") {
+        TempDir build(out.dir);
+        unsigned jobs = o.jobs != 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
+        build_host_package(g, *plan, build.path(), stage.path(), jobs, log);
+    } else {
+        log += "static kernels:\n";
+        stage_static_kernels(g, soc_dir, stage.path(), log);
+    }
     package::PackOptions po{stage.path(), out.run(), o.version, arch, soc};
     po.sign_key = o.sign_key;
     po.inputs_digest = key;

@@ -117,6 +117,7 @@ void metadata_pass(PlanContext& ctx) {
         s.param_block_size = pb.size;
         s.workspace_param_offset = pb.workspace_offset;
         s.argument_offsets.assign(pb.buffer_offset.begin(), pb.buffer_offset.end());
+        s.event_slots.assign(pb.event_slot.begin(), pb.event_slot.end());
     }
 }
 

@@ -16,6 +16,7 @@ struct CompileOptions {
     std::string version = "1.0.0";
     std::optional<std::string> sign_key;
     bool use_cache = true;
+    unsigned jobs = 0; ///< parallel builds; 0: one per core
 };
 
 /// What it did.

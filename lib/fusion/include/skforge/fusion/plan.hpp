@@ -117,6 +117,8 @@ struct Segment {
     std::int64_t workspace_param_offset = 0;
     std::vector<std::pair<int, std::int64_t>>
         argument_offsets; ///< (buffer, param offset) of arguments
+    std::vector<std::pair<std::int64_t, std::int64_t>>
+        event_slots; ///< (event, param offset of its 8-byte flag) of the pairs inside
 };
 
 /// What happened to one operator.

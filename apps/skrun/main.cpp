@@ -1,0 +1,216 @@
+// skrun: runs an installed host package, fused (one launch per SuperKernel) and, with
+// --compare-unfused, one launch per operator, and compares every output bitwise.
+#include "skforge/install/layout.hpp"
+#include "skforge/install/query.hpp"
+#include "skforge/runtime/package.hpp"
+#include "skforge/support/error.hpp"
+
+#include <algorithm>
+#include <boost/program_options.hpp>
+#include <chrono>
+#include <clocale>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+namespace po = boost::program_options;
+namespace inst = skforge::install;
+namespace rt = skforge::runtime;
+using skforge::support::Error;
+using skforge::support::ErrorKind;
+
+namespace {
+
+constexpr const char* k_usage =
+    "Usage: skrun NAME [--install-path P] [--inputs random|DIR] [--seed S] [--compare-unfused]\n"
+    "             [--iterations N] [--cores N] [--json]\n\n"
+    "Runs the installed host package NAME (skc compile --npu-arch host): each SuperKernel as one\n"
+    "launch on worker threads standing in for AI cores. --compare-unfused also runs every\n"
+    "operator as its own launch, compares every output bitwise and prints both timings; the exit\n"
+    "status is 1 when any output differs. See share/doc/host-target.md.\n";
+
+struct Options {
+    std::string name, install_path, inputs = "random";
+    std::uint64_t seed = 1;
+    unsigned iterations = 10, cores = 0;
+    bool compare = false, json = false;
+};
+
+struct Timing {
+    std::uint64_t launches = 0;
+    double median_ms = 0, min_ms = 0;
+};
+
+template <typename Run> Timing time_runs(Run run, unsigned iterations) {
+    Timing t;
+    t.launches = run(); // warm-up: page faults, first calls through the PLT
+    std::vector<double> ms;
+    for (unsigned i = 0; i < iterations; ++i) {
+        auto start = std::chrono::steady_clock::now();
+        run();
+        ms.push_back(
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count());
+    }
+    if (!ms.empty()) {
+        std::sort(ms.begin(), ms.end());
+        t.median_ms = ms[ms.size() / 2];
+        t.min_ms = ms.front();
+    }
+    return t;
+}
+
+void fill_inputs(const rt::Package& pkg, rt::Tensors& t, const Options& o) {
+    if (o.inputs == "random")
+        pkg.random_inputs(t, o.seed);
+    else
+        pkg.read_inputs(t, o.inputs);
+}
+
+int run(const Options& o) {
+    std::string root = inst::choose_install_path(o.install_path);
+    auto tree = inst::InstallTree::open(root, inst::Create::no);
+    if (!tree)
+        throw Error("no static kernels are installed under " + root);
+    inst::TreeLock lock(*tree, inst::LockMode::shared);
+    auto order = tree->install_order();
+    if (std::find(order.begin(), order.end(), o.name) == order.end()) {
+        std::string list;
+        for (const auto& n : order)
+            list += (list.empty() ? "" : ", ") + n;
+        throw Error("package '" + o.name + "' is not installed under " + tree->shown() +
+                    " (installed: " + (list.empty() ? "none" : list) + ")");
+    }
+    // Its code is about to run: check every file against the manifest first.
+    auto checked = inst::check_installed(*tree, o.name);
+    if (!checked.problems.empty()) {
+        const auto& p = checked.problems.front();
+        throw Error("package '" + o.name + "' does not match its manifest (" + p.path + ": " +
+                        std::string(inst::problem_name(p.kind)) + ", and " +
+                        std::to_string(checked.problems.size() - 1) +
+                        " more); run 'skinstall verify " + o.name + "'",
+                    ErrorKind::integrity);
+    }
+    auto pkg = rt::Package::open(tree->shown() + "/" + o.name);
+    unsigned cores = o.cores != 0 ? o.cores : std::max(1u, std::thread::hardware_concurrency());
+    rt::Device device(cores);
+
+    rt::Tensors fused(pkg.tensors());
+    fill_inputs(pkg, fused, o);
+    rt::Runner fused_runner(pkg, device, fused);
+    Timing f = time_runs([&] { return fused_runner.run_fused(); }, o.iterations);
+
+    std::optional<Timing> u;
+    std::optional<rt::Comparison> cmp;
+    if (o.compare) {
+        rt::Tensors unfused(pkg.tensors());
+        fill_inputs(pkg, unfused, o);
+        rt::Runner unfused_runner(pkg, device, unfused);
+        u = time_runs([&] { return unfused_runner.run_unfused(); }, o.iterations);
+        cmp = pkg.compare(fused, unfused);
+    }
+    bool same = !cmp || cmp->differences.empty();
+    if (o.json) {
+        nlohmann::json j = {
+            {"package", o.name},
+            {"graph", pkg.graph()},
+            {"operators", pkg.ops().size()},
+            {"superkernels", pkg.segments().size()},
+            {"workers", cores},
+            {"iterations", o.iterations},
+            {"fused",
+             {{"launches", f.launches}, {"median_ms", f.median_ms}, {"min_ms", f.min_ms}}}};
+        if (u) {
+            j["unfused"] = {
+                {"launches", u->launches}, {"median_ms", u->median_ms}, {"min_ms", u->min_ms}};
+            j["speedup"] = f.median_ms > 0 ? u->median_ms / f.median_ms : 0.0;
+            j["compared"] = cmp->compared;
+            j["identical"] = same;
+            nlohmann::json diffs = nlohmann::json::array();
+            for (const auto& d : cmp->differences)
+                diffs.push_back({{"tensor", d.tensor},
+                                 {"first_byte", d.first_byte},
+                                 {"differing_bytes", d.differing_bytes}});
+            j["differences"] = diffs;
+        }
+        std::cout << j.dump(2) << "\n";
+    } else {
+        std::printf("%s: graph %s, %zu operators, %zu SuperKernels, %u workers, inputs %s\n",
+                    o.name.c_str(), pkg.graph().c_str(), pkg.ops().size(), pkg.segments().size(),
+                    cores,
+                    o.inputs == "random" ? ("random (seed " + std::to_string(o.seed) + ")").c_str()
+                                         : o.inputs.c_str());
+        std::printf(
+            "  fused:     %4llu launches per run, %9.3f ms per run (median of %u, min %.3f)\n",
+            static_cast<unsigned long long>(f.launches), f.median_ms, o.iterations, f.min_ms);
+        if (u) {
+            std::printf(
+                "  op-by-op:  %4llu launches per run, %9.3f ms per run (median of %u, min %.3f)\n",
+                static_cast<unsigned long long>(u->launches), u->median_ms, o.iterations,
+                u->min_ms);
+            std::printf("  speedup:   %.2fx fused\n",
+                        f.median_ms > 0 ? u->median_ms / f.median_ms : 0.0);
+            if (same)
+                std::printf("  compare:   %zu tensors bitwise identical\n", cmp->compared);
+            else
+                std::printf("  compare:   %zu of %zu tensors DIFFER\n", cmp->differences.size(),
+                            cmp->compared);
+        }
+    }
+    if (!same)
+        for (const auto& d : cmp->differences)
+            std::fprintf(stderr,
+                         "skrun: %s differs fused vs op-by-op: %llu bytes, first at byte %llu\n",
+                         d.tensor.c_str(), static_cast<unsigned long long>(d.differing_bytes),
+                         static_cast<unsigned long long>(d.first_byte));
+    return same ? 0 : 1;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    std::setlocale(LC_ALL, "C.UTF-8");
+    Options o;
+    try {
+        po::options_description desc;
+        desc.add_options()("help,h", "")("version", "")("name", po::value(&o.name))(
+            "install-path",
+            po::value(&o.install_path))("inputs", po::value(&o.inputs))("seed", po::value(&o.seed))(
+            "compare-unfused", po::bool_switch(&o.compare))("iterations", po::value(&o.iterations))(
+            "cores", po::value(&o.cores))("json", po::bool_switch(&o.json));
+        po::positional_options_description pos;
+        pos.add("name", 1);
+        po::variables_map vm;
+        po::store(po::command_line_parser(argc, argv).options(desc).positional(pos).run(), vm);
+        po::notify(vm);
+        if (vm.count("help") != 0) {
+            std::fputs(k_usage, stdout);
+            return 0;
+        }
+        if (vm.count("version") != 0) {
+            std::printf("skrun %s\n", SKFORGE_VERSION);
+            return 0;
+        }
+        if (o.name.empty()) {
+            std::fprintf(stderr, "skrun: a package NAME is required\n%s", k_usage);
+            return 2;
+        }
+        if (o.cores > 256) {
+            std::fprintf(stderr, "skrun: --cores must be at most 256\n");
+            return 2;
+        }
+    } catch (const po::error& e) {
+        std::fprintf(stderr, "skrun: %s (see skrun --help)\n", e.what());
+        return 2;
+    }
+    try {
+        return run(o);
+    } catch (const Error& e) {
+        std::fprintf(stderr, "skrun: error: %s\n", e.what());
+        return e.kind() == ErrorKind::usage ? 2 : 1;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "skrun: error: %s\n", e.what());
+        return 1;
+    }
+}

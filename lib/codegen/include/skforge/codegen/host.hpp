@@ -1,0 +1,60 @@
+#pragma once
+
+// The host backend: the C++ source of each SuperKernel's entry (worker threads stand in for AI
+// cores) and the program the runtime follows. See share/doc/host-target.md.
+#include "skforge/fusion/plan.hpp"
+#include "skforge/graph/graph.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace skforge::codegen {
+
+/// The SK_CORE_* bits a kernel type runs on: vector 1, cube 2, both 3.
+unsigned core_mask(kernel::KernelType type);
+
+/// The SK_CORE_* bits a barrier synchronises.
+unsigned barrier_mask(fusion::BarrierKind kind);
+
+/// The sk_dtype value of a graph dtype name, or nullopt when the host ABI has none.
+std::optional<unsigned> host_dtype(std::string_view dtype);
+
+/// Where a host SuperKernel keeps things in the one workspace block the runtime gives it: the
+/// arena first, then one private workspace per sub-kernel (on the host, sub-kernels of one stream
+/// without a dependency may overlap in time, so they do not share scratch memory).
+struct HostLayout {
+    std::uint64_t workspace_bytes = 0;        ///< the whole block
+    std::vector<std::uint64_t> sub_workspace; ///< offset of each sub-kernel's workspace
+    std::uint32_t sync_slots = 0;             ///< early-start flags
+};
+
+/// The layout of segment `s`.
+HostLayout host_layout(const fusion::Segment& s);
+
+/// The exported symbol of segment `s`'s entry: "sk_entry_" + its name as an identifier.
+std::string host_entry_symbol(const fusion::Segment& s);
+
+/// The C++ source of segment `s`'s entry. Every argument's shape and dtype is a constant; the
+/// plan's barriers, early-start pairs and event pairs become barrier calls and flags. Throws an
+/// Error naming the operator when a tensor has a dtype the host ABI lacks.
+std::string host_entry_source(const graph::Graph& g, const fusion::Segment& s);
+
+/// The linker version script that exports only the entry of segment `s`.
+std::string host_version_script(const fusion::Segment& s);
+
+/// Where the built pieces are inside the package, for the program.
+struct HostFiles {
+    std::vector<std::string> kernel_library;  ///< by Graph::kernels index: the kernel's .so
+    std::vector<std::string> kernel_symbol;   ///< by Graph::kernels index
+    std::vector<std::string> segment_library; ///< by segment: the SuperKernel's .so
+};
+
+/// The program skrun follows (share/doc/host-target.md): tensors, operators with their kernels,
+/// segments with their parameter blocks, and the fused launch order.
+std::string host_program_json(const graph::Graph& g, const fusion::Plan& plan,
+                              const HostFiles& files);
+
+} // namespace skforge::codegen

@@ -1,0 +1,325 @@
+// Building the host target: each kernel's C++ source becomes an object (linked into every
+// SuperKernel that calls it) and a shared object (for operators launched alone); each segment's
+// generated entry is compiled and linked with its sub-kernels' objects into one shared object.
+#include "host_build.hpp"
+
+#include "skforge/codegen/host.hpp"
+#include "skforge/support/atomic_file.hpp"
+#include "skforge/support/error.hpp"
+#include "skforge/support/file.hpp"
+#include "skforge/support/process.hpp"
+#include "skforge/support/sha256.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+namespace skforge::compile {
+
+extern const std::string_view k_host_kernel_header;
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using support::Error;
+
+namespace {
+
+std::string compiler() {
+    const char* cxx = std::getenv("CXX");
+    return cxx != nullptr && *cxx != '\0' ? cxx : "c++";
+}
+
+std::string resolve(const graph::Graph& g, const std::string& p) {
+    return p.empty() || p[0] == '/' ? p : g.dir + "/" + p;
+}
+
+// Where one kernel comes from: a host object given as bin_path, or C++ source.
+struct KernelInput {
+    const graph::Op* first_op = nullptr;
+    std::string object; ///< a prebuilt host object
+    std::string source; ///< C++ source to build
+};
+
+std::vector<KernelInput> kernel_inputs(const graph::Graph& g) {
+    std::vector<KernelInput> in(g.kernels.size());
+    for (const auto& op : g.ops) {
+        auto& k = in[static_cast<std::size_t>(op.kernel_index)];
+        const auto& loaded = g.kernels[static_cast<std::size_t>(op.kernel_index)];
+        std::string source =
+            op.kernel.source_path.empty() ? std::string() : resolve(g, op.kernel.source_path);
+        if (k.first_op != nullptr) {
+            if (!source.empty() && source != k.source)
+                throw Error("operator '" + op.name + "' gives source " + source + " for kernel " +
+                            loaded.path + ", but operator '" + k.first_op->name + "' gave " +
+                            (k.source.empty() ? std::string("none") : k.source) +
+                            ": one kernel, one source");
+            continue;
+        }
+        k.first_op = &op;
+        if (!op.kernel.bin_path.empty() && loaded.meta.magic == kernel::k_host_magic) {
+            k.object = resolve(g, op.kernel.bin_path);
+            continue;
+        }
+        if (source.empty()) {
+            std::string beside = loaded.path;
+            if (beside.size() > 5 && beside.ends_with(".json"))
+                beside.resize(beside.size() - 5);
+            beside += ".cpp";
+            if (fs::is_regular_file(beside))
+                source = beside;
+        }
+        if (source.empty())
+            throw Error("operator '" + op.name + "': kernel " + loaded.path +
+                        " has no host implementation: give its C++ source as source_path (or "
+                        "put it beside the metadata as " +
+                        fs::path(loaded.path).stem().string() + ".cpp), or a host object " +
+                        "(magic " + std::string(kernel::k_host_magic_name) + ") as bin_path");
+        if (!fs::is_regular_file(source))
+            throw Error("operator '" + op.name + "': kernel source " + source + " does not exist");
+        k.source = source;
+    }
+    // Sub-kernels are linked together: their symbols must differ.
+    std::map<std::string, std::size_t> by_name;
+    for (std::size_t i = 0; i < in.size(); ++i) {
+        if (in[i].first_op == nullptr)
+            continue;
+        const auto& meta = g.kernels[i].meta;
+        if (meta.sync_all)
+            throw Error("kernel " + g.kernels[i].path +
+                        ": sub_op_with_sync_all kernels cannot run on the host target (its "
+                        "workers run a kernel's blocks in turn, so a block cannot wait for all)");
+        auto [it, fresh] = by_name.emplace(meta.kernel_name, i);
+        if (!fresh)
+            throw Error("kernels " + g.kernels[it->second].path + " and " + g.kernels[i].path +
+                        " have the same kernelName '" + meta.kernel_name +
+                        "': the host target links sub-kernels by name");
+    }
+    return in;
+}
+
+void write_text(const fs::path& path, std::string_view text, mode_t mode = 0644) {
+    fs::create_directories(path.parent_path());
+    support::AtomicFile f(path.string(), mode);
+    f.write(text);
+    f.commit();
+}
+
+// Runs build commands on up to `jobs` threads; the first failure is thrown after all stopped.
+class Builder {
+  public:
+    Builder(std::string dir, std::string& log) : m_dir(std::move(dir)), m_log(log) {}
+
+    void run_all(const std::vector<std::vector<std::string>>& commands,
+                 const std::vector<std::string>& what, unsigned jobs) {
+        std::atomic<std::size_t> next{0};
+        std::vector<support::ProcessResult> results(commands.size());
+        auto worker = [&] {
+            for (std::size_t i = next++; i < commands.size(); i = next++)
+                results[i] = support::run_process(commands[i], m_dir);
+        };
+        std::vector<std::thread> threads;
+        unsigned n = std::max(1u, std::min<unsigned>(jobs, static_cast<unsigned>(commands.size())));
+        std::exception_ptr failure;
+        std::mutex m;
+        for (unsigned t = 0; t < n; ++t)
+            threads.emplace_back([&] {
+                try {
+                    worker();
+                } catch (...) {
+                    std::lock_guard lock(m);
+                    failure = std::current_exception();
+                }
+            });
+        for (auto& t : threads)
+            t.join();
+        if (failure)
+            std::rethrow_exception(failure);
+        for (std::size_t i = 0; i < commands.size(); ++i) {
+            m_log += "$ " + support::command_line(commands[i]) + "\n" + results[i].output;
+            if (results[i].exit_code != 0)
+                throw Error("building " + what[i] + " failed (exit " +
+                            std::to_string(results[i].exit_code) + "):\n$ " +
+                            support::command_line(commands[i]) + "\n" + results[i].output);
+        }
+    }
+
+  private:
+    std::string m_dir;
+    std::string& m_log;
+};
+
+std::vector<std::string> split_words(const std::string& text) {
+    std::vector<std::string> out;
+    std::string word;
+    for (char c : text + " ") {
+        if (c == ' ' || c == '\t') {
+            if (!word.empty())
+                out.push_back(word);
+            word.clear();
+        } else {
+            word += c;
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+std::string host_fingerprint(const graph::Graph& g) {
+    auto version = support::run_process({compiler(), "--version"});
+    if (version.exit_code != 0)
+        throw Error("the host target needs a C++ compiler: '" + compiler() +
+                    " --version' failed (install g++, or set CXX)");
+    support::Sha256 h;
+    h.update("cxx=" + compiler() + "\n" + version.output);
+    h.update(std::string(k_host_kernel_header));
+    for (const auto& k : kernel_inputs(g)) {
+        const std::string& file = k.object.empty() ? k.source : k.object;
+        if (!file.empty())
+            h.update(file + "\n" + support::sha256_hex(support::read_file(file)) + "\n");
+    }
+    return support::digest_hex(h.finish());
+}
+
+void build_host_package(const graph::Graph& g, const fusion::Plan& plan,
+                        const std::string& build_dir, const std::string& stage_dir, unsigned jobs,
+                        std::string& log) {
+    const fs::path build(build_dir), stage(stage_dir);
+    auto inputs = kernel_inputs(g);
+    write_text(build / "include" / "skforge_host_kernel.h", k_host_kernel_header);
+    fs::create_directories(build / "obj");
+    fs::create_directories(build / "lib");
+    const std::string cxx = compiler();
+    const std::vector<std::string> cflags = {"-std=c++20", "-O2", "-fPIC", "-fvisibility=hidden",
+                                             "-Iinclude"};
+
+    // 1. Kernel objects from source (sources are copied in, so the command lines and the objects
+    //    do not depend on where the graph or the build directory is).
+    std::vector<std::vector<std::string>> commands;
+    std::vector<std::string> what;
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+        const auto& in = inputs[k];
+        if (in.first_op == nullptr)
+            continue;
+        const std::string& name = g.kernels[k].meta.kernel_name;
+        if (!in.object.empty()) {
+            fs::copy_file(in.object, build / "obj" / (name + ".o"),
+                          fs::copy_options::overwrite_existing);
+            log += "kernel " + name + ": host object " + in.object + "\n";
+            continue;
+        }
+        fs::create_directories(build / "src");
+        fs::copy_file(in.source, build / "src" / (name + ".cpp"),
+                      fs::copy_options::overwrite_existing);
+        log += "kernel " + name + ": source " + in.source + "\n";
+        auto cmd = std::vector<std::string>{cxx};
+        cmd.insert(cmd.end(), cflags.begin(), cflags.end());
+        cmd.insert(cmd.end(), {"-DSKFORGE_KERNEL_NAME=" + name, "-c", "src/" + name + ".cpp", "-o",
+                               "obj/" + name + ".o"});
+        commands.push_back(cmd);
+        what.push_back("kernel " + name + " (" + in.source + ", used by '" + in.first_op->name +
+                       "')");
+    }
+    Builder builder(build_dir, log);
+    builder.run_all(commands, what, jobs);
+
+    // 2. One shared object per kernel (operators launched alone), one per SuperKernel.
+    commands.clear();
+    what.clear();
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+        if (inputs[k].first_op == nullptr)
+            continue;
+        const std::string& name = g.kernels[k].meta.kernel_name;
+        commands.push_back({cxx, "-shared", "-o", "lib/" + name + ".so", "obj/" + name + ".o"});
+        what.push_back("kernel library " + name);
+    }
+    for (const auto& s : plan.segments) {
+        std::string entry = codegen::host_entry_symbol(s);
+        write_text(build / "gen" / (s.name + ".cpp"), codegen::host_entry_source(g, s));
+        write_text(build / "gen" / (s.name + ".map"), codegen::host_version_script(s));
+        auto cmd = std::vector<std::string>{cxx};
+        cmd.insert(cmd.end(), cflags.begin(), cflags.end());
+        for (const auto& w : split_words(s.options.compile_options))
+            cmd.push_back(w);
+        cmd.insert(cmd.end(), {"-shared", "-Wl,--version-script=gen/" + s.name + ".map", "-o",
+                               "lib/" + s.name + ".so", "gen/" + s.name + ".cpp"});
+        std::set<std::string> linked;
+        for (int op : s.ops) {
+            const auto& name = g.kernels[static_cast<std::size_t>(
+                                             g.ops[static_cast<std::size_t>(op)].kernel_index)]
+                                   .meta.kernel_name;
+            if (linked.insert(name).second)
+                cmd.push_back("obj/" + name + ".o");
+        }
+        commands.push_back(cmd);
+        what.push_back("SuperKernel " + s.name);
+    }
+    builder.run_all(commands, what, jobs);
+
+    // 3. The package tree.
+    codegen::HostFiles files;
+    files.kernel_library.resize(g.kernels.size());
+    files.kernel_symbol.resize(g.kernels.size());
+    json index = json::object();
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+        if (inputs[k].first_op == nullptr)
+            continue;
+        const auto& loaded = g.kernels[k];
+        const std::string& name = loaded.meta.kernel_name;
+        const std::string& type = inputs[k].first_op->type;
+        std::string dir = "host/" + type + "/";
+        std::string object = support::read_file((build / "obj" / (name + ".o")).string());
+        json meta = json::parse(support::read_file(loaded.path));
+        meta["magic"] = kernel::k_host_magic_name;
+        meta["binFileName"] = name;
+        meta["binFileSuffix"] = ".o";
+        meta["sha256"] = support::sha256_hex(object);
+        write_text(stage / (dir + name + ".json"), meta.dump(2) + "\n");
+        write_text(stage / (dir + name + ".o"), object);
+        fs::copy_file(build / "lib" / (name + ".so"), stage / (dir + name + ".so"));
+        fs::permissions(stage / (dir + name + ".so"), fs::perms(0644));
+        files.kernel_library[k] = dir + name + ".so";
+        files.kernel_symbol[k] = name;
+    }
+    for (const auto& op : g.ops) {
+        const auto& name = g.kernels[static_cast<std::size_t>(op.kernel_index)].meta.kernel_name;
+        auto& list = index[op.type]["binaryList"];
+        json entry = {
+            {"simplifiedKey", {op.type + "/" + name}},
+            {"binPath", "host/" + inputs[static_cast<std::size_t>(op.kernel_index)].first_op->type +
+                            "/" + name + ".json"}};
+        if (std::find(list.begin(), list.end(), entry) == list.end())
+            list.push_back(entry);
+    }
+    for (const auto& s : plan.segments) {
+        std::string dir = "host/SuperKernel/";
+        std::string library = support::read_file((build / "lib" / (s.name + ".so")).string());
+        json meta = json::parse(fusion::kernel_meta_json(g, s));
+        meta["magic"] = kernel::k_host_magic_name;
+        meta["binFileName"] = s.name;
+        meta["binFileSuffix"] = ".so";
+        meta["sha256"] = support::sha256_hex(library);
+        meta["kernelName"] = codegen::host_entry_symbol(s);
+        meta["workspace"]["size"] = {codegen::host_layout(s).workspace_bytes};
+        write_text(stage / (dir + s.name + ".json"), meta.dump(2) + "\n");
+        write_text(stage / (dir + s.name + ".so"), library);
+        fs::copy_file(build / "gen" / (s.name + ".cpp"), stage / (dir + s.name + ".cpp"));
+        fs::permissions(stage / (dir + s.name + ".cpp"), fs::perms(0644));
+        files.segment_library.push_back(dir + s.name + ".so");
+        index["SuperKernel"]["binaryList"].push_back(
+            {{"simplifiedKey", {"SuperKernel/" + s.name}}, {"binPath", dir + s.name + ".json"}});
+        log += "SuperKernel " + s.name + ": " + std::to_string(s.ops.size()) + " sub-kernels -> " +
+               dir + s.name + ".so\n";
+    }
+    write_text(stage / "config" / "host" / "binary_info_config.json", index.dump(2) + "\n");
+    write_text(stage / "host" / "program.json", codegen::host_program_json(g, plan, files));
+}
+
+} // namespace skforge::compile

@@ -1,0 +1,145 @@
+#pragma once
+
+// Loading an installed host package (its program and libraries) and running it: SuperKernel
+// launches (fused) or one launch per operator (unfused). See share/doc/host-target.md.
+#include "skforge/runtime/device.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace skforge::runtime {
+
+/// A tensor of the program.
+struct TensorInfo {
+    std::string name;
+    std::string dtype;
+    std::uint32_t dt = 0; ///< sk_dtype
+    std::vector<std::int64_t> shape;
+    std::uint64_t bytes = 0;
+    bool graph_input = false;
+    bool graph_output = false;
+    bool arena = false; ///< lives in a SuperKernel's arena when fused (not compared)
+};
+
+/// An operator: its kernel and arguments.
+struct OpInfo {
+    std::string name, type, library, symbol;
+    std::uint32_t block_dim = 1;
+    std::uint64_t workspace = 0;
+    std::vector<std::size_t> inputs, outputs;
+    int segment = -1;
+    sk_kernel_fn fn = nullptr;
+};
+
+/// A SuperKernel: its entry and parameter block.
+struct SegmentInfo {
+    std::string name, library, entry, task_ration;
+    std::vector<std::size_t> ops;
+    std::int64_t param_block_size = 0, workspace_param_offset = 0;
+    std::uint64_t workspace_bytes = 0;
+    std::uint32_t sync_slots = 0;
+    std::vector<std::pair<std::size_t, std::int64_t>> parameters; ///< (tensor, param offset)
+    sk_entry_fn fn = nullptr;
+};
+
+/// One step of the fused order: a SuperKernel or an operator alone.
+struct Step {
+    bool segment;
+    std::size_t index;
+};
+
+/// Memory for every tensor of a program, 64-byte aligned.
+class Tensors {
+  public:
+    explicit Tensors(const std::vector<TensorInfo>& infos);
+    void* data(std::size_t i) const { return m_data[i].get(); }
+    std::size_t size() const { return m_data.size(); }
+
+  private:
+    struct Free {
+        void operator()(void* p) const noexcept;
+    };
+    std::vector<std::unique_ptr<std::byte, Free>> m_data;
+};
+
+/// Which tensors differ between two runs.
+struct Difference {
+    std::string tensor;
+    std::uint64_t first_byte = 0; ///< offset of the first differing byte
+    std::uint64_t differing_bytes = 0;
+};
+
+/// How two runs compare.
+struct Comparison {
+    std::size_t compared = 0; ///< tensors compared bitwise
+    std::vector<Difference> differences;
+};
+
+/// An installed host package, its libraries loaded.
+class Package {
+  public:
+    /// Reads `<dir>/host/program.json` and loads every library it names (RTLD_NOW | RTLD_LOCAL).
+    /// Throws an Error naming the file when the program is missing, damaged or of another
+    /// version, or a library or symbol cannot be loaded.
+    static Package open(const std::string& dir);
+
+    ~Package();
+    Package(Package&&) noexcept;
+    Package& operator=(Package&&) = delete;
+    Package(const Package&) = delete;
+    Package& operator=(const Package&) = delete;
+
+    const std::string& graph() const { return m_graph; }
+    const std::vector<TensorInfo>& tensors() const { return m_tensors; }
+    const std::vector<OpInfo>& ops() const { return m_ops; }
+    const std::vector<SegmentInfo>& segments() const { return m_segments; }
+    const std::vector<Step>& steps() const { return m_steps; }
+
+    /// Fills the graph inputs with pseudo-random values from `seed` (floats in [-1, 1), int8 in
+    /// [-127, 127], other integers in [0, 16)); the same seed gives the same bytes.
+    void random_inputs(Tensors& t, std::uint64_t seed) const;
+    /// Reads each graph input from `<dir>/<tensor>.bin` (raw, little-endian); throws naming the
+    /// file when one is missing or of the wrong size.
+    void read_inputs(Tensors& t, const std::string& dir) const;
+
+    /// Compares every tensor both runs materialise (all but arena tensors), bitwise.
+    Comparison compare(const Tensors& a, const Tensors& b) const;
+
+  private:
+    Package() = default;
+    std::string m_graph;
+    std::vector<TensorInfo> m_tensors;
+    std::vector<OpInfo> m_ops;
+    std::vector<SegmentInfo> m_segments;
+    std::vector<Step> m_steps;
+    std::vector<void*> m_handles;
+};
+
+/// Runs a package over one set of tensors; everything a launch needs (argument tables,
+/// parameter blocks, workspaces) is prepared up front so that a run measures launches and work.
+class Runner {
+  public:
+    Runner(const Package& package, Device& device, Tensors& tensors);
+    ~Runner();
+    Runner(const Runner&) = delete;
+    Runner& operator=(const Runner&) = delete;
+
+    /// Runs the fused order (each SuperKernel one launch); returns the launches made.
+    std::uint64_t run_fused();
+    /// Runs every operator as its own launch; returns the launches made.
+    std::uint64_t run_unfused();
+
+  private:
+    struct Prepared;
+    void launch_op(std::size_t op);
+    void launch_segment(std::size_t segment);
+    const Package& m_package;
+    Device& m_device;
+    std::unique_ptr<Prepared> m_prepared;
+};
+
+} // namespace skforge::runtime

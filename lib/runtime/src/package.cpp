@@ -1,0 +1,393 @@
+// Loading a host package's program and libraries, preparing its launches, running and comparing.
+#include "skforge/runtime/package.hpp"
+
+#include "skforge/support/error.hpp"
+#include "skforge/support/file.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+
+namespace skforge::runtime {
+
+using nlohmann::json;
+using support::Error;
+
+namespace {
+
+constexpr std::size_t k_align = 64;
+
+std::uint32_t element_bytes(std::uint32_t dt) {
+    switch (dt) {
+    case SK_DT_FLOAT16:
+    case SK_DT_BFLOAT16:
+    case SK_DT_INT16:
+        return 2;
+    case SK_DT_INT8:
+    case SK_DT_UINT8:
+    case SK_DT_BOOL:
+        return 1;
+    case SK_DT_INT64:
+        return 8;
+    default:
+        return 4;
+    }
+}
+
+std::optional<std::uint32_t> dtype_of(const std::string& d) {
+    static const std::pair<const char*, std::uint32_t> k_types[] = {
+        {"float32", SK_DT_FLOAT32}, {"float", SK_DT_FLOAT32},     {"float16", SK_DT_FLOAT16},
+        {"half", SK_DT_FLOAT16},    {"bfloat16", SK_DT_BFLOAT16}, {"int8", SK_DT_INT8},
+        {"uint8", SK_DT_UINT8},     {"int16", SK_DT_INT16},       {"int32", SK_DT_INT32},
+        {"int64", SK_DT_INT64},     {"bool", SK_DT_BOOL}};
+    for (const auto& [name, value] : k_types)
+        if (d == name)
+            return value;
+    return std::nullopt;
+}
+
+void* aligned_bytes(std::uint64_t bytes) {
+    std::size_t n = (static_cast<std::size_t>(bytes) + k_align - 1) / k_align * k_align;
+    void* p = std::aligned_alloc(k_align, n == 0 ? k_align : n);
+    if (p == nullptr)
+        throw Error("out of memory allocating " + std::to_string(bytes) + " bytes");
+    std::memset(p, 0, n == 0 ? k_align : n);
+    return p;
+}
+
+struct AlignedFree {
+    void operator()(void* p) const noexcept { std::free(p); }
+};
+using Block = std::unique_ptr<std::byte, AlignedFree>;
+
+Block block(std::uint64_t bytes) {
+    return Block(static_cast<std::byte*>(aligned_bytes(bytes)));
+}
+
+std::uint64_t splitmix(std::uint64_t& state) {
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+// A library path from the program: relative, inside the package.
+std::string library_path(const std::string& dir, const std::string& rel, const std::string& file) {
+    if (rel.empty() || rel[0] == '/' || rel.find("..") != std::string::npos)
+        throw Error(file + ": library path '" + rel +
+                    "' is not a relative path inside the package");
+    return dir + "/" + rel;
+}
+
+} // namespace
+
+void Tensors::Free::operator()(void* p) const noexcept {
+    std::free(p);
+}
+
+Tensors::Tensors(const std::vector<TensorInfo>& infos) {
+    for (const auto& t : infos)
+        m_data.emplace_back(static_cast<std::byte*>(aligned_bytes(t.bytes)));
+}
+
+Package::~Package() {
+    for (void* h : m_handles)
+        ::dlclose(h);
+}
+
+Package::Package(Package&& o) noexcept
+    : m_graph(std::move(o.m_graph)), m_tensors(std::move(o.m_tensors)), m_ops(std::move(o.m_ops)),
+      m_segments(std::move(o.m_segments)), m_steps(std::move(o.m_steps)),
+      m_handles(std::move(o.m_handles)) {
+    o.m_handles.clear();
+}
+
+Package Package::open(const std::string& dir) {
+    const std::string file = dir + "/host/program.json";
+    if (!std::filesystem::is_regular_file(file))
+        throw Error(file + ": no host program here; was the package compiled with --npu-arch "
+                           "host?");
+    Package p;
+    try {
+        json j = json::parse(support::read_file(file));
+        if (j.at("format") != "skforge-host-program" || j.at("version") != 1 ||
+            j.at("abi_version") != SK_HOST_ABI_VERSION)
+            throw Error(file + ": not a version 1 skforge host program (ABI " +
+                        std::to_string(SK_HOST_ABI_VERSION) + ")");
+        p.m_graph = j.at("graph").get<std::string>();
+        for (const auto& t : j.at("tensors")) {
+            TensorInfo info;
+            info.name = t.at("name").get<std::string>();
+            info.dtype = t.at("dtype").get<std::string>();
+            auto dt = dtype_of(info.dtype);
+            if (!dt)
+                throw Error(file + ": tensor '" + info.name + "' has unknown dtype '" + info.dtype +
+                            "'");
+            info.dt = *dt;
+            info.shape = t.at("shape").get<std::vector<std::int64_t>>();
+            std::uint64_t n = 1;
+            for (auto d : info.shape) {
+                if (d < 0)
+                    throw Error(file + ": tensor '" + info.name + "' has a negative dimension");
+                n *= static_cast<std::uint64_t>(d);
+            }
+            info.bytes = n * element_bytes(info.dt);
+            info.graph_input = t.at("graph_input").get<bool>();
+            info.graph_output = t.at("graph_output").get<bool>();
+            p.m_tensors.push_back(std::move(info));
+        }
+        auto tensor_ref = [&](const json& v) {
+            auto i = v.get<std::size_t>();
+            if (i >= p.m_tensors.size())
+                throw Error(file + ": tensor index " + std::to_string(i) + " out of range");
+            return i;
+        };
+        std::map<std::string, void*> loaded;
+        auto load = [&](const std::string& rel, const std::string& symbol) {
+            std::string path = library_path(dir, rel, file);
+            auto it = loaded.find(path);
+            if (it == loaded.end()) {
+                void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+                if (h == nullptr)
+                    throw Error("cannot load " + path + ": " + ::dlerror());
+                p.m_handles.push_back(h);
+                it = loaded.emplace(path, h).first;
+            }
+            void* fn = ::dlsym(it->second, symbol.c_str());
+            if (fn == nullptr)
+                throw Error(path + ": no symbol '" + symbol + "'");
+            return fn;
+        };
+        for (const auto& o : j.at("ops")) {
+            OpInfo op;
+            op.name = o.at("name").get<std::string>();
+            op.type = o.at("type").get<std::string>();
+            op.library = o.at("library").get<std::string>();
+            op.symbol = o.at("symbol").get<std::string>();
+            op.block_dim = std::max<std::uint32_t>(1, o.at("block_dim").get<std::uint32_t>());
+            op.workspace = o.at("workspace").get<std::uint64_t>();
+            for (const auto& i : o.at("inputs"))
+                op.inputs.push_back(tensor_ref(i));
+            for (const auto& i : o.at("outputs"))
+                op.outputs.push_back(tensor_ref(i));
+            op.segment = o.at("segment").get<int>();
+            op.fn = reinterpret_cast<sk_kernel_fn>(load(op.library, op.symbol));
+            p.m_ops.push_back(std::move(op));
+        }
+        for (const auto& s : j.at("segments")) {
+            SegmentInfo seg;
+            seg.name = s.at("name").get<std::string>();
+            seg.library = s.at("library").get<std::string>();
+            seg.entry = s.at("entry").get<std::string>();
+            seg.task_ration = s.at("task_ration").get<std::string>();
+            seg.ops = s.at("ops").get<std::vector<std::size_t>>();
+            seg.param_block_size = s.at("param_block_size").get<std::int64_t>();
+            seg.workspace_param_offset = s.at("workspace_param_offset").get<std::int64_t>();
+            seg.workspace_bytes = s.at("workspace_bytes").get<std::uint64_t>();
+            seg.sync_slots = s.at("sync_slots").get<std::uint32_t>();
+            for (const auto& a : s.at("parameters")) {
+                auto off = a.at("param_offset").get<std::int64_t>();
+                if (off < 0 || off + 8 > seg.param_block_size)
+                    throw Error(file + ": SuperKernel " + seg.name +
+                                ": parameter offset outside its block");
+                seg.parameters.emplace_back(tensor_ref(a.at("tensor")), off);
+            }
+            if (seg.workspace_param_offset < 0 ||
+                seg.workspace_param_offset + 8 > seg.param_block_size)
+                throw Error(file + ": SuperKernel " + seg.name +
+                            ": workspace offset outside its block");
+            for (const auto& a : s.at("arena_tensors"))
+                p.m_tensors[tensor_ref(a)].arena = true;
+            seg.fn = reinterpret_cast<sk_entry_fn>(load(seg.library, seg.entry));
+            p.m_segments.push_back(std::move(seg));
+        }
+        for (const auto& st : j.at("steps")) {
+            bool seg = st.contains("segment");
+            auto i = st.at(seg ? "segment" : "op").get<std::size_t>();
+            if (i >= (seg ? p.m_segments.size() : p.m_ops.size()))
+                throw Error(file + ": step index out of range");
+            p.m_steps.push_back({seg, i});
+        }
+    } catch (const json::exception& e) {
+        throw Error(file + ": damaged program: " + e.what());
+    }
+    return p;
+}
+
+void Package::random_inputs(Tensors& t, std::uint64_t seed) const {
+    for (std::size_t i = 0; i < m_tensors.size(); ++i) {
+        const auto& info = m_tensors[i];
+        if (!info.graph_input)
+            continue;
+        std::uint64_t state = seed * 0x100000001b3ull + i;
+        std::uint64_t n = info.bytes / element_bytes(info.dt);
+        sk_tensor view{t.data(i), info.dt, 0, {}};
+        for (std::uint64_t e = 0; e < n; ++e) {
+            std::uint64_t r = splitmix(state);
+            switch (info.dt) {
+            case SK_DT_INT8:
+                static_cast<std::int8_t*>(t.data(i))[e] =
+                    static_cast<std::int8_t>(static_cast<int>(r % 255) - 127);
+                break;
+            case SK_DT_UINT8:
+            case SK_DT_BOOL:
+                static_cast<std::uint8_t*>(t.data(i))[e] = static_cast<std::uint8_t>(r % 2);
+                break;
+            case SK_DT_INT16:
+                static_cast<std::int16_t*>(t.data(i))[e] = static_cast<std::int16_t>(r % 16);
+                break;
+            case SK_DT_INT32:
+                static_cast<std::int32_t*>(t.data(i))[e] = static_cast<std::int32_t>(r % 16);
+                break;
+            case SK_DT_INT64:
+                static_cast<std::int64_t*>(t.data(i))[e] = static_cast<std::int64_t>(r % 16);
+                break;
+            default:
+                sk_store(&view, static_cast<std::int64_t>(e),
+                         static_cast<float>(r >> 40) / static_cast<float>(1u << 23) - 1.0f);
+            }
+        }
+    }
+}
+
+void Package::read_inputs(Tensors& t, const std::string& dir) const {
+    for (std::size_t i = 0; i < m_tensors.size(); ++i) {
+        const auto& info = m_tensors[i];
+        if (!info.graph_input)
+            continue;
+        std::string path = dir + "/" + info.name + ".bin";
+        if (!std::filesystem::is_regular_file(path))
+            throw Error(path + ": missing: every graph input needs <name>.bin");
+        std::string bytes = support::read_file(path);
+        if (bytes.size() != info.bytes)
+            throw Error(path + ": " + std::to_string(bytes.size()) + " bytes, but " + info.name +
+                        " (" + info.dtype + ") needs " + std::to_string(info.bytes));
+        std::memcpy(t.data(i), bytes.data(), bytes.size());
+    }
+}
+
+Comparison Package::compare(const Tensors& a, const Tensors& b) const {
+    Comparison c;
+    for (std::size_t i = 0; i < m_tensors.size(); ++i) {
+        const auto& info = m_tensors[i];
+        if (info.arena || info.graph_input)
+            continue;
+        ++c.compared;
+        const auto* x = static_cast<const unsigned char*>(a.data(i));
+        const auto* y = static_cast<const unsigned char*>(b.data(i));
+        Difference d{info.name, 0, 0};
+        for (std::uint64_t k = 0; k < info.bytes; ++k)
+            if (x[k] != y[k]) {
+                if (d.differing_bytes++ == 0)
+                    d.first_byte = k;
+            }
+        if (d.differing_bytes != 0)
+            c.differences.push_back(d);
+    }
+    return c;
+}
+
+// ---- Runner ---------------------------------------------------------------------------------
+
+struct Runner::Prepared {
+    struct Op {
+        std::vector<sk_tensor> args;
+        Block workspace;
+    };
+    struct Segment {
+        Block params, workspace;
+        std::vector<std::uint64_t> sync;
+    };
+    std::vector<Op> ops;
+    std::vector<Segment> segments;
+};
+
+Runner::Runner(const Package& package, Device& device, Tensors& tensors)
+    : m_package(package), m_device(device), m_prepared(std::make_unique<Prepared>()) {
+    const auto& infos = package.tensors();
+    auto view = [&](std::size_t t) {
+        sk_tensor v{
+            tensors.data(t), infos[t].dt, static_cast<std::uint32_t>(infos[t].shape.size()), {}};
+        for (std::size_t d = 0; d < infos[t].shape.size() && d < SK_MAX_RANK; ++d)
+            v.shape[d] = infos[t].shape[d];
+        return v;
+    };
+    for (const auto& op : package.ops()) {
+        Prepared::Op p;
+        for (auto t : op.inputs)
+            p.args.push_back(view(t));
+        for (auto t : op.outputs)
+            p.args.push_back(view(t));
+        p.workspace = block(op.workspace);
+        m_prepared->ops.push_back(std::move(p));
+    }
+    for (const auto& s : package.segments()) {
+        Prepared::Segment p;
+        p.params = block(static_cast<std::uint64_t>(s.param_block_size));
+        p.workspace = block(s.workspace_bytes);
+        p.sync.assign(s.sync_slots + 1, 0);
+        for (const auto& [t, off] : s.parameters) {
+            void* ptr = tensors.data(t);
+            std::memcpy(p.params.get() + off, &ptr, sizeof ptr);
+        }
+        void* ws = p.workspace.get();
+        std::memcpy(p.params.get() + s.workspace_param_offset, &ws, sizeof ws);
+        m_prepared->segments.push_back(std::move(p));
+    }
+}
+
+Runner::~Runner() = default;
+
+void Runner::launch_op(std::size_t i) {
+    const auto& op = m_package.ops()[i];
+    auto& p = m_prepared->ops[i];
+    sk_kernel_ctx ctx{SK_HOST_ABI_VERSION,
+                      0,
+                      op.block_dim,
+                      0,
+                      static_cast<std::uint32_t>(op.inputs.size()),
+                      static_cast<std::uint32_t>(op.outputs.size()),
+                      p.args.data(),
+                      p.workspace.get(),
+                      op.workspace};
+    m_device.launch("",
+                    [&](const sk_core& core) { sk_run_blocks(&core, SK_CORE_ANY, op.fn, ctx); });
+}
+
+void Runner::launch_segment(std::size_t i) {
+    const auto& s = m_package.segments()[i];
+    auto& p = m_prepared->segments[i];
+    // Event flags follow the workspace pointer; they and the early-start flags start at zero.
+    std::int64_t flags = s.workspace_param_offset + 8;
+    if (s.param_block_size > flags)
+        std::memset(p.params.get() + flags, 0,
+                    static_cast<std::size_t>(s.param_block_size - flags));
+    std::fill(p.sync.begin(), p.sync.end(), 0);
+    auto* params = reinterpret_cast<unsigned char*>(p.params.get());
+    std::uint64_t* sync = p.sync.data();
+    m_device.launch(s.task_ration, [&](const sk_core& core) { s.fn(&core, params, sync); });
+}
+
+std::uint64_t Runner::run_fused() {
+    std::uint64_t before = m_device.launches();
+    for (const auto& step : m_package.steps()) {
+        if (step.segment)
+            launch_segment(step.index);
+        else
+            launch_op(step.index);
+    }
+    return m_device.launches() - before;
+}
+
+std::uint64_t Runner::run_unfused() {
+    std::uint64_t before = m_device.launches();
+    for (std::size_t i = 0; i < m_package.ops().size(); ++i)
+        launch_op(i);
+    return m_device.launches() - before;
+}
+
+} // namespace skforge::runtime

@@ -1,0 +1,22 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace skforge::support {
+
+/// How a child process ended, with everything it wrote to stdout and stderr (interleaved).
+struct ProcessResult {
+    int exit_code = -1; ///< the exit status, or 128 + signal when a signal ended it
+    std::string output;
+};
+
+/// Runs `argv` (argv[0] looked up on PATH) in directory `cwd` (empty: ours) without a shell,
+/// stdin from /dev/null, and waits for it. Throws an Error naming the program when it cannot be
+/// started.
+ProcessResult run_process(const std::vector<std::string>& argv, const std::string& cwd = "");
+
+/// The command line as a user would type it (arguments quoted for sh where needed).
+std::string command_line(const std::vector<std::string>& argv);
+
+} // namespace skforge::support

@@ -1,0 +1,88 @@
+// Child processes without a shell: posix_spawn with stdout and stderr on one pipe.
+#include "skforge/support/process.hpp"
+
+#include "skforge/support/error.hpp"
+#include "skforge/support/file.hpp"
+
+#include <cerrno>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace skforge::support {
+
+namespace {
+
+// Frees the spawn attributes whatever happens.
+struct FileActions {
+    posix_spawn_file_actions_t actions{};
+    FileActions() { ::posix_spawn_file_actions_init(&actions); }
+    ~FileActions() { ::posix_spawn_file_actions_destroy(&actions); }
+    FileActions(const FileActions&) = delete;
+    FileActions& operator=(const FileActions&) = delete;
+};
+
+} // namespace
+
+ProcessResult run_process(const std::vector<std::string>& argv, const std::string& cwd) {
+    if (argv.empty())
+        throw Error("run_process: empty command");
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0)
+        throw io_error("cannot create a pipe for", argv[0], errno);
+    UniqueFd read_end(fds[0]), write_end(fds[1]);
+    FileActions fa;
+    ::posix_spawn_file_actions_addopen(&fa.actions, 0, "/dev/null", O_RDONLY, 0);
+    ::posix_spawn_file_actions_adddup2(&fa.actions, write_end.get(), 1);
+    ::posix_spawn_file_actions_adddup2(&fa.actions, write_end.get(), 2);
+    if (!cwd.empty())
+        ::posix_spawn_file_actions_addchdir_np(&fa.actions, cwd.c_str());
+    std::vector<char*> args;
+    for (const auto& a : argv)
+        args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    pid_t pid = 0;
+    int rc = ::posix_spawnp(&pid, argv[0].c_str(), &fa.actions, nullptr, args.data(), environ);
+    if (rc != 0)
+        throw io_error("cannot run", argv[0], rc);
+    write_end.reset();
+    ProcessResult result;
+    char buf[65536];
+    for (;;) {
+        ssize_t n = ::read(read_end.get(), buf, sizeof buf);
+        if (n > 0)
+            result.output.append(buf, static_cast<std::size_t>(n));
+        else if (n == 0 || errno != EINTR)
+            break;
+    }
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return result;
+}
+
+std::string command_line(const std::vector<std::string>& argv) {
+    std::string out;
+    for (const auto& a : argv) {
+        if (!out.empty())
+            out += ' ';
+        bool plain = !a.empty() &&
+                     a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN"
+                                         "OPQRSTUVWXYZ0123456789_-+=/.,:@%") == std::string::npos;
+        if (plain) {
+            out += a;
+            continue;
+        }
+        out += '\'';
+        for (char c : a)
+            out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+        out += '\'';
+    }
+    return out;
+}
+
+} // namespace skforge::support
