@@ -265,6 +265,7 @@ std::string host_program_json(const graph::Graph& g, const fusion::Plan& plan,
                        {"symbol", files.kernel_symbol[k]},
                        {"block_dim", meta.block_dim},
                        {"workspace", meta.workspace.total()},
+                       {"core_mask", meta.kernel_type ? core_mask(*meta.kernel_type) : 3u},
                        {"inputs", in},
                        {"outputs", outs},
                        {"segment", plan.ops[i].segment}});

@@ -197,7 +197,7 @@ void build_host_package(const graph::Graph& g, const fusion::Plan& plan,
     fs::create_directories(build / "obj");
     fs::create_directories(build / "lib");
     const std::string cxx = compiler();
-    const std::vector<std::string> cflags = {"-std=c++20", "-O2", "-fPIC", "-fvisibility=hidden",
+    const std::vector<std::string> cflags = {"-std=c++20", "-O3", "-fPIC", "-fvisibility=hidden",
                                              "-Iinclude"};
 
     // 1. Kernel objects from source (sources are copied in, so the command lines and the objects

@@ -9,42 +9,45 @@ namespace skforge::runtime {
 
 namespace {
 
-template <typename T> void wait_change(const std::atomic<T>& a, T seen) {
-    for (int i = 0; i < 200; ++i) {
+// Spins `spins` times, then yields the CPU `yields` times, then sleeps on the futex: cores
+// inside a SuperKernel spin on flags as the hardware does; idle workers must not burn a CPU.
+template <typename T> void wait_change(const std::atomic<T>& a, T seen, int spins, int yields) {
+    for (int i = 0; i < spins; ++i) {
         if (a.load(std::memory_order_acquire) != seen)
             return;
         sk_cpu_relax();
     }
+    for (int i = 0; i < yields; ++i) {
+        if (a.load(std::memory_order_acquire) != seen)
+            return;
+        std::this_thread::yield();
+    }
     while (a.load(std::memory_order_acquire) == seen)
         a.wait(seen, std::memory_order_acquire);
-}
-
-// Cube workers for a ration "aic:aiv" over `workers` workers; -1 when every worker is both.
-int cube_workers(const std::string& ration, unsigned workers) {
-    auto colon = ration.find(':');
-    if (ration.empty() || colon == std::string::npos)
-        return -1;
-    int aic = std::atoi(ration.substr(0, colon).c_str());
-    int aiv = std::atoi(ration.substr(colon + 1).c_str());
-    if (aic <= 0 && aiv <= 0)
-        return -1;
-    if (aiv <= 0)
-        return static_cast<int>(workers);
-    if (aic <= 0)
-        return 0;
-    if (workers < 2)
-        return -1;
-    int cube = static_cast<int>(
-        (workers * static_cast<unsigned>(aic) + static_cast<unsigned>(aic + aiv) / 2) /
-        static_cast<unsigned>(aic + aiv));
-    return std::clamp(cube, 1, static_cast<int>(workers) - 1);
 }
 
 } // namespace
 
 Device::Device(unsigned workers) {
     workers = std::max(1u, workers);
+    unsigned cube = workers == 1 ? 0 : std::max(1u, (workers + 1) / 3);
     m_cores.resize(workers);
+    for (unsigned w = 0; w < workers; ++w) {
+        sk_core& c = m_cores[w];
+        c.worker = w;
+        c.workers = workers;
+        c.kinds = workers == 1 ? SK_CORE_ANY : w < cube ? SK_CORE_CUBE : SK_CORE_VECTOR;
+        c.barrier = &Device::barrier;
+        c.device = this;
+    }
+    for (std::uint32_t mask = 1; mask <= 3; ++mask) {
+        std::uint32_t count = 0;
+        for (auto& c : m_cores)
+            if ((c.kinds & mask) != 0)
+                c.rank_in[mask] = count++;
+        for (auto& c : m_cores)
+            c.count_in[mask] = count;
+    }
     for (unsigned i = 0; i < workers; ++i)
         m_threads.emplace_back([this, i] { work(i); });
 }
@@ -57,34 +60,7 @@ Device::~Device() {
         t.join();
 }
 
-std::vector<sk_core> Device::cores(const std::string& ration) {
-    unsigned n = static_cast<unsigned>(m_cores.size());
-    int cube = cube_workers(ration, n);
-    std::vector<sk_core> out(n);
-    for (unsigned w = 0; w < n; ++w) {
-        sk_core& c = out[w];
-        c = sk_core{};
-        c.worker = w;
-        c.workers = n;
-        c.kinds = cube < 0                          ? SK_CORE_ANY
-                  : w < static_cast<unsigned>(cube) ? SK_CORE_CUBE
-                                                    : SK_CORE_VECTOR;
-        c.barrier = &Device::barrier;
-        c.device = this;
-    }
-    for (std::uint32_t mask = 1; mask <= 3; ++mask) {
-        std::uint32_t count = 0;
-        for (auto& c : out)
-            if ((c.kinds & mask) != 0)
-                c.rank_in[mask] = count++;
-        for (auto& c : out)
-            c.count_in[mask] = count;
-    }
-    return out;
-}
-
-void Device::launch(const std::string& ration, const std::function<void(const sk_core&)>& fn) {
-    m_cores = cores(ration);
+void Device::launch(const std::function<void(const sk_core&)>& fn) {
     m_job = &fn;
     m_pending.store(workers(), std::memory_order_relaxed);
     ++m_launches;
@@ -92,13 +68,13 @@ void Device::launch(const std::string& ration, const std::function<void(const sk
     m_generation.notify_all();
     for (std::uint32_t left = m_pending.load(std::memory_order_acquire); left != 0;
          left = m_pending.load(std::memory_order_acquire))
-        wait_change(m_pending, left);
+        wait_change(m_pending, left, 200, 0);
 }
 
 void Device::work(unsigned index) {
     std::uint64_t seen = 0;
     for (;;) {
-        wait_change(m_generation, seen);
+        wait_change(m_generation, seen, 2000, 0);
         seen = m_generation.load(std::memory_order_acquire);
         if (m_stop.load(std::memory_order_acquire))
             return;
@@ -120,7 +96,7 @@ void Device::barrier(const sk_core* core, std::uint32_t mask) {
         b.generation.notify_all();
         return;
     }
-    wait_change(b.generation, gen);
+    wait_change(b.generation, gen, 2000, 2000);
 }
 
 } // namespace skforge::runtime

@@ -170,6 +170,10 @@ Package Package::open(const std::string& dir) {
             op.symbol = o.at("symbol").get<std::string>();
             op.block_dim = std::max<std::uint32_t>(1, o.at("block_dim").get<std::uint32_t>());
             op.workspace = o.at("workspace").get<std::uint64_t>();
+            op.core_mask = o.at("core_mask").get<std::uint32_t>();
+            if (op.core_mask < 1 || op.core_mask > 3)
+                throw Error(file + ": operator '" + op.name + "' has core_mask " +
+                            std::to_string(op.core_mask) + " (1 vector, 2 cube, 3 both)");
             for (const auto& i : o.at("inputs"))
                 op.inputs.push_back(tensor_ref(i));
             for (const auto& i : o.at("outputs"))
@@ -354,8 +358,7 @@ void Runner::launch_op(std::size_t i) {
                       p.args.data(),
                       p.workspace.get(),
                       op.workspace};
-    m_device.launch("",
-                    [&](const sk_core& core) { sk_run_blocks(&core, SK_CORE_ANY, op.fn, ctx); });
+    m_device.launch([&](const sk_core& core) { sk_run_blocks(&core, op.core_mask, op.fn, ctx); });
 }
 
 void Runner::launch_segment(std::size_t i) {
@@ -369,7 +372,7 @@ void Runner::launch_segment(std::size_t i) {
     std::fill(p.sync.begin(), p.sync.end(), 0);
     auto* params = reinterpret_cast<unsigned char*>(p.params.get());
     std::uint64_t* sync = p.sync.data();
-    m_device.launch(s.task_ration, [&](const sk_core& core) { s.fn(&core, params, sync); });
+    m_device.launch([&](const sk_core& core) { s.fn(&core, params, sync); });
 }
 
 std::uint64_t Runner::run_fused() {

@@ -100,25 +100,19 @@ static inline void sk_block_range(const sk_kernel_ctx* ctx, int64_t total, int64
 
 /* IEEE binary16 <-> binary32, round to nearest even. */
 static inline float sk_half_to_float(uint16_t h) {
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-    uint32_t exp = (h >> 10) & 0x1fu;
-    uint32_t mant = h & 0x3ffu;
-    uint32_t bits;
-    if (exp == 0x1f) {
-        bits = sign | 0x7f800000u | (mant << 13);
-    } else if (exp != 0) {
-        bits = sign | ((exp + 112u) << 23) | (mant << 13);
-    } else if (mant == 0) {
-        bits = sign;
-    } else {
-        int e = -1;
-        do {
-            ++e;
-            mant <<= 1;
-        } while ((mant & 0x400u) == 0);
-        bits = sign | ((uint32_t)(112 - e) << 23) | ((mant & 0x3ffu) << 13);
-    }
+    /* Shift exponent and mantissa into place and rescale by 2^112: exact for normal and
+       subnormal halves alike; infinities and NaNs keep an all-ones exponent. */
+    uint32_t bits = (uint32_t)(h & 0x7fffu) << 13;
     float f;
+    if ((h & 0x7c00u) == 0x7c00u) {
+        bits |= 0x7f800000u;
+        memcpy(&f, &bits, sizeof f);
+    } else {
+        memcpy(&f, &bits, sizeof f);
+        f *= 5.192296858534828e33f; /* 2^112 */
+    }
+    memcpy(&bits, &f, sizeof bits);
+    bits |= (uint32_t)(h & 0x8000u) << 16;
     memcpy(&f, &bits, sizeof f);
     return f;
 }
@@ -196,6 +190,28 @@ static inline void sk_store(const sk_tensor* t, int64_t i, float v) {
         break;
     default:
         ((float*)t->data)[i] = v;
+        break;
+    }
+}
+
+/* Elements [i, i + n) of a float-like tensor as floats into `out` (the dtype is checked once). */
+static inline void sk_load_row(const sk_tensor* t, int64_t i, int64_t n, float* out) {
+    int64_t k;
+    switch (t->dtype) {
+    case SK_DT_FLOAT32:
+        memcpy(out, (const float*)t->data + i, (size_t)n * sizeof(float));
+        break;
+    case SK_DT_FLOAT16:
+        for (k = 0; k < n; ++k)
+            out[k] = sk_half_to_float(((const uint16_t*)t->data)[i + k]);
+        break;
+    case SK_DT_INT8:
+        for (k = 0; k < n; ++k)
+            out[k] = (float)((const int8_t*)t->data)[i + k];
+        break;
+    default:
+        for (k = 0; k < n; ++k)
+            out[k] = sk_load(t, i + k);
         break;
     }
 }

@@ -15,6 +15,10 @@ namespace skforge::runtime {
 
 /// Worker threads that stay for the device's life. A launch hands every worker the same
 /// function and returns when all of them finished it, like one task on the device.
+///
+/// Like an Ascend device, which has twice as many vector cores as cube cores, a third of the
+/// workers (at least one) are cube cores and the rest vector cores; with one worker it is both.
+/// A kernel's blocks run on the workers of its kind, launched alone or inside a SuperKernel.
 class Device {
   public:
     /// Starts `workers` threads (at least 1).
@@ -25,15 +29,14 @@ class Device {
 
     unsigned workers() const { return static_cast<unsigned>(m_threads.size()); }
 
-    /// Runs `fn` on every worker. `task_ration` ("aic:aiv", as the plan gives it) splits the
-    /// workers into cube and vector cores; empty makes every worker both, as for one operator.
-    void launch(const std::string& task_ration, const std::function<void(const sk_core&)>& fn);
+    /// Runs `fn` on every worker and waits for all of them.
+    void launch(const std::function<void(const sk_core&)>& fn);
 
     /// Launches so far.
     std::uint64_t launches() const { return m_launches; }
 
-    /// The sk_core of every worker for a launch with `task_ration` (exposed for tests).
-    std::vector<sk_core> cores(const std::string& task_ration);
+    /// The sk_core of every worker.
+    const std::vector<sk_core>& cores() const { return m_cores; }
 
   private:
     struct Barrier {

@@ -30,6 +30,7 @@ struct OpInfo {
     std::string name, type, library, symbol;
     std::uint32_t block_dim = 1;
     std::uint64_t workspace = 0;
+    std::uint32_t core_mask = SK_CORE_ANY; ///< the cores its blocks run on
     std::vector<std::size_t> inputs, outputs;
     int segment = -1;
     sk_kernel_fn fn = nullptr;
