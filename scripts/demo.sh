@@ -1,7 +1,10 @@
 #!/bin/sh
-# The main job, end to end on a fresh Debian 12 machine: install dependencies, build skforge,
-# pack the example kernel package from share/, check and inspect it, install it into a local
-# root with the package's own scripts, uninstall it, and show the tree clean again.
+# The main job, end to end on a fresh Debian 12 machine: install dependencies, build skforge;
+# compile every example graph for the host target, install each package into a local root, run
+# it fused and op-by-op (outputs compared bitwise, timings side by side), uninstall it and show
+# the tree clean; then pack the example kernel package from share/, sign, check and inspect it,
+# install it with skinstall and with the package's own scripts, uninstall it, and show the tree
+# clean again.
 set -eu
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -16,8 +19,12 @@ rm -rf "$OUT"
 mkdir -p "$OUT/static_kernel_compile_outputs" "$OUT/root"
 step() { printf '\n== %s\n' "$*"; }
 
+step "the example graphs on the host target: compile, install, run fused and op-by-op, uninstall"
+SKFORGE_BUILD=$BUILD sh scripts/run_examples.sh --npu-arch host --out "$OUT/examples"
+find "$OUT/examples/root" | sed "s|$OUT/||" | sort
+
 step "check and plan the example graphs (share/skforge/examples)"
-for g in moe_block tbe_cut two_stream; do
+for g in moe_block tbe_cut two_stream decoder; do
     "$SKC" check "share/skforge/examples/$g/graph.yaml"
     "$SKC" plan "share/skforge/examples/$g/graph.yaml"
 done
