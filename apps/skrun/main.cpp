@@ -152,7 +152,8 @@ int run(const Options& o) {
             std::printf("  speedup:   %.2fx fused\n",
                         f.median_ms > 0 ? u->median_ms / f.median_ms : 0.0);
             if (same)
-                std::printf("  compare:   %zu tensors bitwise identical\n", cmp->compared);
+                std::printf("  compare:   %zu tensor%s bitwise identical\n", cmp->compared,
+                            cmp->compared == 1 ? "" : "s");
             else
                 std::printf("  compare:   %zu of %zu tensors DIFFER\n", cmp->differences.size(),
                             cmp->compared);

@@ -105,3 +105,67 @@ OUT=static_kernel_compile_outputs
     SUPERKERNEL_COMPILE_SOC_VERSION=Ascend910B3 "$SKC" compile g/graph.yaml --name soc_env >/dev/null
     "$SKC" inspect "$OUT/soc_env.run" --list | grep -q ' ascend910b3/Add/add.o$'
 }
+
+# fake_bisheng: a stand-in for the CANN compiler on PATH that records every command line in
+# bisheng.log and writes its -o file; BISHENG_FAIL=1 makes the compile step fail like a real
+# compiler error.
+fake_bisheng() {
+    mkdir -p fakebin
+    cat >fakebin/bisheng <<'EOF2'
+#!/bin/sh
+echo "bisheng $*" >>"$BISHENG_LOG"
+[ "$1" = --version ] && { echo "fake bisheng 0.0"; exit 0; }
+if [ "${BISHENG_FAIL:-0}" = 1 ] && [ "$1" = -xcce ]; then
+    echo "gen/s.cpp:12:5: error: use of undeclared identifier" >&2
+    exit 1
+fi
+out=""
+while [ $# -gt 0 ]; do [ "$1" = -o ] && out=$2; shift; done
+printf 'device object %s\n' "$out" >"$out"
+EOF2
+    chmod +x fakebin/bisheng
+    export BISHENG_LOG=$PWD/bisheng.log
+}
+
+@test "with bisheng on PATH: the exact commands, and a SuperKernel package with its source" {
+    mkgraph true
+    fake_bisheng
+    PATH=$PWD/fakebin:$PATH ASCEND_HOME_PATH=/opt/cann "$SKC" compile g/graph.yaml --npu-arch dav-3510 >/dev/null
+    diff - bisheng.log <<'EOF2'
+bisheng --version
+bisheng -xcce --npu-arch=dav-3510 -O2 -std=c++17 -DSKFORGE_SOC=Ascend910B1 -Iinclude -I/opt/cann/compiler/tikcpp/tikcfw -I/opt/cann/compiler/tikcpp/tikcfw/impl -I/opt/cann/compiler/tikcpp/tikcfw/interface -c gen/s.cpp -o obj/s_entry.o
+bisheng --npu-arch=dav-3510 -r obj/s_entry.o obj/add_k.o obj/mul_k.o -o lib/s.o
+EOF2
+    run "$SKC" inspect "$OUT/static_demo_dav-3510.run" --list
+    [[ "$output" == *" ascend910b1/SuperKernel/s.o"* ]]
+    [[ "$output" == *" ascend910b1/SuperKernel/s.json"* ]]
+    [[ "$output" == *" ascend910b1/SuperKernel/s.cpp"* ]]
+    [[ "$output" != *"ascend910b1/Add/"* ]] # fused: no static kernel of its own
+    sh "$OUT/static_demo_dav-3510.run" --noexec --extract=x >/dev/null
+    grep -q 'extern "C" __global__ __aicore__ void static_demo_s(GM_ADDR params)' x/ascend910b1/SuperKernel/s.cpp
+    python3 - x <<'PY'
+import hashlib, json, sys
+root = sys.argv[1]
+meta = json.load(open(root + "/ascend910b1/SuperKernel/s.json"))
+assert meta["kernelName"] == "static_demo_s" and meta["binFileName"] == "s", meta
+assert meta["sha256"] == hashlib.sha256(open(root + "/ascend910b1/SuperKernel/s.o", "rb").read()).hexdigest()
+index = json.load(open(root + "/config/ascend910b1/binary_info_config.json"))
+assert index == {"SuperKernel": {"binaryList": [{"binPath": "ascend910b1/SuperKernel/s.json",
+                                                 "simplifiedKey": ["SuperKernel/s"]}]}}, index
+PY
+    # The same inputs give the same package.
+    PATH=$PWD/fakebin:$PATH ASCEND_HOME_PATH=/opt/cann "$SKC" compile g/graph.yaml --npu-arch dav-3510 -o again --no-cache >/dev/null
+    cmp "$OUT/static_demo_dav-3510.run" again/static_demo_dav-3510.run
+}
+
+@test "a bisheng failure: its message in the error log, the command that failed, no .run" {
+    mkgraph true
+    fake_bisheng
+    run env PATH="$PWD/fakebin:$PATH" BISHENG_FAIL=1 "$SKC" compile g/graph.yaml
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"building SuperKernel s failed (exit 1)"* ]]
+    grep -q "use of undeclared identifier" "$OUT/static_demo_dav-2201_compile_error.log"
+    grep -q -- "-c gen/s.cpp -o obj/s_entry.o" "$OUT/static_demo_dav-2201_compile_error.log"
+    [ ! -e "$OUT/static_demo_dav-2201.run" ]
+    [ -z "$(ls -A "$OUT" | grep '^\.skc-build')" ]
+}

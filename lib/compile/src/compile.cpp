@@ -3,7 +3,7 @@
 // package precompiled kernels as static kernels, and refuse fusion they cannot build.
 #include "skforge/compile/compile.hpp"
 
-#include "host_build.hpp"
+#include "target_build.hpp"
 
 #include "skforge/fusion/plan.hpp"
 #include "skforge/graph/graph.hpp"
@@ -38,6 +38,11 @@ std::string target_soc(const std::string& graph_soc) {
 }
 
 namespace {
+
+std::string ascend_home() {
+    const char* v = std::getenv("ASCEND_HOME_PATH");
+    return v != nullptr ? v : "";
+}
 
 bool on_path(const std::string& tool) {
     const char* path = std::getenv("PATH");
@@ -121,34 +126,6 @@ void write_whole(const std::string& path, const std::string& text) {
     f.commit();
 }
 
-// Lays the precompiled kernels out as static kernels: <soc>/<OpType>/<json and binary>, and the
-// package's own index config/<soc>/binary_info_config.json.
-void stage_static_kernels(const graph::Graph& g, const std::string& soc_dir, const fs::path& stage,
-                          std::string& log) {
-    json index = json::object();
-    std::map<std::string, bool> done;
-    for (const auto& op : g.ops) {
-        const auto& k = g.kernels[static_cast<std::size_t>(op.kernel_index)];
-        std::string rel = soc_dir + "/" + op.type + "/" + fs::path(k.path).filename().string();
-        if (done.emplace(rel, true).second) {
-            fs::create_directories(stage / soc_dir / op.type);
-            fs::copy_file(k.path, stage / rel);
-            auto bin = fs::path(resolve(g, op.kernel.bin_path));
-            fs::copy_file(bin, stage / soc_dir / op.type / bin.filename());
-            fs::permissions(stage / rel, fs::perms(0644));
-            fs::permissions(stage / soc_dir / op.type / bin.filename(), fs::perms(0644));
-            log += "  " + rel + " + " + bin.filename().string() + "\n";
-        }
-        auto& list = index[op.type]["binaryList"];
-        json entry = {{"simplifiedKey", {op.type + "/" + k.meta.kernel_name}}, {"binPath", rel}};
-        if (std::find(list.begin(), list.end(), entry) == list.end())
-            list.push_back(entry);
-    }
-    fs::create_directories(stage / "config" / soc_dir);
-    write_whole((stage / "config" / soc_dir / "binary_info_config.json").string(),
-                index.dump(2) + "\n");
-}
-
 class TempDir {
   public:
     explicit TempDir(const std::string& parent) {
@@ -190,29 +167,28 @@ CompileResult run_pipeline(const CompileOptions& o, const Outputs& out, const st
            ", SoC " + soc + "\n";
     // 2. Targets.
     std::string toolchain;
+    bool npu_fusion = false;
     if (arch == "host") {
         toolchain = host_fingerprint(g);
     } else if (arch != "dav-2201" && arch != "dav-3510") {
         throw Error("unsupported NPU architecture '" + arch + "' (host, dav-2201 or dav-3510)",
                     support::ErrorKind::usage);
     } else {
-        if (!plan->segments.empty()) {
-            if (!on_path("bisheng"))
-                throw Error("the graph asks for SuperKernel fusion (" +
-                            std::to_string(plan->segments.size()) +
-                            " segment(s)), which needs the CANN compiler 'bisheng' on PATH: "
-                            "install the CANN toolkit and source its set_env.sh, set "
-                            "super_kernel_optimize: false to package the precompiled kernels "
-                            "unfused, or compile for --npu-arch host");
-            throw Error("'bisheng' was found, but generating AscendC SuperKernels is not in this "
-                        "version of skforge yet; set super_kernel_optimize: false to package the "
-                        "precompiled kernels unfused, or compile for --npu-arch host");
-        }
+        npu_fusion = !plan->segments.empty();
+        if (npu_fusion && !on_path("bisheng"))
+            throw Error("the graph asks for SuperKernel fusion (" +
+                        std::to_string(plan->segments.size()) +
+                        " segment(s)), which needs the CANN compiler 'bisheng' on PATH: install "
+                        "the CANN toolkit and source its set_env.sh, set super_kernel_optimize: "
+                        "false to package the precompiled kernels unfused, or compile for "
+                        "--npu-arch host");
         for (const auto& op : g.ops)
             if (op.kernel.bin_path.empty())
-                throw Error("operator '" + op.name +
-                            "' has no kernel binary (bin_path): static packaging needs every "
-                            "kernel compiled");
+                throw Error("operator '" + op.name + "' has no kernel binary (bin_path): " +
+                            (npu_fusion ? "SuperKernels link the compiled sub-kernels"
+                                        : "static packaging needs every kernel compiled"));
+        if (npu_fusion)
+            toolchain = npu_fingerprint();
     }
     // 3. Cache.
     std::string key = cache_key(g, o, arch, soc, toolchain);
@@ -238,9 +214,14 @@ CompileResult run_pipeline(const CompileOptions& o, const Outputs& out, const st
         TempDir build(out.dir);
         unsigned jobs = o.jobs != 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
         build_host_package(g, *plan, build.path(), stage.path(), jobs, log);
+    } else if (npu_fusion) {
+        TempDir build(out.dir);
+        unsigned jobs = o.jobs != 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
+        build_npu_package(g, *plan, {arch, soc, ascend_home()}, soc_dir, build.path(), stage.path(),
+                          jobs, log);
     } else {
         log += "static kernels:\n";
-        stage_static_kernels(g, soc_dir, stage.path(), log);
+        stage_static_kernels(g, nullptr, soc_dir, stage.path(), log);
     }
     package::PackOptions po{stage.path(), out.run(), o.version, arch, soc};
     po.sign_key = o.sign_key;

@@ -1,8 +1,12 @@
-// Building the host target: each kernel's C++ source becomes an object (linked into every
-// SuperKernel that calls it) and a shared object (for operators launched alone); each segment's
-// generated entry is compiled and linked with its sub-kernels' objects into one shared object.
-#include "host_build.hpp"
+// Building a target's package tree.
+// Host: each kernel's C++ source becomes an object (linked into every SuperKernel that calls it)
+// and a shared object (for operators launched alone); each segment's generated entry is
+// compiled and linked with its sub-kernels' objects into one shared object.
+// NPU: each segment's AscendC entry is compiled with bisheng and linked with the precompiled
+// sub-kernels into one device object; operators left out are packaged as static kernels.
+#include "target_build.hpp"
 
+#include "skforge/codegen/ascendc.hpp"
 #include "skforge/codegen/host.hpp"
 #include "skforge/support/atomic_file.hpp"
 #include "skforge/support/error.hpp"
@@ -320,6 +324,100 @@ void build_host_package(const graph::Graph& g, const fusion::Plan& plan,
     }
     write_text(stage / "config" / "host" / "binary_info_config.json", index.dump(2) + "\n");
     write_text(stage / "host" / "program.json", codegen::host_program_json(g, plan, files));
+}
+
+std::string stage_static_kernels(const graph::Graph& g, const fusion::Plan* plan,
+                                 const std::string& soc_dir, const std::string& stage_dir,
+                                 std::string& log, const std::string& extra_index) {
+    const fs::path stage(stage_dir);
+    json index = json::parse(extra_index);
+    std::set<std::string> done;
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+        if (plan != nullptr && plan->ops[i].segment >= 0)
+            continue;
+        const auto& op = g.ops[i];
+        const auto& k = g.kernels[static_cast<std::size_t>(op.kernel_index)];
+        std::string rel = soc_dir + "/" + op.type + "/" + fs::path(k.path).filename().string();
+        if (done.insert(rel).second) {
+            fs::create_directories(stage / soc_dir / op.type);
+            fs::copy_file(k.path, stage / rel);
+            auto bin = fs::path(resolve(g, op.kernel.bin_path));
+            fs::copy_file(bin, stage / soc_dir / op.type / bin.filename());
+            fs::permissions(stage / rel, fs::perms(0644));
+            fs::permissions(stage / soc_dir / op.type / bin.filename(), fs::perms(0644));
+            log += "  " + rel + " + " + bin.filename().string() + "\n";
+        }
+        auto& list = index[op.type]["binaryList"];
+        json entry = {{"simplifiedKey", {op.type + "/" + k.meta.kernel_name}}, {"binPath", rel}};
+        if (std::find(list.begin(), list.end(), entry) == list.end())
+            list.push_back(entry);
+    }
+    std::string text = index.dump(2) + "\n";
+    write_text(stage / "config" / soc_dir / "binary_info_config.json", text);
+    return text;
+}
+
+std::string npu_fingerprint() {
+    auto version = support::run_process({"bisheng", "--version"});
+    return "bisheng\n" + version.output;
+}
+
+void build_npu_package(const graph::Graph& g, const fusion::Plan& plan,
+                       const codegen::NpuTarget& target, const std::string& soc_dir,
+                       const std::string& build_dir, const std::string& stage_dir, unsigned jobs,
+                       std::string& log) {
+    const fs::path build(build_dir), stage(stage_dir);
+    write_text(build / "include" / "skforge_superkernel.h", codegen::npu_helpers_header());
+    fs::create_directories(build / "obj");
+    fs::create_directories(build / "lib");
+    // The precompiled sub-kernels, under their kernel names (what the entries call).
+    std::set<std::string> copied;
+    for (const auto& s : plan.segments)
+        for (int i : s.ops) {
+            const auto& op = g.ops[static_cast<std::size_t>(i)];
+            const auto& name =
+                g.kernels[static_cast<std::size_t>(op.kernel_index)].meta.kernel_name;
+            if (copied.insert(name).second)
+                fs::copy_file(resolve(g, op.kernel.bin_path), build / "obj" / (name + ".o"));
+        }
+    // Entries compile in parallel; each links after its own compile.
+    std::vector<std::vector<std::string>> compiles, links;
+    std::vector<std::string> what;
+    for (const auto& s : plan.segments) {
+        write_text(build / "gen" / (s.name + ".cpp"), codegen::npu_entry_source(g, s, target));
+        auto cmds = codegen::bisheng_commands(g, s, target);
+        compiles.push_back(cmds[0]);
+        links.push_back(cmds[1]);
+        what.push_back("SuperKernel " + s.name);
+    }
+    Builder builder(build_dir, log);
+    builder.run_all(compiles, what, jobs);
+    builder.run_all(links, what, jobs);
+    json index = json::object();
+    for (const auto& s : plan.segments) {
+        std::string dir = soc_dir + "/SuperKernel/";
+        const fs::path object = build / "lib" / (s.name + ".o");
+        if (!fs::is_regular_file(object))
+            throw Error("bisheng did not write " + object.filename().string() +
+                        " for SuperKernel " + s.name);
+        std::string binary = support::read_file(object.string());
+        auto layout = codegen::host_layout(s);
+        json meta = json::parse(fusion::kernel_meta_json(g, s));
+        meta["binFileName"] = s.name;
+        meta["kernelName"] = codegen::npu_entry_symbol(g, s);
+        meta["sha256"] = support::sha256_hex(binary);
+        meta["workspace"]["size"] = {layout.workspace_bytes + codegen::npu_sync_bytes(s)};
+        write_text(stage / (dir + s.name + ".json"), meta.dump(2) + "\n");
+        write_text(stage / (dir + s.name + ".o"), binary);
+        fs::copy_file(build / "gen" / (s.name + ".cpp"), stage / (dir + s.name + ".cpp"));
+        fs::permissions(stage / (dir + s.name + ".cpp"), fs::perms(0644));
+        index["SuperKernel"]["binaryList"].push_back(
+            {{"simplifiedKey", {"SuperKernel/" + s.name}}, {"binPath", dir + s.name + ".json"}});
+        log += "SuperKernel " + s.name + ": " + std::to_string(s.ops.size()) + " sub-kernels -> " +
+               dir + s.name + ".o\n";
+    }
+    log += "static kernels (operators left out):\n";
+    stage_static_kernels(g, &plan, soc_dir, stage_dir, log, index.dump());
 }
 
 } // namespace skforge::compile
