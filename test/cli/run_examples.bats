@@ -37,5 +37,16 @@ binaries() {
     run sh "$RUNNER" --npu-arch dav-2201 --out "$W/ex"
     echo "$output"
     [ "$status" -eq 0 ]
-    [[ "$output" == *"skipped (needs the CANN toolkit's bisheng on PATH for SuperKernel fusion): decoder moe_block tbe_cut two_stream"* ]]
+    [[ "$output" == *"skipped (SuperKernel fusion needs the CANN toolkit's bisheng on PATH and precompiled NPU kernels): decoder moe_block tbe_cut two_stream"* ]]
+}
+
+@test "run_examples --npu-arch dav-3510 with bisheng but no NPU binaries skips, naming why" {
+    binaries
+    mkdir -p fakebin
+    printf '#!/bin/sh\necho fake bisheng\n' >fakebin/bisheng
+    chmod +x fakebin/bisheng
+    PATH=$PWD/fakebin:$PATH run sh "$RUNNER" --npu-arch dav-3510 --out "$W/ex"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"skipped: operator '"*"' has no kernel binary (bin_path): SuperKernels link the compiled sub-kernels"* ]]
 }
