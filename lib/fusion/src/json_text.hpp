@@ -14,19 +14,23 @@ namespace skforge::fusion::json_text {
 /// Appends `s` as a JSON string literal.
 inline void string(std::string& out, std::string_view s) {
     out += '"';
-    for (char c : s) {
-        auto u = static_cast<unsigned char>(c);
-        if (c == '"' || c == '\\') {
+    std::size_t run = 0; // start of the characters not yet appended
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        auto u = static_cast<unsigned char>(s[i]);
+        if (u >= 0x20 && u != '"' && u != '\\')
+            continue; // most names need no escape: append them in one piece
+        out.append(s.data() + run, i - run);
+        run = i + 1;
+        if (u == '"' || u == '\\') {
             out += '\\';
-            out += c;
-        } else if (u < 0x20) {
+            out += s[i];
+        } else {
             char buf[8];
             std::snprintf(buf, sizeof buf, "\\u%04x", u);
             out += buf;
-        } else {
-            out += c;
         }
     }
+    out.append(s.data() + run, s.size() - run);
     out += '"';
 }
 
