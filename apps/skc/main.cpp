@@ -10,6 +10,7 @@
 #include "skforge/support/error.hpp"
 
 #include <boost/program_options.hpp>
+#include <chrono>
 #include <clocale>
 #include <cstdio>
 #include <cstdlib>
@@ -280,6 +281,24 @@ int cmd_keygen(const Args& args) {
     return 0;
 }
 
+// With SKFORGE_TIMING set, prints how long each phase took to stderr (for benchmarks).
+class Timing {
+  public:
+    Timing() : m_on(std::getenv("SKFORGE_TIMING") != nullptr) {}
+    void mark(const char* phase) {
+        if (!m_on)
+            return;
+        auto now = std::chrono::steady_clock::now();
+        std::fprintf(stderr, "timing: %-10s %.3f s\n", phase,
+                     std::chrono::duration<double>(now - m_last).count());
+        m_last = now;
+    }
+
+  private:
+    bool m_on;
+    std::chrono::steady_clock::time_point m_last = std::chrono::steady_clock::now();
+};
+
 // Loads and validates a graph; prints every diagnostic to stderr. Returns false on errors.
 // The graph is deliberately never freed (like mold and clang's -disable-free): freeing millions
 // of small objects of a large graph costs more than the rest of `skc check`, and the process ends
@@ -289,7 +308,9 @@ skforge::graph::Graph* load_checked(const std::string& path,
                                     skforge::fusion::PlanDepth depth) {
     static skforge::graph::Graph* t_keep = nullptr;
     skforge::graph::Diagnostics diags;
+    Timing timing;
     t_keep = new skforge::graph::Graph(skforge::graph::load_graph(path, diags));
+    timing.mark("load");
     auto& g = *t_keep;
     if (!diags.has_errors()) {
         // Validation and planning only read the graph: plan on the other core meanwhile, and
@@ -298,7 +319,9 @@ skforge::graph::Graph* load_checked(const std::string& path,
         auto planned = std::async(std::launch::async,
                                   [&] { return skforge::fusion::make_plan(g, plan_diags, depth); });
         skforge::graph::validate_graph(g, diags);
+        timing.mark("validate");
         auto p = planned.get();
+        timing.mark("plan");
         if (!diags.has_errors()) {
             for (const auto& d : plan_diags.items())
                 d.severity == skforge::graph::Severity::error
@@ -350,12 +373,17 @@ int cmd_plan(const Args& args) {
     if (graph == nullptr)
         return 1;
     const auto& g = *graph;
+    Timing timing;
     if (format == "json")
-        std::cout << skforge::fusion::plan_json(g, *plan);
+        skforge::fusion::plan_json(g, *plan, [](std::string_view piece) {
+            std::cout.write(piece.data(), static_cast<std::streamsize>(piece.size()));
+        });
     else if (format == "dot")
         std::cout << skforge::fusion::plan_dot(g, *plan);
     else
         std::cout << skforge::fusion::plan_text(g, *plan);
+    std::cout.flush();
+    timing.mark("output");
     return 0;
 }
 

@@ -1,11 +1,13 @@
 // The memory pass: one argument per distinct buffer, workspace reuse within each stream, and an
 // arena for tensors that live only inside a SuperKernel, placed by lifetime.
 #include "skforge/fusion/plan.hpp"
+#include "skforge/support/string_map.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <map>
-#include <unordered_map>
+#include <thread>
 
 namespace skforge::fusion {
 
@@ -28,22 +30,22 @@ std::uint64_t aligned(std::uint64_t n) {
     return (n + k_align - 1) / k_align * k_align;
 }
 
-struct TensorIndex {
-    std::unordered_map<std::string_view, const graph::Tensor*> decl;
-    std::unordered_map<std::string_view, std::uint32_t> reads; ///< input slots reading the tensor
+struct TensorInfo {
+    const graph::Tensor* decl = nullptr;
+    std::uint32_t reads = 0; ///< input slots reading the tensor
 };
+using TensorIndex = support::StringMap<TensorInfo>;
 
 TensorIndex index_tensors(const graph::Graph& g) {
     TensorIndex t;
-    t.decl.reserve(g.ops.size() * 2 + g.inputs.size());
-    t.reads.reserve(g.ops.size() * 2 + g.inputs.size());
+    t.reserve(g.ops.size() * 2 + g.inputs.size());
     for (const auto& in : g.inputs)
-        t.decl.emplace(in.name, &in);
+        t[in.name].decl = &in;
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         for (const auto& out : g.ops[i].outputs)
-            t.decl.emplace(out.name, &out);
+            t[out.name].decl = &out;
         for (const auto& in : g.ops[i].inputs)
-            ++t.reads[in.name];
+            ++t[in.name].reads;
     }
     return t;
 }
@@ -247,66 +249,86 @@ void place_arena(const PlanContext& ctx, Segment& s, const std::vector<std::vect
 
 } // namespace
 
+namespace {
+
+void segment_memory(const PlanContext& ctx, const TensorIndex& tensors, Segment& s) {
+    support::StringMap<int> buffer_of;
+    buffer_of.reserve(s.ops.size() * 3);
+    std::vector<std::uint32_t> reads_here; // per buffer
+    std::vector<std::vector<int>> uses;
+    auto buffer = [&](const std::string& name) {
+        auto [index, fresh] = buffer_of.emplace(name, static_cast<int>(s.buffers.size()));
+        if (fresh) {
+            const TensorInfo* d = tensors.find(name);
+            s.buffers.push_back({name, tensor_bytes(d == nullptr ? nullptr : d->decl)});
+            uses.emplace_back();
+            reads_here.push_back(0);
+        }
+        return *index;
+    };
+    for (std::size_t p = 0; p < s.ops.size(); ++p) {
+        const auto& op = ctx.graph.ops[static_cast<std::size_t>(s.ops[p])];
+        auto& sub = s.subs[p];
+        for (const auto& in : op.inputs) {
+            int b = buffer(in.name);
+            s.buffers[static_cast<std::size_t>(b)].last = static_cast<int>(p);
+            ++reads_here[static_cast<std::size_t>(b)];
+            uses[static_cast<std::size_t>(b)].push_back(static_cast<int>(p));
+            sub.args.push_back({b, false, 0});
+        }
+        for (const auto& out : op.outputs) {
+            int b = buffer(out.name);
+            s.buffers[static_cast<std::size_t>(b)].first = static_cast<int>(p);
+            uses[static_cast<std::size_t>(b)].push_back(static_cast<int>(p));
+            sub.args.push_back({b, true, 0});
+        }
+        sub.workspace =
+            ctx.graph.kernels[static_cast<std::size_t>(op.kernel_index)].meta.workspace.total();
+    }
+    // Internal: produced here, read, and read only here (every read of it is one of ours).
+    for (std::size_t i = 0; i < s.buffers.size(); ++i) {
+        auto& b = s.buffers[i];
+        const TensorInfo* r = tensors.find(b.tensor);
+        std::uint32_t reads = r == nullptr ? 0 : r->reads;
+        b.arena = b.first >= 0 && reads > 0 && reads == reads_here[i];
+        if (b.last < b.first)
+            b.last = b.first;
+    }
+    place_arena(ctx, s, uses);
+    // Workspace: sub-kernels of one stream run one after another and reuse the largest.
+    std::map<std::uint32_t, std::uint64_t> per_stream;
+    for (std::size_t p = 0; p < s.ops.size(); ++p) {
+        auto q = s.options.stream_fusion
+                     ? ctx.graph.ops[static_cast<std::size_t>(s.ops[p])].stream_id
+                     : 0u;
+        per_stream[q] = std::max(per_stream[q], s.subs[p].workspace);
+        s.workspace_naive += s.subs[p].workspace;
+    }
+    for (const auto& [q, w] : per_stream)
+        s.workspace_total += w;
+}
+
+} // namespace
+
 void memory_pass(PlanContext& ctx) {
     if (ctx.plan.segments.empty())
         return;
     TensorIndex tensors = index_tensors(ctx.graph);
-    for (auto& s : ctx.plan.segments) {
-        std::unordered_map<std::string_view, int> buffer_of;
-        std::vector<std::uint32_t> reads_here; // per buffer
-        std::vector<std::vector<int>> uses;
-        auto buffer = [&](const std::string& name) {
-            auto [it, fresh] = buffer_of.emplace(name, static_cast<int>(s.buffers.size()));
-            if (fresh) {
-                auto d = tensors.decl.find(name);
-                s.buffers.push_back(
-                    {name, tensor_bytes(d == tensors.decl.end() ? nullptr : d->second)});
-                uses.emplace_back();
-                reads_here.push_back(0);
-            }
-            return it->second;
-        };
-        for (std::size_t p = 0; p < s.ops.size(); ++p) {
-            const auto& op = ctx.graph.ops[static_cast<std::size_t>(s.ops[p])];
-            auto& sub = s.subs[p];
-            for (const auto& in : op.inputs) {
-                int b = buffer(in.name);
-                s.buffers[static_cast<std::size_t>(b)].last = static_cast<int>(p);
-                ++reads_here[static_cast<std::size_t>(b)];
-                uses[static_cast<std::size_t>(b)].push_back(static_cast<int>(p));
-                sub.args.push_back({b, false, 0});
-            }
-            for (const auto& out : op.outputs) {
-                int b = buffer(out.name);
-                s.buffers[static_cast<std::size_t>(b)].first = static_cast<int>(p);
-                uses[static_cast<std::size_t>(b)].push_back(static_cast<int>(p));
-                sub.args.push_back({b, true, 0});
-            }
-            sub.workspace =
-                ctx.graph.kernels[static_cast<std::size_t>(op.kernel_index)].meta.workspace.total();
-        }
-        // Internal: produced here, read, and read only here (every read of it is one of ours).
-        for (std::size_t i = 0; i < s.buffers.size(); ++i) {
-            auto& b = s.buffers[i];
-            auto r = tensors.reads.find(b.tensor);
-            std::uint32_t reads = r == tensors.reads.end() ? 0 : r->second;
-            b.arena = b.first >= 0 && reads > 0 && reads == reads_here[i];
-            if (b.last < b.first)
-                b.last = b.first;
-        }
-        place_arena(ctx, s, uses);
-        // Workspace: sub-kernels of one stream run one after another and reuse the largest.
-        std::map<std::uint32_t, std::uint64_t> per_stream;
-        for (std::size_t p = 0; p < s.ops.size(); ++p) {
-            auto q = s.options.stream_fusion
-                         ? ctx.graph.ops[static_cast<std::size_t>(s.ops[p])].stream_id
-                         : 0u;
-            per_stream[q] = std::max(per_stream[q], s.subs[p].workspace);
-            s.workspace_naive += s.subs[p].workspace;
-        }
-        for (const auto& [q, w] : per_stream)
-            s.workspace_total += w;
-    }
+    // Segments are independent: share them out over the cores.
+    auto& segs = ctx.plan.segments;
+    unsigned threads = std::min<unsigned>(std::max(1u, std::thread::hardware_concurrency()),
+                                          static_cast<unsigned>((segs.size() + 63) / 64));
+    std::atomic<std::size_t> next{0};
+    auto work = [&] {
+        for (std::size_t i = next++; i < segs.size(); i = next++)
+            segment_memory(ctx, tensors, segs[i]);
+    };
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads; ++t)
+        pool.emplace_back(work);
+    work();
+    for (auto& t : pool)
+        t.join();
 }
 
 } // namespace skforge::fusion

@@ -2,9 +2,13 @@
 
 #include "json_text.hpp"
 
+#include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <thread>
+#include <vector>
 
 namespace skforge::fusion {
 
@@ -24,6 +28,38 @@ std::array<std::size_t, 3> barrier_counts(const Segment& s) {
     for (const auto& b : s.barriers)
         ++c[b.kind == BarrierKind::vector ? 0 : b.kind == BarrierKind::cube ? 1 : 2];
     return c;
+}
+
+// Writes items [0, n) with `write(i, out)` on every core and hands the text to `sink` in
+// order: the same text as one loop would write. Chunks go in waves through reused buffers, so
+// a large output never sits in memory whole.
+template <typename Write>
+void in_parallel(std::size_t n, const std::function<void(std::string_view)>& sink, Write write) {
+    unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+    constexpr std::size_t k_items = 64; // items per chunk
+    std::size_t chunks = (n + k_items - 1) / k_items;
+    std::size_t wave = std::max<std::size_t>(1, threads * 4u);
+    std::vector<std::string> parts(wave);
+    for (std::size_t first = 0; first < chunks; first += wave) {
+        std::size_t count = std::min(wave, chunks - first);
+        std::atomic<std::size_t> next{0};
+        auto work = [&] {
+            for (std::size_t c = next++; c < count; c = next++) {
+                parts[c].clear();
+                std::size_t begin = (first + c) * k_items;
+                for (std::size_t i = begin; i < std::min(n, begin + k_items); ++i)
+                    write(i, parts[c]);
+            }
+        };
+        std::vector<std::thread> pool;
+        for (unsigned t = 1; t < threads && t < count; ++t)
+            pool.emplace_back(work);
+        work();
+        for (auto& t : pool)
+            t.join();
+        for (std::size_t c = 0; c < count; ++c)
+            sink(parts[c]);
+    }
 }
 
 std::size_t naive_barriers(const Segment& s) {
@@ -117,6 +153,13 @@ void append_string(std::string& out, std::string_view s) {
 } // namespace
 
 std::string plan_json(const graph::Graph& g, const Plan& p) {
+    std::string out;
+    plan_json(g, p, [&](std::string_view piece) { out += piece; });
+    return out;
+}
+
+void plan_json(const graph::Graph& g, const Plan& p,
+               const std::function<void(std::string_view)>& sink) {
     // The header and segments are few: nlohmann builds them. The operators can be a hundred
     // thousand: they are written straight into the text, one per line.
     json head = {{"graph", g.name},
@@ -136,7 +179,9 @@ std::string plan_json(const graph::Graph& g, const Plan& p) {
         out += ": " + v.dump() + ",\n";
     }
     out += "\"segments\": [";
-    for (std::size_t s = 0; s < p.segments.size(); ++s) {
+    sink(out);
+    out.clear();
+    in_parallel(p.segments.size(), sink, [&](std::size_t s, std::string& part) {
         const auto& seg = p.segments[s];
         json ops = json::array();
         for (int i : seg.ops)
@@ -162,32 +207,34 @@ std::string plan_json(const graph::Graph& g, const Plan& p) {
         std::string text = j.dump();
         auto at = text.find(",\"name\":");
         text.insert(at, ",\"kernel_meta\":" + kernel_meta_json(g, seg));
-        out += (s ? ",\n  " : "\n  ") + text;
-    }
+        part += (s ? ",\n  " : "\n  ") + text;
+    });
     out += p.segments.empty() ? "],\n" : "\n],\n";
     out += "\"ops\": [";
-    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+    sink(out);
+    out.clear();
+    in_parallel(g.ops.size(), sink, [&](std::size_t i, std::string& part) {
         const auto& r = p.ops[i];
         const auto& op = g.ops[i];
-        out += i ? ",\n  {\"name\": " : "\n  {\"name\": ";
-        append_string(out, op.name);
-        out += ", \"type\": ";
-        append_string(out, op.type);
-        out += ", \"stream_id\": " + std::to_string(op.stream_id);
+        part += i ? ",\n  {\"name\": " : "\n  {\"name\": ";
+        append_string(part, op.name);
+        part += ", \"type\": ";
+        append_string(part, op.type);
+        part += ", \"stream_id\": " + std::to_string(op.stream_id);
         if (r.segment >= 0) {
-            out += ", \"result\": \"fused\", \"segment\": ";
-            append_string(out, p.segments[static_cast<std::size_t>(r.segment)].name);
-            out += ", \"reason\": null, \"detail\": \"\"}";
+            part += ", \"result\": \"fused\", \"segment\": ";
+            append_string(part, p.segments[static_cast<std::size_t>(r.segment)].name);
+            part += ", \"reason\": null, \"detail\": \"\"}";
         } else {
-            out += ", \"result\": \"left_out\", \"segment\": null, \"reason\": \"";
-            out += reason_code(*r.reason);
-            out += "\", \"detail\": ";
-            append_string(out, r.detail);
-            out += "}";
+            part += ", \"result\": \"left_out\", \"segment\": null, \"reason\": \"";
+            part += reason_code(*r.reason);
+            part += "\", \"detail\": ";
+            append_string(part, r.detail);
+            part += "}";
         }
-    }
+    });
     out += g.ops.empty() ? "]\n}\n" : "\n]\n}\n";
-    return out;
+    sink(out);
 }
 
 std::string plan_dot(const graph::Graph& g, const Plan& p) {

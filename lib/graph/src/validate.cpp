@@ -1,7 +1,9 @@
 #include "skforge/graph/graph.hpp"
+#include "skforge/support/string_map.hpp"
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 namespace skforge::graph {
@@ -37,15 +39,15 @@ struct EventSend {
 };
 
 void check_names_and_scopes(const Graph& g, Diagnostics& diags) {
-    std::unordered_map<std::string_view, const Op*> names;
+    support::StringMap<const Op*> names;
     names.reserve(g.ops.size());
     for (const auto& op : g.ops) {
         if (op.name.empty())
             continue;
-        auto [it, fresh] = names.emplace(op.name, &op);
+        auto [first, fresh] = names.emplace(op.name, &op);
         if (!fresh)
             diags.error(op.where, "operator name '" + op.name + "' is used twice",
-                        "first at line " + std::to_string(it->second->where.line));
+                        "first at line " + std::to_string((*first)->where.line));
     }
     if (g.scopes.size() > k_max_scopes)
         diags.error({g.file_ref, 1, 1}, "the graph has " + std::to_string(g.scopes.size()) +
@@ -61,17 +63,24 @@ void check_names_and_scopes(const Graph& g, Diagnostics& diags) {
 void validate_graph(const Graph& g, Diagnostics& diags) {
     check_names_and_scopes(g, diags);
     // Views into the graph's own strings: no copies for a hundred thousand tensors.
-    std::unordered_map<std::string_view, int> producer;
+    support::StringMap<int> producer;
     producer.reserve(g.ops.size() * 2 + g.inputs.size());
     for (const auto& t : g.inputs)
         if (!producer.emplace(t.name, k_graph_input).second)
             diags.error(t.where, "graph input '" + t.name + "' is declared twice");
-    // Producers that appear later, to tell "produced later" from "never produced".
-    std::unordered_map<std::string_view, int> any_producer;
-    any_producer.reserve(g.ops.size() * 2);
-    for (std::size_t i = 0; i < g.ops.size(); ++i)
-        for (const auto& t : g.ops[i].outputs)
-            any_producer.emplace(t.name, static_cast<int>(i));
+    // Producers that appear later, to tell "produced later" from "never produced": built only
+    // when an input is missing.
+    std::optional<support::StringMap<int>> any_producer;
+    auto later_producer = [&](std::string_view name) -> const int* {
+        if (!any_producer) {
+            any_producer.emplace();
+            any_producer->reserve(g.ops.size() * 2);
+            for (std::size_t i = 0; i < g.ops.size(); ++i)
+                for (const auto& t : g.ops[i].outputs)
+                    any_producer->emplace(t.name, static_cast<int>(i));
+        }
+        return any_producer->find(name);
+    };
     StreamClocks clocks(g);
     std::map<std::int64_t, EventSend> sent;
     std::map<std::int64_t, int> first_sender;
@@ -97,15 +106,15 @@ void validate_graph(const Graph& g, Diagnostics& diags) {
                 clock[s] = std::max(clock[s], it->second.clock[s]);
         }
         for (const auto& in : op.inputs) {
-            auto it = producer.find(in.name);
-            if (it == producer.end()) {
-                auto later = any_producer.find(in.name);
-                if (later != any_producer.end())
-                    diags.error(
-                        in.where,
-                        "input '" + in.name + "' of '" + op.name + "' is produced later by '" +
-                            g.ops[static_cast<std::size_t>(later->second)].name + "' (a cycle)",
-                        "operators must be listed in execution order");
+            const int* found = producer.find(in.name);
+            if (found == nullptr) {
+                const int* later = later_producer(in.name);
+                if (later != nullptr)
+                    diags.error(in.where,
+                                "input '" + in.name + "' of '" + op.name +
+                                    "' is produced later by '" +
+                                    g.ops[static_cast<std::size_t>(*later)].name + "' (a cycle)",
+                                "operators must be listed in execution order");
                 else
                     diags.error(
                         in.where,
@@ -113,12 +122,12 @@ void validate_graph(const Graph& g, Diagnostics& diags) {
                             "' is neither a graph input nor produced by an earlier operator");
                 continue;
             }
-            if (it->second == k_graph_input)
+            if (*found == k_graph_input)
                 continue;
-            const Op& p = g.ops[static_cast<std::size_t>(it->second)];
+            const Op& p = g.ops[static_cast<std::size_t>(*found)];
             if (p.stream_id == op.stream_id)
                 continue;
-            if (clock[static_cast<std::size_t>(clocks.dense(p.stream_id))] < it->second)
+            if (clock[static_cast<std::size_t>(clocks.dense(p.stream_id))] < *found)
                 diags.error(in.where,
                             "input '" + in.name + "' of '" + op.name + "' (stream " +
                                 std::to_string(op.stream_id) + ") comes from '" + p.name +
@@ -129,8 +138,7 @@ void validate_graph(const Graph& g, Diagnostics& diags) {
         }
         clock[static_cast<std::size_t>(clocks.dense(op.stream_id))] = static_cast<int>(i);
         for (const auto& out : op.outputs) {
-            auto [it, fresh] = producer.emplace(out.name, static_cast<int>(i));
-            if (!fresh)
+            if (!producer.emplace(out.name, static_cast<int>(i)).second)
                 diags.error(out.where, "tensor '" + out.name + "' is produced twice",
                             "give every output a unique name");
         }
@@ -154,7 +162,7 @@ void validate_graph(const Graph& g, Diagnostics& diags) {
 }
 
 std::vector<std::vector<int>> dependencies(const Graph& g) {
-    std::unordered_map<std::string_view, int> producer;
+    support::StringMap<int> producer;
     producer.reserve(g.ops.size() * 2);
     std::unordered_map<std::int64_t, int> sender;
     std::vector<std::vector<int>> deps(g.ops.size());
@@ -162,8 +170,8 @@ std::vector<std::vector<int>> dependencies(const Graph& g) {
         const Op& op = g.ops[i];
         auto& d = deps[i];
         for (const auto& in : op.inputs)
-            if (auto it = producer.find(in.name); it != producer.end())
-                d.push_back(it->second);
+            if (const int* p = producer.find(in.name))
+                d.push_back(*p);
         for (auto e : op.recv_events)
             if (auto it = sender.find(e); it != sender.end())
                 d.push_back(it->second);
