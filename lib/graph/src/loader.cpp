@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <thread>
 #include <unordered_map>
 
 #include <charconv>
@@ -282,6 +283,36 @@ struct Reader {
 
 } // namespace
 
+namespace {
+
+// Reads the operators on every core: each is independent, and each thread reports into its own
+// Diagnostics, merged afterwards in operator order, so the result does not depend on the
+// number of threads.
+void read_ops(Graph& g, const YNode& list, Diagnostics& diags) {
+    std::size_t n = list.size();
+    g.ops.resize(n);
+    unsigned threads =
+        n < 4096 ? 1u : std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
+    std::vector<Diagnostics> found(threads);
+    auto work = [&](unsigned t) {
+        Reader r{g.file_ref, found[t]};
+        for (std::size_t i = n * t / threads; i < n * (t + 1) / threads; ++i)
+            g.ops[i] = r.op(list.item(i));
+    };
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads; ++t)
+        pool.emplace_back(work, t);
+    work(0);
+    for (auto& t : pool)
+        t.join();
+    for (const auto& d : found)
+        for (const auto& item : d.items())
+            item.severity == Severity::error ? diags.error(item.where, item.message, item.hint)
+                                             : diags.warning(item.where, item.message, item.hint);
+}
+
+} // namespace
+
 Graph parse_graph_text(const std::string& text, const std::string& file, Diagnostics& diags) {
     Graph g;
     g.file = file;
@@ -320,11 +351,8 @@ Graph parse_graph_text(const std::string& text, const std::string& file, Diagnos
                      r.scopes(g, v);
                  else if (!v.is_sequence())
                      diags.error(r.at(v), "ops must be a list of operators");
-                 else {
-                     g.ops.reserve(v.size());
-                     for (std::size_t i = 0; i < v.size(); ++i)
-                         g.ops.push_back(r.op(v.item(i)));
-                 }
+                 else
+                     read_ops(g, v, diags);
              });
     if (!root.find("ops"))
         diags.error({g.file_ref, 1, 1}, "the graph has no 'ops' list");
