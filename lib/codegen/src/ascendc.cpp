@@ -3,6 +3,7 @@
 #include "skforge/codegen/ascendc.hpp"
 
 #include "skforge/codegen/host.hpp"
+#include "skforge/support/identifier.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -14,13 +15,6 @@ namespace skforge::codegen {
 namespace {
 
 constexpr std::uint64_t k_slot = 32; // one cache line per core and flag
-
-std::string identifier(const std::string& text) {
-    std::string out;
-    for (char c : text)
-        out += (std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_') ? c : '_';
-    return out;
-}
 
 const graph::Op& op_at(const graph::Graph& g, const fusion::Segment& s, std::size_t p) {
     return g.ops[static_cast<std::size_t>(s.ops[p])];
@@ -51,7 +45,7 @@ std::string kind_name(unsigned mask) {
 } // namespace
 
 std::string npu_entry_symbol(const graph::Graph& g, const fusion::Segment& s) {
-    return identifier(g.name + "_" + s.name);
+    return support::c_identifier(g.name + "_" + s.name);
 }
 
 std::uint64_t npu_sync_bytes(const fusion::Segment& s) {
@@ -133,9 +127,9 @@ std::string npu_entry_source(const graph::Graph& g, const fusion::Segment& s,
         const auto& op = op_at(g, s, p);
         out += "extern \"C\" __aicore__ void " + meta.kernel_name + "(";
         for (const auto& t : op.inputs)
-            out += "GM_ADDR " + identifier(t.name) + ", ";
+            out += "GM_ADDR " + support::c_identifier(t.name) + ", ";
         for (const auto& t : op.outputs)
-            out += "GM_ADDR " + identifier(t.name) + ", ";
+            out += "GM_ADDR " + support::c_identifier(t.name) + ", ";
         out += "GM_ADDR workspace);\n";
     }
     // Flags: early-start pairs first, then event pairs, in plan order.

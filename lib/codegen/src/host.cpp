@@ -2,6 +2,7 @@
 #include "skforge/codegen/host.hpp"
 
 #include "skforge/support/error.hpp"
+#include "skforge/support/identifier.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -32,13 +33,6 @@ std::optional<unsigned> host_dtype(std::string_view d) {
 }
 
 namespace {
-
-std::string identifier(const std::string& text) {
-    std::string out;
-    for (char c : text)
-        out += (std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_') ? c : '_';
-    return out;
-}
 
 // Every tensor's declaration: the graph's inputs and the operators' outputs.
 std::unordered_map<std::string, const graph::Tensor*> declarations(const graph::Graph& g) {
@@ -101,7 +95,7 @@ HostLayout host_layout(const fusion::Segment& s) {
 }
 
 std::string host_entry_symbol(const fusion::Segment& s) {
-    return "sk_entry_" + identifier(s.name);
+    return "sk_entry_" + support::c_identifier(s.name);
 }
 
 std::string host_version_script(const fusion::Segment& s) {

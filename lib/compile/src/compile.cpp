@@ -67,10 +67,6 @@ std::string lower(std::string s) {
     return s;
 }
 
-std::string resolve(const graph::Graph& g, const std::string& p) {
-    return p.empty() || p[0] == '/' ? p : g.dir + "/" + p;
-}
-
 // Everything that decides the output, hashed: skforge, target, options, graph, kernels.
 std::string cache_key(const graph::Graph& g, const CompileOptions& o, const std::string& arch,
                       const std::string& soc, const std::string& toolchain) {
@@ -92,9 +88,9 @@ std::string cache_key(const graph::Graph& g, const CompileOptions& o, const std:
     };
     for (const auto& op : g.ops) {
         h.update("\nop " + op.name + " " + op.kernel.json_path + " " + op.kernel.bin_path + "\n");
-        h.update(digest_of(resolve(g, op.kernel.json_path)));
+        h.update(digest_of(graph::resolve_path(g, op.kernel.json_path)));
         if (!op.kernel.bin_path.empty())
-            h.update(digest_of(resolve(g, op.kernel.bin_path)));
+            h.update(digest_of(graph::resolve_path(g, op.kernel.bin_path)));
     }
     return support::digest_hex(h.finish());
 }

@@ -40,10 +40,6 @@ std::string compiler() {
     return cxx != nullptr && *cxx != '\0' ? cxx : "c++";
 }
 
-std::string resolve(const graph::Graph& g, const std::string& p) {
-    return p.empty() || p[0] == '/' ? p : g.dir + "/" + p;
-}
-
 // Where one kernel comes from: a host object given as bin_path, or C++ source.
 struct KernelInput {
     const graph::Op* first_op = nullptr;
@@ -56,8 +52,9 @@ std::vector<KernelInput> kernel_inputs(const graph::Graph& g) {
     for (const auto& op : g.ops) {
         auto& k = in[static_cast<std::size_t>(op.kernel_index)];
         const auto& loaded = g.kernels[static_cast<std::size_t>(op.kernel_index)];
-        std::string source =
-            op.kernel.source_path.empty() ? std::string() : resolve(g, op.kernel.source_path);
+        std::string source = op.kernel.source_path.empty()
+                                 ? std::string()
+                                 : graph::resolve_path(g, op.kernel.source_path);
         if (k.first_op != nullptr) {
             if (!source.empty() && source != k.source)
                 throw Error("operator '" + op.name + "' gives source " + source + " for kernel " +
@@ -68,7 +65,7 @@ std::vector<KernelInput> kernel_inputs(const graph::Graph& g) {
         }
         k.first_op = &op;
         if (!op.kernel.bin_path.empty() && loaded.meta.magic == kernel::k_host_magic) {
-            k.object = resolve(g, op.kernel.bin_path);
+            k.object = graph::resolve_path(g, op.kernel.bin_path);
             continue;
         }
         if (source.empty()) {
@@ -341,7 +338,7 @@ std::string stage_static_kernels(const graph::Graph& g, const fusion::Plan* plan
         if (done.insert(rel).second) {
             fs::create_directories(stage / soc_dir / op.type);
             fs::copy_file(k.path, stage / rel);
-            auto bin = fs::path(resolve(g, op.kernel.bin_path));
+            auto bin = fs::path(graph::resolve_path(g, op.kernel.bin_path));
             fs::copy_file(bin, stage / soc_dir / op.type / bin.filename());
             fs::permissions(stage / rel, fs::perms(0644));
             fs::permissions(stage / soc_dir / op.type / bin.filename(), fs::perms(0644));
@@ -378,7 +375,8 @@ void build_npu_package(const graph::Graph& g, const fusion::Plan& plan,
             const auto& name =
                 g.kernels[static_cast<std::size_t>(op.kernel_index)].meta.kernel_name;
             if (copied.insert(name).second)
-                fs::copy_file(resolve(g, op.kernel.bin_path), build / "obj" / (name + ".o"));
+                fs::copy_file(graph::resolve_path(g, op.kernel.bin_path),
+                              build / "obj" / (name + ".o"));
         }
     // Entries compile in parallel; each links after its own compile.
     std::vector<std::vector<std::string>> compiles, links;

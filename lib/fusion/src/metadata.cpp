@@ -4,6 +4,7 @@
 
 #include "json_text.hpp"
 #include "skforge/kernel/kernel_meta.hpp"
+#include "skforge/support/identifier.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -12,13 +13,6 @@
 namespace skforge::fusion {
 
 namespace {
-
-std::string symbol(const std::string& text) {
-    std::string out;
-    for (char c : text)
-        out += (std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_') ? c : '_';
-    return out;
-}
 
 // The parameter block: one pointer per external buffer, the workspace pointer (the arena lives
 // at its end), then one 8-byte flag slot per event pair inside the SuperKernel.
@@ -124,7 +118,7 @@ void metadata_pass(PlanContext& ctx) {
 std::string kernel_meta_json(const graph::Graph& g, const Segment& s) {
     namespace jt = json_text;
     bool host = g.npu_arch == "host";
-    std::string name = symbol(g.name + "_" + s.name);
+    std::string name = support::c_identifier(g.name + "_" + s.name);
     std::uint64_t workspace = s.workspace_total + s.arena_peak;
     std::string out = "{";
     jt::key(out, "SuperkernelInfo");

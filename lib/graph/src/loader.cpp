@@ -372,14 +372,10 @@ Graph parse_graph_text(const std::string& text, const std::string& file, Diagnos
 
 namespace {
 
-std::string resolve(const Graph& g, const std::string& p) {
-    return p.empty() || p.front() == '/' ? p : g.dir + "/" + p;
-}
-
 // Loads each distinct metadata file once and checks each distinct binary once.
 void load_kernels(Graph& g, Diagnostics& diags) {
     std::unordered_map<std::string, int> index;
-    std::unordered_map<std::string_view, int> by_written_path; // skips resolve() for repeats
+    std::unordered_map<std::string_view, int> by_written_path; // skips resolve_path() for repeats
     std::unordered_map<std::string, std::string> binary_digest;
     for (auto& op : g.ops) {
         if (op.kernel.json_path.empty())
@@ -389,7 +385,7 @@ void load_kernels(Graph& g, Diagnostics& diags) {
             op.kernel_index = known->second;
             continue;
         }
-        std::string path = resolve(g, op.kernel.json_path);
+        std::string path = resolve_path(g, op.kernel.json_path);
         auto [it, fresh] = index.emplace(path, static_cast<int>(g.kernels.size()));
         by_written_path.emplace(op.kernel.json_path, it->second);
         op.kernel_index = it->second;
@@ -410,7 +406,7 @@ void load_kernels(Graph& g, Diagnostics& diags) {
         }
         if (op.kernel.bin_path.empty())
             continue;
-        std::string bin = resolve(g, op.kernel.bin_path);
+        std::string bin = resolve_path(g, op.kernel.bin_path);
         auto& kernel = g.kernels[static_cast<std::size_t>(op.kernel_index)];
         auto found = binary_digest.find(bin);
         if (found == binary_digest.end()) {
@@ -441,6 +437,10 @@ void load_kernels(Graph& g, Diagnostics& diags) {
 }
 
 } // namespace
+
+std::string resolve_path(const Graph& g, const std::string& p) {
+    return p.empty() || p.front() == '/' ? p : g.dir + "/" + p;
+}
 
 Graph load_graph(const std::string& path, Diagnostics& diags) {
     std::string text;

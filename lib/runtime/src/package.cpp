@@ -21,23 +21,6 @@ namespace {
 
 constexpr std::size_t k_align = 64;
 
-std::uint32_t element_bytes(std::uint32_t dt) {
-    switch (dt) {
-    case SK_DT_FLOAT16:
-    case SK_DT_BFLOAT16:
-    case SK_DT_INT16:
-        return 2;
-    case SK_DT_INT8:
-    case SK_DT_UINT8:
-    case SK_DT_BOOL:
-        return 1;
-    case SK_DT_INT64:
-        return 8;
-    default:
-        return 4;
-    }
-}
-
 std::optional<std::uint32_t> dtype_of(const std::string& d) {
     static const std::pair<const char*, std::uint32_t> k_types[] = {
         {"float32", SK_DT_FLOAT32}, {"float", SK_DT_FLOAT32},     {"float16", SK_DT_FLOAT16},
@@ -135,7 +118,7 @@ Package Package::open(const std::string& dir) {
                     throw Error(file + ": tensor '" + info.name + "' has a negative dimension");
                 n *= static_cast<std::uint64_t>(d);
             }
-            info.bytes = n * element_bytes(info.dt);
+            info.bytes = n * sk_dtype_size(info.dt);
             info.graph_input = t.at("graph_input").get<bool>();
             info.graph_output = t.at("graph_output").get<bool>();
             p.m_tensors.push_back(std::move(info));
@@ -228,7 +211,7 @@ void Package::random_inputs(Tensors& t, std::uint64_t seed) const {
         if (!info.graph_input)
             continue;
         std::uint64_t state = seed * 0x100000001b3ull + i;
-        std::uint64_t n = info.bytes / element_bytes(info.dt);
+        std::uint64_t n = info.bytes / sk_dtype_size(info.dt);
         sk_tensor view{t.data(i), info.dt, 0, {}};
         for (std::uint64_t e = 0; e < n; ++e) {
             std::uint64_t r = splitmix(state);

@@ -79,6 +79,24 @@ typedef void (*sk_kernel_fn)(const sk_kernel_ctx*);
 
 /* ---- Helpers for kernels ---------------------------------------------------------------- */
 
+/* Bytes of one element of `dtype`. */
+static inline uint32_t sk_dtype_size(uint32_t dtype) {
+    switch (dtype) {
+    case SK_DT_FLOAT16:
+    case SK_DT_BFLOAT16:
+    case SK_DT_INT16:
+        return 2;
+    case SK_DT_INT8:
+    case SK_DT_UINT8:
+    case SK_DT_BOOL:
+        return 1;
+    case SK_DT_INT64:
+        return 8;
+    default:
+        return 4;
+    }
+}
+
 /* Elements of a tensor. */
 static inline int64_t sk_numel(const sk_tensor* t) {
     int64_t n = 1;

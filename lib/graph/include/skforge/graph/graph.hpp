@@ -89,6 +89,10 @@ struct Graph {
     const Scope* find_scope(const std::string& name) const;
 };
 
+/// A kernel path as written in the graph, resolved against the graph file's directory (absolute
+/// paths stay as they are).
+std::string resolve_path(const Graph& g, const std::string& path);
+
 /// Reads the YAML graph at `path` and every kernel metadata file it names; every problem goes to
 /// `diags` with its file, line and column. The graph is usable for planning only when `diags`
 /// has no errors afterwards.
