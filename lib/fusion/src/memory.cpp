@@ -1,7 +1,9 @@
 // The memory pass: one argument per distinct buffer, workspace reuse within each stream, and an
 // arena for tensors that live only inside a SuperKernel, placed by lifetime.
 #include "skforge/fusion/plan.hpp"
+#include "skforge/kernel/kernel_meta.hpp"
 #include "skforge/support/string_map.hpp"
+#include "sync_order.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -62,58 +64,14 @@ std::uint64_t tensor_bytes(const graph::Tensor* t) {
     return aligned(n * (size == 0 ? 1 : size));
 }
 
-// Happens-before between positions of a segment: per-queue order plus internal event pairs.
-class SegmentClock {
-  public:
-    SegmentClock(const PlanContext& ctx, const Segment& s) {
-        std::map<std::uint32_t, int> dense;
-        for (int op : s.ops)
-            dense.emplace(
-                s.options.stream_fusion ? ctx.graph.ops[static_cast<std::size_t>(op)].stream_id : 0,
-                0);
-        int n = 0;
-        for (auto& [q, d] : dense)
-            d = n++;
-        std::vector<std::vector<int>> after(s.ops.size());
-        std::vector<int> last(static_cast<std::size_t>(n), -1);
-        m_queue.resize(s.ops.size());
-        m_start.resize(s.ops.size());
-        for (std::size_t p = 0; p < s.ops.size(); ++p) {
-            const auto& op = ctx.graph.ops[static_cast<std::size_t>(s.ops[p])];
-            int q = dense.at(s.options.stream_fusion ? op.stream_id : 0);
-            m_queue[p] = q;
-            std::vector<int> clock =
-                last[static_cast<std::size_t>(q)] < 0
-                    ? std::vector<int>(static_cast<std::size_t>(n), -1)
-                    : after[static_cast<std::size_t>(last[static_cast<std::size_t>(q)])];
-            for (const auto& [from, to] : s.event_pairs)
-                if (to == static_cast<int>(p))
-                    for (std::size_t k = 0; k < clock.size(); ++k)
-                        clock[k] = std::max(clock[k], after[static_cast<std::size_t>(from)][k]);
-            m_start[p] = clock;
-            clock[static_cast<std::size_t>(q)] = static_cast<int>(p);
-            after[p] = std::move(clock);
-            last[static_cast<std::size_t>(q)] = static_cast<int>(p);
-        }
-    }
-    /// True when position x finishes before position y starts.
-    bool before(int x, int y) const {
-        return x < y && m_start[static_cast<std::size_t>(y)]
-                               [static_cast<std::size_t>(m_queue[static_cast<std::size_t>(x)])] >=
-                            x;
-    }
-
-  private:
-    std::vector<int> m_queue;
-    std::vector<std::vector<int>> m_start;
-};
-
 // Two arena tensors may share memory only when every use of one happens before the other's
 // producer starts.
-bool conflict(const SegmentClock& clock, const Buffer& a, const std::vector<int>& a_uses,
+bool conflict(const SyncOrder& clock, const Buffer& a, const std::vector<int>& a_uses,
               const Buffer& b, const std::vector<int>& b_uses) {
     auto all_before = [&](const std::vector<int>& uses, int start) {
-        return std::all_of(uses.begin(), uses.end(), [&](int u) { return clock.before(u, start); });
+        return std::all_of(uses.begin(), uses.end(), [&](int u) {
+            return clock.before(static_cast<std::size_t>(u), static_cast<std::size_t>(start));
+        });
     };
     return !(all_before(a_uses, b.first) || all_before(b_uses, a.first));
 }
@@ -183,7 +141,7 @@ std::uint64_t clique_bound(const std::vector<std::vector<bool>>& conflicts,
 }
 
 void place_arena(const PlanContext& ctx, Segment& s, const std::vector<std::vector<int>>& uses) {
-    SegmentClock clock(ctx, s);
+    SyncOrder clock = SyncOrder::full(ctx.graph, s);
     std::vector<int> arena; // buffer indices
     for (std::size_t b = 0; b < s.buffers.size(); ++b)
         if (s.buffers[b].arena)

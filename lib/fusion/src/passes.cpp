@@ -3,6 +3,7 @@
 #include "skforge/fusion/plan.hpp"
 
 #include "skforge/kernel/kernel_meta.hpp"
+#include "sync_order.hpp"
 
 #include <algorithm>
 #include <map>
@@ -158,6 +159,36 @@ BarrierKind narrowest(const std::vector<KernelType>& types) {
 
 } // namespace
 
+namespace {
+
+// A dependency across streams is ordered by the event pair between them only for what ran on
+// the sender's kind of core (sync_order.hpp); where the barriers and flags leave a dependency
+// unordered, the barrier before the consumer is made wide enough.
+void cover_dependencies(const PlanContext& ctx, Segment& s, const std::map<int, int>& pos) {
+    SyncOrder order(ctx.graph, s);
+    bool widened = false;
+    for (std::size_t j = 0; j < s.ops.size(); ++j) {
+        order.advance(j);
+        unsigned need = 0;
+        for (int d : ctx.deps[static_cast<std::size_t>(s.ops[j])]) {
+            auto it = pos.find(d);
+            if (it == pos.end())
+                continue;
+            auto i = static_cast<std::size_t>(it->second);
+            if (!order.before(i, j))
+                need |= SyncOrder::kind_of(ctx.graph, s, i) | SyncOrder::kind_of(ctx.graph, s, j);
+        }
+        if (need != 0) {
+            order.widen_barrier(j, need);
+            widened = true;
+        }
+    }
+    if (widened)
+        s.barriers = order.barriers();
+}
+
+} // namespace
+
 void barrier_pass(PlanContext& ctx) {
     for (auto& s : ctx.plan.segments) {
         auto pos = positions(s);
@@ -199,6 +230,7 @@ void barrier_pass(PlanContext& ctx) {
                     {j, narrowest({type_at(ctx, s, predecessor), type_at(ctx, s, j)})});
             }
         }
+        cover_dependencies(ctx, s, pos);
     }
 }
 

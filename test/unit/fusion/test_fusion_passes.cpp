@@ -1,6 +1,7 @@
 #include "graph_fixture.hpp"
 #include "skforge/fusion/plan.hpp"
 #include "skforge/fusion/report.hpp"
+#include "skforge/kernel/kernel_meta.hpp"
 
 #include <catch2/catch.hpp>
 #include <random>
@@ -269,17 +270,35 @@ std::string random_graph(std::mt19937& rng, int n) {
     return y;
 }
 
-// Independent happens-before: reachability over queue order and event pairs.
+// Independent happens-before, from synchronisation only (cores do not wait for each other
+// otherwise): i before j when a barrier between them holds the cores of both (vector: both
+// vector-only, cube: both cube-only, full: any), or j waits on a flag set by a sub-kernel at or
+// after i whose cores include all of i's (early-start or stream event); closed transitively.
 std::vector<std::vector<bool>> reachability(const graph::Graph& g, const fusion::Segment& s) {
     std::size_t n = s.ops.size();
+    auto kind = [&](std::size_t p) {
+        auto t = *g.kernels[static_cast<std::size_t>(
+                                g.ops[static_cast<std::size_t>(s.ops[p])].kernel_index)]
+                      .meta.kernel_type;
+        return kernel::is_vector_only(t) ? 1 : kernel::is_cube_only(t) ? 2 : 3;
+    };
     std::vector<std::vector<bool>> r(n, std::vector<bool>(n, false));
-    for (std::size_t j = 0; j < n; ++j)
-        for (std::size_t i = 0; i < j; ++i)
-            if (g.ops[static_cast<std::size_t>(s.ops[i])].stream_id ==
-                g.ops[static_cast<std::size_t>(s.ops[j])].stream_id)
-                r[i][j] = true;
-    for (const auto& [a, b] : s.event_pairs)
-        r[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] = true;
+    for (const auto& b : s.barriers) {
+        int k = b.kind == fusion::BarrierKind::vector ? 1
+                : b.kind == fusion::BarrierKind::cube ? 2
+                                                      : 3;
+        for (std::size_t i = 0; i < static_cast<std::size_t>(b.before); ++i)
+            for (std::size_t j = static_cast<std::size_t>(b.before); j < n; ++j)
+                if ((kind(i) & ~k) == 0 && (kind(j) & ~k) == 0)
+                    r[i][j] = true;
+    }
+    // Every core of the setter's kind sets the flag after running, in order, everything before
+    // it: so what ran only on such cores up to the setter is complete too.
+    for (const auto& pairs : {s.early_start_pairs, s.event_pairs})
+        for (const auto& [a, b] : pairs)
+            for (std::size_t i = 0; i <= static_cast<std::size_t>(a); ++i)
+                if ((kind(i) & ~kind(static_cast<std::size_t>(a))) == 0)
+                    r[i][static_cast<std::size_t>(b)] = true;
     for (std::size_t k = 0; k < n; ++k)
         for (std::size_t i = 0; i < n; ++i)
             if (r[i][k])
@@ -357,4 +376,68 @@ TEST_CASE("properties on generated graphs: coverage, arena safety, determinism",
             CHECK(s.workspace_total <= s.workspace_naive);
         }
     }
+}
+
+TEST_CASE("arena: sub-kernels with no synchronisation between them never share memory",
+          "[fusion][passes]") {
+    test::GraphFixture f;
+    fusion::Plan p;
+    // b reads a behind a barrier; c needs nothing, so no barrier holds it back: a core may
+    // start c while another still runs b. c's output must not overwrite a's.
+    auto& s =
+        only_segment(f, p,
+                     header() + op("a", "vec", "x", "scope: s") + op("b", "vec", "a", "scope: s") +
+                         op("c", "vec", "x", "scope: s") + op("d", "vec", "b, c", "scope: s"));
+    auto buffer = [&](const std::string& name) {
+        for (const auto& b : s.buffers)
+            if (b.tensor == name)
+                return b;
+        FAIL("no buffer " << name);
+        return fusion::Buffer{};
+    };
+    auto a = buffer("a"), c = buffer("c");
+    REQUIRE(a.arena);
+    REQUIRE(c.arena);
+    CHECK((a.offset + a.bytes <= c.offset || c.offset + c.bytes <= a.offset));
+    // With a barrier before c (debug-sync-all), c starts only after b finished: they may share.
+    test::GraphFixture g;
+    fusion::Plan q;
+    auto& t =
+        only_segment(g, q,
+                     header("scopes: {s: \"debug-sync-all=1\"}\n") +
+                         op("a", "vec", "x", "scope: s") + op("b", "vec", "a", "scope: s") +
+                         op("c", "vec", "x", "scope: s") + op("d", "vec", "b, c", "scope: s"));
+    std::uint64_t a_at = 0, c_at = 1;
+    for (const auto& b : t.buffers) {
+        if (b.tensor == "a")
+            a_at = b.offset;
+        if (b.tensor == "c")
+            c_at = b.offset;
+    }
+    CHECK(a_at == c_at);
+}
+
+TEST_CASE("barriers: an event orders only what ran on the sender's cores; the rest gets a barrier",
+          "[fusion][passes]") {
+    using K = fusion::BarrierKind;
+    test::GraphFixture f;
+    fusion::Plan p;
+    // Stream 1 runs c1 (cube) then s1 (vector), which sends event 7; w on stream 0 receives it
+    // and reads c1's output. The vector cores set the flag without waiting for the cube cores,
+    // so the flag alone does not order c1 before w: a full barrier must.
+    auto& s =
+        only_segment(f, p,
+                     header() + op("c1", "cube", "x", "scope: s, stream_id: 1") +
+                         op("s1", "vec", "x", "scope: s, stream_id: 1, send_event_list: [7]") +
+                         op("w", "vec", "c1", "scope: s, recv_event_list: [7]"));
+    CHECK(s.event_pairs == std::vector<std::pair<int, int>>{{1, 2}});
+    CHECK(barriers(s) == std::vector<std::pair<int, K>>{{2, K::full}});
+    // When the sender runs on the producer's cores, the flag is enough.
+    test::GraphFixture g;
+    auto& t =
+        only_segment(g, p,
+                     header() + op("v1", "vec", "x", "scope: s, stream_id: 1") +
+                         op("s1", "vec", "x", "scope: s, stream_id: 1, send_event_list: [7]") +
+                         op("w", "vec", "v1", "scope: s, recv_event_list: [7]"));
+    CHECK(t.barriers.empty());
 }
