@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <random>
 #include <thread>
 
 namespace skforge::fusion {
@@ -181,14 +182,45 @@ void place_arena(const PlanContext& ctx, Segment& s, const std::vector<std::vect
     });
     std::sort(by_start.begin(), by_start.end(),
               [&](int x, int y) { return start(x) != start(y) ? start(x) < start(y) : x < y; });
-    // Three greedy orders; the lowest peak wins (the first on ties, for determinism).
+    // Latest-ending first: the mirror image of by_start.
+    std::vector<int> by_end(n);
+    for (std::size_t i = 0; i < n; ++i)
+        by_end[i] = static_cast<int>(i);
+    auto end = [&](int i) {
+        return s.buffers[static_cast<std::size_t>(arena[static_cast<std::size_t>(i)])].last;
+    };
+    std::sort(by_end.begin(), by_end.end(),
+              [&](int x, int y) { return end(x) != end(y) ? end(x) > end(y) : x < y; });
+    // Four greedy orders, then a few deterministic shuffles of the best; the lowest peak wins
+    // (the first on ties, for determinism).
     std::vector<std::uint64_t> best_offset(n), offset(n);
     std::uint64_t best = UINT64_MAX;
-    for (const auto* order : {&by_size, &by_degree, &by_start}) {
+    const std::vector<int>* best_order = &by_size;
+    for (const auto* order : {&by_size, &by_degree, &by_start, &by_end}) {
         std::uint64_t peak = place(*order, conflicts, bytes, offset);
         if (peak < best) {
             best = peak;
             best_offset = offset;
+            best_order = order;
+        }
+    }
+    std::vector<int> trial = *best_order;
+    std::mt19937 rng(static_cast<std::uint32_t>(n));
+    for (int round = 0, stale = 0; round < 48 && stale < 16 && n > 2; ++round) {
+        // Swap two neighbours of the best order; keep it when it is no worse, stop after sixteen
+        // tries in a row that found nothing lower.
+        std::vector<int> candidate = trial;
+        std::size_t at = rng() % (n - 1);
+        std::swap(candidate[at], candidate[at + 1]);
+        std::uint64_t peak = place(candidate, conflicts, bytes, offset);
+        ++stale;
+        if (peak <= best) {
+            if (peak < best) {
+                best = peak;
+                best_offset = offset;
+                stale = 0;
+            }
+            trial = std::move(candidate);
         }
     }
     s.arena_peak = n == 0 ? 0 : best;
