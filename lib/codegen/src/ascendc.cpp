@@ -147,7 +147,7 @@ std::string npu_entry_source(const graph::Graph& g, const fusion::Segment& s,
     out += "    GM_ADDR ws = skforge::Param(params, " + std::to_string(s.workspace_param_offset) +
            ");\n";
     out += "    GM_ADDR sync = ws + " + std::to_string(layout.workspace_bytes) +
-           "; // flag slots after the arena and workspaces\n";
+           "; // flag slots after the workspaces and the arena\n";
     out += "    const uint32_t core = skforge::CoreIndex(kCubeCores);\n";
     out += "    (void)kVectorCores;\n    (void)sync;\n    (void)core;\n";
     std::map<int, fusion::BarrierKind> barrier_at;
@@ -200,7 +200,7 @@ std::string npu_entry_source(const graph::Graph& g, const fusion::Segment& s,
         out += "            " + meta.kernel_name + "(";
         for (const auto& a : sub.args) {
             const auto& buf = s.buffers[static_cast<std::size_t>(a.buffer)];
-            out += buf.arena ? "ws + " + std::to_string(buf.offset)
+            out += buf.arena ? "ws + " + std::to_string(layout.arena_base + buf.offset)
                              : "skforge::Param(params, " + std::to_string(a.param_offset) + ")";
             out += ", ";
         }

@@ -84,12 +84,10 @@ KernelType type_at(const graph::Graph& g, const fusion::Segment& s, std::size_t 
 
 HostLayout host_layout(const fusion::Segment& s) {
     HostLayout l;
-    l.workspace_bytes = s.arena_peak;
-    for (const auto& sub : s.subs) {
-        l.workspace_bytes = (l.workspace_bytes + 63) / 64 * 64;
-        l.sub_workspace.push_back(l.workspace_bytes);
-        l.workspace_bytes += sub.workspace;
-    }
+    l.arena_base = s.workspace_total;
+    l.workspace_bytes = s.workspace_total + s.arena_peak;
+    for (const auto& sub : s.subs)
+        l.sub_workspace.push_back(sub.workspace_offset);
     l.sync_slots = static_cast<std::uint32_t>(s.early_start_pairs.size());
     return l;
 }
@@ -181,7 +179,7 @@ std::string host_entry_source(const graph::Graph& g, const fusion::Segment& s) {
             const auto& t = declared(decls, buf.tensor, op);
             (a.output ? outputs : inputs) += 1;
             std::string data = buf.arena
-                                   ? "ws + " + std::to_string(buf.offset)
+                                   ? "ws + " + std::to_string(layout.arena_base + buf.offset)
                                    : "sk_param(params, " + std::to_string(a.param_offset) + ")";
             out += "            {" + data + ", " + std::to_string(checked_dtype(t, op)) + ", " +
                    std::to_string(t.shape.size()) + ", " + shape_text(t) + "}, // " + t.name +

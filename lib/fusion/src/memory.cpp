@@ -1,5 +1,6 @@
-// The memory pass: one argument per distinct buffer, workspace reuse within each stream, and an
-// arena for tensors that live only inside a SuperKernel, placed by lifetime.
+// The memory pass: one argument per distinct buffer, scratch workspace shared where the
+// sub-kernels are ordered, and an arena for tensors that live only inside a SuperKernel, placed
+// by lifetime.
 #include "skforge/fusion/plan.hpp"
 #include "skforge/kernel/kernel_meta.hpp"
 #include "skforge/support/string_map.hpp"
@@ -141,8 +142,7 @@ std::uint64_t clique_bound(const std::vector<std::vector<bool>>& conflicts,
     return best;
 }
 
-void place_arena(const PlanContext& ctx, Segment& s, const std::vector<std::vector<int>>& uses) {
-    SyncOrder clock = SyncOrder::full(ctx.graph, s);
+void place_arena(const SyncOrder& clock, Segment& s, const std::vector<std::vector<int>>& uses) {
     std::vector<int> arena; // buffer indices
     for (std::size_t b = 0; b < s.buffers.size(); ++b)
         if (s.buffers[b].arena)
@@ -237,6 +237,35 @@ void place_arena(const PlanContext& ctx, Segment& s, const std::vector<std::vect
     s.arena_lower_bound = std::max(s.arena_lower_bound, clique_bound(conflicts, bytes, by_size));
 }
 
+// Workspaces: two sub-kernels share scratch bytes only when one is complete before the other
+// starts (sync_order.hpp); placed like the arena, largest first, each rounded up to 512 bytes.
+void place_workspaces(const SyncOrder& clock, Segment& s) {
+    std::vector<std::size_t> users;
+    for (std::size_t p = 0; p < s.subs.size(); ++p)
+        if (s.subs[p].workspace > 0)
+            users.push_back(p);
+    std::size_t n = users.size();
+    std::vector<std::uint64_t> bytes(n), offset(n);
+    std::vector<std::vector<bool>> conflicts(n, std::vector<bool>(n, false));
+    for (std::size_t i = 0; i < n; ++i) {
+        bytes[i] = aligned(s.subs[users[i]].workspace);
+        s.workspace_naive += bytes[i];
+        for (std::size_t j = 0; j < i; ++j)
+            conflicts[i][j] = conflicts[j][i] =
+                !clock.before(users[j], users[i]) && !clock.before(users[i], users[j]);
+    }
+    std::vector<int> order(n);
+    for (std::size_t i = 0; i < n; ++i)
+        order[i] = static_cast<int>(i);
+    std::sort(order.begin(), order.end(), [&](int x, int y) {
+        auto bx = bytes[static_cast<std::size_t>(x)], by = bytes[static_cast<std::size_t>(y)];
+        return bx != by ? bx > by : x < y;
+    });
+    s.workspace_total = n == 0 ? 0 : place(order, conflicts, bytes, offset);
+    for (std::size_t i = 0; i < n; ++i)
+        s.subs[users[i]].workspace_offset = offset[i];
+}
+
 } // namespace
 
 namespace {
@@ -284,18 +313,9 @@ void segment_memory(const PlanContext& ctx, const TensorIndex& tensors, Segment&
         if (b.last < b.first)
             b.last = b.first;
     }
-    place_arena(ctx, s, uses);
-    // Workspace: sub-kernels of one stream run one after another and reuse the largest.
-    std::map<std::uint32_t, std::uint64_t> per_stream;
-    for (std::size_t p = 0; p < s.ops.size(); ++p) {
-        auto q = s.options.stream_fusion
-                     ? ctx.graph.ops[static_cast<std::size_t>(s.ops[p])].stream_id
-                     : 0u;
-        per_stream[q] = std::max(per_stream[q], s.subs[p].workspace);
-        s.workspace_naive += s.subs[p].workspace;
-    }
-    for (const auto& [q, w] : per_stream)
-        s.workspace_total += w;
+    SyncOrder clock = SyncOrder::full(ctx.graph, s);
+    place_arena(clock, s, uses);
+    place_workspaces(clock, s);
 }
 
 } // namespace

@@ -99,6 +99,7 @@ void sub_kernel_text(std::string& out, const graph::Graph& g, const Segment& s, 
     jt::number(out, "sub_operator_early_start_wait_flag", sub.early_start_wait ? 1 : 0);
     jt::text(out, "sub_operator_kernel_type", kernel::kernel_type_name(*meta.kernel_type));
     jt::number(out, "workspace", sub.workspace);
+    jt::number(out, "workspace_offset", sub.workspace_offset);
     out += '}';
 }
 

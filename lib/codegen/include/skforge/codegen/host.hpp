@@ -22,11 +22,12 @@ unsigned barrier_mask(fusion::BarrierKind kind);
 /// The sk_dtype value of a graph dtype name, or nullopt when the host ABI has none.
 std::optional<unsigned> host_dtype(std::string_view dtype);
 
-/// Where a host SuperKernel keeps things in the one workspace block the runtime gives it: the
-/// arena first, then one private workspace per sub-kernel (on the host, sub-kernels of one stream
-/// without a dependency may overlap in time, so they do not share scratch memory).
+/// Where a SuperKernel keeps things in the one workspace block it is given: the sub-kernels'
+/// scratch workspaces at the plan's offsets (shared where the sub-kernels are ordered), then the
+/// arena, as the plan's metadata describes it.
 struct HostLayout {
     std::uint64_t workspace_bytes = 0;        ///< the whole block
+    std::uint64_t arena_base = 0;             ///< where the arena starts
     std::vector<std::uint64_t> sub_workspace; ///< offset of each sub-kernel's workspace
     std::uint32_t sync_slots = 0;             ///< early-start flags
 };

@@ -64,7 +64,8 @@ struct SubKernel {
     std::vector<std::int64_t> send_events; ///< events set inside the SuperKernel
     std::vector<std::int64_t> recv_events; ///< events waited for inside the SuperKernel
     std::vector<SubArg> args;
-    std::uint64_t workspace = 0;
+    std::uint64_t workspace = 0;           ///< bytes of scratch memory (the metadata's workspace)
+    std::uint64_t workspace_offset = 0;    ///< where it is in the SuperKernel's workspace block
     std::uint32_t feed_sync_all_cores = 0; ///< idle cores given a matching SyncAll
 };
 
