@@ -178,24 +178,22 @@ std::string npu_entry_source(const graph::Graph& g, const fusion::Segment& s,
         if (sub.dcci_before)
             out += "    skforge::DcciAll(); // dcci-before-kernel-start\n";
         out += "    if (" + guard(mask) + ") {\n";
-        for (const auto& [pr, f] : event_flag)
-            if (pr.second == static_cast<int>(p)) {
+        // Waits: event flags, then early-start flags, each on every core of the setter's kind.
+        auto waits = [&](const std::map<std::pair<int, int>, std::size_t>& flags,
+                         const std::string& what) {
+            for (const auto& [pr, f] : flags) {
+                if (pr.second != static_cast<int>(p))
+                    continue;
                 unsigned from =
                     core_mask(*meta_at(g, s, static_cast<std::size_t>(pr.first)).kernel_type);
                 out += "        skforge::Wait(sync, " + std::to_string(f) + ", kCores, " +
                        std::to_string(first_core(from)) + ", " + std::to_string(core_count(from)) +
-                       "); // event from [" + std::to_string(pr.first) + "] (" + kind_name(from) +
+                       "); // " + what + " [" + std::to_string(pr.first) + "] (" + kind_name(from) +
                        " cores)\n";
             }
-        for (const auto& [pr, f] : flag)
-            if (pr.second == static_cast<int>(p)) {
-                unsigned from =
-                    core_mask(*meta_at(g, s, static_cast<std::size_t>(pr.first)).kernel_type);
-                out += "        skforge::Wait(sync, " + std::to_string(f) + ", kCores, " +
-                       std::to_string(first_core(from)) + ", " + std::to_string(core_count(from)) +
-                       "); // early start after [" + std::to_string(pr.first) + "] (" +
-                       kind_name(from) + " cores)\n";
-            }
+        };
+        waits(event_flag, "event from");
+        waits(flag, "early start after");
         out += "        if (AscendC::GetBlockIdx() < " + std::to_string(sub.block_dim) + ") {\n";
         out += "            " + meta.kernel_name + "(";
         for (const auto& a : sub.args) {
