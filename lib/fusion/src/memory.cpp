@@ -204,9 +204,20 @@ void place_arena(const SyncOrder& clock, Segment& s, const std::vector<std::vect
             best_order = order;
         }
     }
+    // Lower bounds: the most bytes live at one point of the order, and the greedy cliques.
+    for (std::size_t p = 0; p < s.ops.size(); ++p) {
+        std::uint64_t live = 0;
+        for (const auto& b : s.buffers)
+            if (b.arena && b.first <= static_cast<int>(p) && static_cast<int>(p) <= b.last)
+                live += b.bytes;
+        s.arena_lower_bound = std::max(s.arena_lower_bound, live);
+    }
+    s.arena_lower_bound = std::max(s.arena_lower_bound, clique_bound(conflicts, bytes, by_size));
+    // A local search, unless the greedy placement already reaches the lower bound.
     std::vector<int> trial = *best_order;
     std::mt19937 rng(static_cast<std::uint32_t>(n));
-    for (int round = 0, stale = 0; round < 48 && stale < 16 && n > 2; ++round) {
+    for (int round = 0, stale = 0; round < 48 && stale < 16 && n > 2 && best > s.arena_lower_bound;
+         ++round) {
         // Swap two neighbours of the best order; keep it when it is no worse, stop after sixteen
         // tries in a row that found nothing lower.
         std::vector<int> candidate = trial;
@@ -226,15 +237,6 @@ void place_arena(const SyncOrder& clock, Segment& s, const std::vector<std::vect
     s.arena_peak = n == 0 ? 0 : best;
     for (std::size_t i = 0; i < n; ++i)
         s.buffers[static_cast<std::size_t>(arena[i])].offset = best_offset[i];
-    // Lower bounds: the most bytes live at one point of the order, and the greedy cliques.
-    for (std::size_t p = 0; p < s.ops.size(); ++p) {
-        std::uint64_t live = 0;
-        for (const auto& b : s.buffers)
-            if (b.arena && b.first <= static_cast<int>(p) && static_cast<int>(p) <= b.last)
-                live += b.bytes;
-        s.arena_lower_bound = std::max(s.arena_lower_bound, live);
-    }
-    s.arena_lower_bound = std::max(s.arena_lower_bound, clique_bound(conflicts, bytes, by_size));
 }
 
 // Workspaces: two sub-kernels share scratch bytes only when one is complete before the other
