@@ -1,6 +1,7 @@
 // The host backend: generates each SuperKernel's entry as C++ and the program skrun follows.
 #include "skforge/codegen/host.hpp"
 
+#include "skforge/kernel/host_dtype.hpp"
 #include "skforge/support/error.hpp"
 #include "skforge/support/identifier.hpp"
 
@@ -20,16 +21,6 @@ unsigned core_mask(KernelType type) {
 
 unsigned barrier_mask(fusion::BarrierKind kind) {
     return kind == fusion::BarrierKind::vector ? 1u : kind == fusion::BarrierKind::cube ? 2u : 3u;
-}
-
-std::optional<unsigned> host_dtype(std::string_view d) {
-    static const std::pair<std::string_view, unsigned> k_types[] = {
-        {"float32", 0}, {"float", 0}, {"float16", 1}, {"half", 1},  {"bfloat16", 2}, {"int8", 3},
-        {"uint8", 4},   {"int16", 5}, {"int32", 6},   {"int64", 7}, {"bool", 8}};
-    for (const auto& [name, value] : k_types)
-        if (name == d)
-            return value;
-    return std::nullopt;
 }
 
 namespace {
@@ -55,7 +46,7 @@ const graph::Tensor& declared(const std::unordered_map<std::string, const graph:
 }
 
 unsigned checked_dtype(const graph::Tensor& t, const graph::Op& op) {
-    auto d = host_dtype(t.dtype);
+    auto d = kernel::host_dtype(t.dtype);
     if (!d)
         throw support::Error("operator '" + op.name + "': tensor '" + t.name + "' has dtype '" +
                              t.dtype + "', which the host target does not support");
@@ -218,7 +209,7 @@ std::string host_program_json(const graph::Graph& g, const fusion::Plan& plan,
     auto add_tensor = [&](const graph::Tensor& t, const graph::Op* op, bool input) {
         if (tensor_index.contains(t.name))
             return;
-        if (!host_dtype(t.dtype))
+        if (!kernel::host_dtype(t.dtype))
             throw support::Error("tensor '" + t.name + "' has dtype '" + t.dtype +
                                  "', which the host target does not support");
         tensor_index.emplace(t.name, tensors.size());

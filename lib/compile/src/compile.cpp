@@ -206,13 +206,12 @@ CompileResult run_pipeline(const CompileOptions& o, const Outputs& out, const st
     // 4. Build (host) or lay out the precompiled kernels (NPU), then package.
     TempDir stage(out.dir);
     std::string soc_dir = lower(soc);
+    unsigned jobs = o.jobs != 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
     if (arch == "host") {
         TempDir build(out.dir);
-        unsigned jobs = o.jobs != 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
         build_host_package(g, *plan, build.path(), stage.path(), jobs, log);
     } else if (npu_fusion) {
         TempDir build(out.dir);
-        unsigned jobs = o.jobs != 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
         build_npu_package(g, *plan, {arch, soc, ascend_home()}, soc_dir, build.path(), stage.path(),
                           jobs, log);
     } else {

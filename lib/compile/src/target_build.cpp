@@ -171,6 +171,42 @@ std::vector<std::string> split_words(const std::string& text) {
     return out;
 }
 
+// One SuperKernel into the package: its metadata (the plan's, with what the build decided), its
+// binary, its generated source, and its line in the package index.
+struct SuperKernelFiles {
+    std::string dir;         ///< e.g. host/SuperKernel/
+    std::string suffix;      ///< of the binary: .so on the host, .o on the NPU
+    std::string kernel_name; ///< the entry's symbol
+    std::uint64_t workspace; ///< bytes of its workspace block
+    bool host = false;       ///< host magic
+};
+
+void stage_superkernel(const graph::Graph& g, const fusion::Segment& s, const SuperKernelFiles& f,
+                       const fs::path& build, const fs::path& stage, json& index,
+                       std::string& log) {
+    const fs::path binary_path = build / "lib" / (s.name + f.suffix);
+    if (!fs::is_regular_file(binary_path))
+        throw Error("the build did not write " + binary_path.filename().string() +
+                    " for SuperKernel " + s.name);
+    std::string binary = support::read_file(binary_path.string());
+    json meta = json::parse(fusion::kernel_meta_json(g, s));
+    if (f.host)
+        meta["magic"] = kernel::k_host_magic_name;
+    meta["binFileName"] = s.name;
+    meta["binFileSuffix"] = f.suffix;
+    meta["kernelName"] = f.kernel_name;
+    meta["sha256"] = support::sha256_hex(binary);
+    meta["workspace"]["size"] = {f.workspace};
+    write_text(stage / (f.dir + s.name + ".json"), meta.dump(2) + "\n");
+    write_text(stage / (f.dir + s.name + f.suffix), binary);
+    fs::copy_file(build / "gen" / (s.name + ".cpp"), stage / (f.dir + s.name + ".cpp"));
+    fs::permissions(stage / (f.dir + s.name + ".cpp"), fs::perms(0644));
+    index["SuperKernel"]["binaryList"].push_back(
+        {{"simplifiedKey", {"SuperKernel/" + s.name}}, {"binPath", f.dir + s.name + ".json"}});
+    log += "SuperKernel " + s.name + ": " + std::to_string(s.ops.size()) + " sub-kernels -> " +
+           f.dir + s.name + f.suffix + "\n";
+}
+
 } // namespace
 
 std::string host_fingerprint(const graph::Graph& g) {
@@ -300,24 +336,11 @@ void build_host_package(const graph::Graph& g, const fusion::Plan& plan,
             list.push_back(entry);
     }
     for (const auto& s : plan.segments) {
-        std::string dir = "host/SuperKernel/";
-        std::string library = support::read_file((build / "lib" / (s.name + ".so")).string());
-        json meta = json::parse(fusion::kernel_meta_json(g, s));
-        meta["magic"] = kernel::k_host_magic_name;
-        meta["binFileName"] = s.name;
-        meta["binFileSuffix"] = ".so";
-        meta["sha256"] = support::sha256_hex(library);
-        meta["kernelName"] = codegen::host_entry_symbol(s);
-        meta["workspace"]["size"] = {codegen::host_layout(s).workspace_bytes};
-        write_text(stage / (dir + s.name + ".json"), meta.dump(2) + "\n");
-        write_text(stage / (dir + s.name + ".so"), library);
-        fs::copy_file(build / "gen" / (s.name + ".cpp"), stage / (dir + s.name + ".cpp"));
-        fs::permissions(stage / (dir + s.name + ".cpp"), fs::perms(0644));
-        files.segment_library.push_back(dir + s.name + ".so");
-        index["SuperKernel"]["binaryList"].push_back(
-            {{"simplifiedKey", {"SuperKernel/" + s.name}}, {"binPath", dir + s.name + ".json"}});
-        log += "SuperKernel " + s.name + ": " + std::to_string(s.ops.size()) + " sub-kernels -> " +
-               dir + s.name + ".so\n";
+        stage_superkernel(g, s,
+                          {"host/SuperKernel/", ".so", codegen::host_entry_symbol(s),
+                           codegen::host_layout(s).workspace_bytes, true},
+                          build, stage, index, log);
+        files.segment_library.push_back("host/SuperKernel/" + s.name + ".so");
     }
     write_text(stage / "config" / "host" / "binary_info_config.json", index.dump(2) + "\n");
     write_text(stage / "host" / "program.json", codegen::host_program_json(g, plan, files));
@@ -392,28 +415,11 @@ void build_npu_package(const graph::Graph& g, const fusion::Plan& plan,
     builder.run_all(compiles, what, jobs);
     builder.run_all(links, what, jobs);
     json index = json::object();
-    for (const auto& s : plan.segments) {
-        std::string dir = soc_dir + "/SuperKernel/";
-        const fs::path object = build / "lib" / (s.name + ".o");
-        if (!fs::is_regular_file(object))
-            throw Error("bisheng did not write " + object.filename().string() +
-                        " for SuperKernel " + s.name);
-        std::string binary = support::read_file(object.string());
-        auto layout = codegen::host_layout(s);
-        json meta = json::parse(fusion::kernel_meta_json(g, s));
-        meta["binFileName"] = s.name;
-        meta["kernelName"] = codegen::npu_entry_symbol(g, s);
-        meta["sha256"] = support::sha256_hex(binary);
-        meta["workspace"]["size"] = {layout.workspace_bytes + codegen::npu_sync_bytes(s)};
-        write_text(stage / (dir + s.name + ".json"), meta.dump(2) + "\n");
-        write_text(stage / (dir + s.name + ".o"), binary);
-        fs::copy_file(build / "gen" / (s.name + ".cpp"), stage / (dir + s.name + ".cpp"));
-        fs::permissions(stage / (dir + s.name + ".cpp"), fs::perms(0644));
-        index["SuperKernel"]["binaryList"].push_back(
-            {{"simplifiedKey", {"SuperKernel/" + s.name}}, {"binPath", dir + s.name + ".json"}});
-        log += "SuperKernel " + s.name + ": " + std::to_string(s.ops.size()) + " sub-kernels -> " +
-               dir + s.name + ".o\n";
-    }
+    for (const auto& s : plan.segments)
+        stage_superkernel(g, s,
+                          {soc_dir + "/SuperKernel/", ".o", codegen::npu_entry_symbol(g, s),
+                           codegen::host_layout(s).workspace_bytes + codegen::npu_sync_bytes(s)},
+                          build, stage, index, log);
     log += "static kernels (operators left out):\n";
     stage_static_kernels(g, &plan, soc_dir, stage_dir, log, index.dump());
 }

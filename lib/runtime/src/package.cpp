@@ -1,6 +1,7 @@
 // Loading a host package's program and libraries, preparing its launches, running and comparing.
 #include "skforge/runtime/package.hpp"
 
+#include "skforge/kernel/host_dtype.hpp"
 #include "skforge/support/error.hpp"
 #include "skforge/support/file.hpp"
 
@@ -20,18 +21,6 @@ using support::Error;
 namespace {
 
 constexpr std::size_t k_align = 64;
-
-std::optional<std::uint32_t> dtype_of(const std::string& d) {
-    static const std::pair<const char*, std::uint32_t> k_types[] = {
-        {"float32", SK_DT_FLOAT32}, {"float", SK_DT_FLOAT32},     {"float16", SK_DT_FLOAT16},
-        {"half", SK_DT_FLOAT16},    {"bfloat16", SK_DT_BFLOAT16}, {"int8", SK_DT_INT8},
-        {"uint8", SK_DT_UINT8},     {"int16", SK_DT_INT16},       {"int32", SK_DT_INT32},
-        {"int64", SK_DT_INT64},     {"bool", SK_DT_BOOL}};
-    for (const auto& [name, value] : k_types)
-        if (d == name)
-            return value;
-    return std::nullopt;
-}
 
 void* aligned_bytes(std::uint64_t bytes) {
     std::size_t n = (static_cast<std::size_t>(bytes) + k_align - 1) / k_align * k_align;
@@ -106,7 +95,7 @@ Package Package::open(const std::string& dir) {
             TensorInfo info;
             info.name = t.at("name").get<std::string>();
             info.dtype = t.at("dtype").get<std::string>();
-            auto dt = dtype_of(info.dtype);
+            auto dt = kernel::host_dtype(info.dtype);
             if (!dt)
                 throw Error(file + ": tensor '" + info.name + "' has unknown dtype '" + info.dtype +
                             "'");

@@ -106,8 +106,12 @@ static inline int64_t sk_numel(const sk_tensor* t) {
 }
 
 /* The last dimension (1 for a scalar) and the product of the others. */
-static inline int64_t sk_cols(const sk_tensor* t) { return t->rank ? t->shape[t->rank - 1] : 1; }
-static inline int64_t sk_rows(const sk_tensor* t) { return sk_numel(t) / (sk_cols(t) ? sk_cols(t) : 1); }
+static inline int64_t sk_cols(const sk_tensor* t) {
+    return t->rank ? t->shape[t->rank - 1] : 1;
+}
+static inline int64_t sk_rows(const sk_tensor* t) {
+    return sk_numel(t) / (sk_cols(t) ? sk_cols(t) : 1);
+}
 
 /* This block's share [*begin, *end) of `total` items, split as evenly as possible. */
 static inline void sk_block_range(const sk_kernel_ctx* ctx, int64_t total, int64_t* begin,
@@ -273,7 +277,9 @@ static inline void sk_cpu_relax(void) {
 }
 
 /* A flag another worker waits on: each worker that finished the setting kernel adds one. */
-static inline void sk_flag_arrive(uint64_t* flag) { __atomic_fetch_add(flag, 1, __ATOMIC_RELEASE); }
+static inline void sk_flag_arrive(uint64_t* flag) {
+    __atomic_fetch_add(flag, 1, __ATOMIC_RELEASE);
+}
 
 /* Waits until `count` workers arrived at `flag`. */
 static inline void sk_flag_wait(const uint64_t* flag, uint64_t count) {

@@ -6,9 +6,7 @@
 #include "skforge/graph/graph.hpp"
 
 #include <cstdint>
-#include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace skforge::codegen {
@@ -18,9 +16,6 @@ unsigned core_mask(kernel::KernelType type);
 
 /// The SK_CORE_* bits a barrier synchronises.
 unsigned barrier_mask(fusion::BarrierKind kind);
-
-/// The sk_dtype value of a graph dtype name, or nullopt when the host ABI has none.
-std::optional<unsigned> host_dtype(std::string_view dtype);
 
 /// Where a SuperKernel keeps things in the one workspace block it is given: the sub-kernels'
 /// scratch workspaces at the plan's offsets (shared where the sub-kernels are ordered), then the
