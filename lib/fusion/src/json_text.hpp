@@ -3,6 +3,7 @@
 // JSON written straight into a string, for the outputs that can hold a hundred thousand objects
 // (building them as nlohmann::json first costs seconds). Keys are written by the caller in
 // sorted order, so the text equals nlohmann's compact dump of the same object.
+#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -24,6 +25,13 @@ inline void string(std::string& out, std::string_view s) {
         if (u == '"' || u == '\\') {
             out += '\\';
             out += s[i];
+        } else if (const char* e = u == '\b'   ? "\\b"
+                                   : u == '\f' ? "\\f"
+                                   : u == '\n' ? "\\n"
+                                   : u == '\r' ? "\\r"
+                                   : u == '\t' ? "\\t"
+                                               : nullptr) {
+            out += e; // the short escapes, as nlohmann writes them
         } else {
             char buf[8];
             std::snprintf(buf, sizeof buf, "\\u%04x", u);
@@ -34,18 +42,27 @@ inline void string(std::string& out, std::string_view s) {
     out += '"';
 }
 
-/// Appends `"key":`, preceded by a comma unless it is the object's first member.
+/// Appends `"key":`, preceded by a comma unless it is the object's first member. Keys are the
+/// writer's own names, which need no escapes.
 inline void key(std::string& out, std::string_view k) {
     if (out.back() != '{')
         out += ',';
-    string(out, k);
-    out += ':';
+    out += '"';
+    out += k;
+    out += "\":";
+}
+
+/// Appends an integer.
+template <class T> void integer(std::string& out, T v) {
+    char buf[24];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+    out.append(buf, static_cast<std::size_t>(end - buf));
 }
 
 /// Appends `"key":<number>`.
 template <class T> void number(std::string& out, std::string_view k, T v) {
     key(out, k);
-    out += std::to_string(v);
+    integer(out, v);
 }
 
 /// Appends `"key":"text"`.
@@ -58,8 +75,11 @@ inline void text(std::string& out, std::string_view k, std::string_view v) {
 template <class T> void numbers(std::string& out, std::string_view k, const std::vector<T>& v) {
     key(out, k);
     out += '[';
-    for (std::size_t i = 0; i < v.size(); ++i)
-        out += (i ? "," : "") + std::to_string(v[i]);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        if (i)
+            out += ',';
+        integer(out, v[i]);
+    }
     out += ']';
 }
 

@@ -78,28 +78,42 @@ bool conflict(const SyncOrder& clock, const Buffer& a, const std::vector<int>& a
     return !(all_before(a_uses, b.first) || all_before(b_uses, a.first));
 }
 
+// Who conflicts with whom, as lists (conflicts are sparse: most lifetimes are short).
+using Adjacency = std::vector<std::vector<int>>;
+
+Adjacency adjacency(const std::vector<std::vector<bool>>& conflicts) {
+    Adjacency adj(conflicts.size());
+    for (std::size_t i = 0; i < conflicts.size(); ++i)
+        for (std::size_t j = 0; j < conflicts.size(); ++j)
+            if (conflicts[i][j])
+                adj[i].push_back(static_cast<int>(j));
+    return adj;
+}
+
 // Places `order` greedily: each tensor at the lowest offset free of the tensors it conflicts with.
-std::uint64_t place(const std::vector<int>& order, const std::vector<std::vector<bool>>& conflicts,
+std::uint64_t place(const std::vector<int>& order, const Adjacency& adj,
                     const std::vector<std::uint64_t>& bytes, std::vector<std::uint64_t>& offset) {
     std::uint64_t peak = 0;
-    std::vector<int> placed;
+    std::vector<char> placed(bytes.size(), 0);
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> taken;
     for (int x : order) {
-        std::vector<std::pair<std::uint64_t, std::uint64_t>> taken;
-        for (int y : placed)
-            if (conflicts[static_cast<std::size_t>(x)][static_cast<std::size_t>(y)])
-                taken.emplace_back(offset[static_cast<std::size_t>(y)],
-                                   offset[static_cast<std::size_t>(y)] +
-                                       bytes[static_cast<std::size_t>(y)]);
+        const auto xu = static_cast<std::size_t>(x);
+        taken.clear();
+        for (int y : adj[xu]) {
+            const auto yu = static_cast<std::size_t>(y);
+            if (placed[yu])
+                taken.emplace_back(offset[yu], offset[yu] + bytes[yu]);
+        }
         std::sort(taken.begin(), taken.end());
         std::uint64_t at = 0;
         for (const auto& [lo, hi] : taken) {
-            if (at + bytes[static_cast<std::size_t>(x)] <= lo)
+            if (at + bytes[xu] <= lo)
                 break;
             at = std::max(at, hi);
         }
-        offset[static_cast<std::size_t>(x)] = at;
-        peak = std::max(peak, at + bytes[static_cast<std::size_t>(x)]);
-        placed.push_back(x);
+        offset[xu] = at;
+        peak = std::max(peak, at + bytes[xu]);
+        placed[xu] = 1;
     }
     return peak;
 }
@@ -193,11 +207,12 @@ void place_arena(const SyncOrder& clock, Segment& s, const std::vector<std::vect
               [&](int x, int y) { return end(x) != end(y) ? end(x) > end(y) : x < y; });
     // Four greedy orders, then a few deterministic shuffles of the best; the lowest peak wins
     // (the first on ties, for determinism).
+    const Adjacency adj = adjacency(conflicts);
     std::vector<std::uint64_t> best_offset(n), offset(n);
     std::uint64_t best = UINT64_MAX;
     const std::vector<int>* best_order = &by_size;
     for (const auto* order : {&by_size, &by_degree, &by_start, &by_end}) {
-        std::uint64_t peak = place(*order, conflicts, bytes, offset);
+        std::uint64_t peak = place(*order, adj, bytes, offset);
         if (peak < best) {
             best = peak;
             best_offset = offset;
@@ -223,7 +238,7 @@ void place_arena(const SyncOrder& clock, Segment& s, const std::vector<std::vect
         std::vector<int> candidate = trial;
         std::size_t at = rng() % (n - 1);
         std::swap(candidate[at], candidate[at + 1]);
-        std::uint64_t peak = place(candidate, conflicts, bytes, offset);
+        std::uint64_t peak = place(candidate, adj, bytes, offset);
         ++stale;
         if (peak <= best) {
             if (peak < best) {
@@ -263,7 +278,7 @@ void place_workspaces(const SyncOrder& clock, Segment& s) {
         auto bx = bytes[static_cast<std::size_t>(x)], by = bytes[static_cast<std::size_t>(y)];
         return bx != by ? bx > by : x < y;
     });
-    s.workspace_total = n == 0 ? 0 : place(order, conflicts, bytes, offset);
+    s.workspace_total = n == 0 ? 0 : place(order, adjacency(conflicts), bytes, offset);
     for (std::size_t i = 0; i < n; ++i)
         s.subs[users[i]].workspace_offset = offset[i];
 }

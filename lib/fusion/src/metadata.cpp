@@ -117,11 +117,17 @@ void metadata_pass(PlanContext& ctx) {
 }
 
 std::string kernel_meta_json(const graph::Graph& g, const Segment& s) {
+    std::string out;
+    kernel_meta_json(out, g, s);
+    return out;
+}
+
+void kernel_meta_json(std::string& out, const graph::Graph& g, const Segment& s) {
     namespace jt = json_text;
     bool host = g.npu_arch == "host";
     std::string name = support::c_identifier(g.name + "_" + s.name);
     std::uint64_t workspace = s.workspace_total + s.arena_peak;
-    std::string out = "{";
+    out += '{';
     jt::key(out, "SuperkernelInfo");
     out += '{';
     jt::key(out, "arena");
@@ -209,9 +215,8 @@ std::string kernel_meta_json(const graph::Graph& g, const Segment& s) {
     jt::key(out, "workspace");
     out += '{';
     jt::number(out, "num", 1);
-    out += ",\"size\":[" + std::to_string(workspace) + "],\"type\":[0]}";
-    out += '}';
-    return out;
+    jt::numbers(out, "size", std::vector<std::uint64_t>{workspace});
+    out += ",\"type\":[0]}}";
 }
 
 } // namespace skforge::fusion

@@ -182,32 +182,50 @@ void plan_json(const graph::Graph& g, const Plan& p,
     sink(out);
     out.clear();
     in_parallel(p.segments.size(), sink, [&](std::size_t s, std::string& part) {
+        // Keys in sorted order, as nlohmann writes an object.
+        namespace jt = json_text;
         const auto& seg = p.segments[s];
-        json ops = json::array();
-        for (int i : seg.ops)
-            ops.push_back(g.ops[static_cast<std::size_t>(i)].name);
         auto counts = barrier_counts(seg);
-        json j = {{"name", seg.name},
-                  {"scope", seg.scope},
-                  {"ops", std::move(ops)},
-                  {"split_reason",
-                   seg.split_reason ? json(reason_code(*seg.split_reason)) : json(nullptr)},
-                  {"split_detail", seg.split_detail},
-                  {"options", options_json(seg.options)},
-                  {"barriers",
-                   {{"vector", counts[0]},
-                    {"cube", counts[1]},
-                    {"full", counts[2]},
-                    {"naive_full", naive_barriers(seg)}}},
-                  {"early_start_pairs", seg.early_start_pairs.size()},
-                  {"event_pairs", seg.event_pairs.size()},
-                  {"arena", {{"peak", seg.arena_peak}, {"lower_bound", seg.arena_lower_bound}}},
-                  {"workspace", {{"total", seg.workspace_total}, {"naive", seg.workspace_naive}}}};
-        // nlohmann sorts keys: "kernel_meta" goes after "event_pairs" and before "name".
-        std::string text = j.dump();
-        auto at = text.find(",\"name\":");
-        text.insert(at, ",\"kernel_meta\":" + kernel_meta_json(g, seg));
-        part += (s ? ",\n  " : "\n  ") + text;
+        part += s ? ",\n  {" : "\n  {";
+        jt::key(part, "arena");
+        part += '{';
+        jt::number(part, "lower_bound", seg.arena_lower_bound);
+        jt::number(part, "peak", seg.arena_peak);
+        part += '}';
+        jt::key(part, "barriers");
+        part += '{';
+        jt::number(part, "cube", counts[1]);
+        jt::number(part, "full", counts[2]);
+        jt::number(part, "naive_full", naive_barriers(seg));
+        jt::number(part, "vector", counts[0]);
+        part += '}';
+        jt::number(part, "early_start_pairs", seg.early_start_pairs.size());
+        jt::number(part, "event_pairs", seg.event_pairs.size());
+        jt::key(part, "kernel_meta");
+        kernel_meta_json(part, g, seg);
+        jt::text(part, "name", seg.name);
+        jt::key(part, "ops");
+        part += '[';
+        for (std::size_t k = 0; k < seg.ops.size(); ++k) {
+            if (k)
+                part += ',';
+            jt::string(part, g.ops[static_cast<std::size_t>(seg.ops[k])].name);
+        }
+        part += ']';
+        jt::key(part, "options");
+        part += options_json(seg.options).dump();
+        jt::text(part, "scope", seg.scope);
+        jt::text(part, "split_detail", seg.split_detail);
+        jt::key(part, "split_reason");
+        if (seg.split_reason)
+            jt::string(part, reason_code(*seg.split_reason));
+        else
+            part += "null";
+        jt::key(part, "workspace");
+        part += '{';
+        jt::number(part, "naive", seg.workspace_naive);
+        jt::number(part, "total", seg.workspace_total);
+        part += "}}";
     });
     out += p.segments.empty() ? "],\n" : "\n],\n";
     out += "\"ops\": [";
@@ -220,7 +238,8 @@ void plan_json(const graph::Graph& g, const Plan& p,
         append_string(part, op.name);
         part += ", \"type\": ";
         append_string(part, op.type);
-        part += ", \"stream_id\": " + std::to_string(op.stream_id);
+        part += ", \"stream_id\": ";
+        json_text::integer(part, op.stream_id);
         if (r.segment >= 0) {
             part += ", \"result\": \"fused\", \"segment\": ";
             append_string(part, p.segments[static_cast<std::size_t>(r.segment)].name);

@@ -5,7 +5,9 @@
 #include "skforge/support/sha256.hpp"
 
 #include "skforge/graph/yaml_doc.hpp"
+#include <atomic>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <thread>
@@ -285,53 +287,119 @@ struct Reader {
 
 namespace {
 
+unsigned reader_threads() {
+    return std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
+}
+
+// Runs work(t) for t in [0, threads) on that many threads (this one included).
+template <class F> void on_threads(unsigned threads, F&& work) {
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads; ++t)
+        pool.emplace_back(work, t);
+    work(0u);
+    for (auto& t : pool)
+        t.join();
+}
+
+// Every Location holds the file name. Copies made on one thread count references in a control
+// block of that thread's own (one that holds the graph's), so threads do not contend for one
+// cache line.
+std::shared_ptr<const std::string> thread_file_ref(const std::shared_ptr<const std::string>& f) {
+    auto holder = std::make_shared<std::shared_ptr<const std::string>>(f);
+    return {holder, holder->get()};
+}
+
+void append_diagnostics(Diagnostics& to, const Diagnostics& from) {
+    for (const auto& item : from.items())
+        item.severity == Severity::error ? to.error(item.where, item.message, item.hint)
+                                         : to.warning(item.where, item.message, item.hint);
+}
+
 // Reads the operators on every core: each is independent, and each thread reports into its own
 // Diagnostics, merged afterwards in operator order, so the result does not depend on the
 // number of threads.
 void read_ops(Graph& g, const YNode& list, Diagnostics& diags) {
     std::size_t n = list.size();
     g.ops.resize(n);
-    unsigned threads =
-        n < 4096 ? 1u : std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
+    unsigned threads = n < 4096 ? 1u : reader_threads();
     std::vector<Diagnostics> found(threads);
-    auto work = [&](unsigned t) {
-        // Every Location holds the file name. Copies made on one thread count references in
-        // a control block of that thread's own (one that holds the graph's), so the threads do
-        // not contend for one cache line.
-        auto holder = std::make_shared<std::shared_ptr<const std::string>>(g.file_ref);
-        std::shared_ptr<const std::string> file(holder, holder->get());
-        Reader r{file, found[t]};
+    on_threads(threads, [&](unsigned t) {
+        Reader r{thread_file_ref(g.file_ref), found[t]};
         for (std::size_t i = n * t / threads; i < n * (t + 1) / threads; ++i)
             g.ops[i] = r.op(list.item(i));
-    };
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads; ++t)
-        pool.emplace_back(work, t);
-    work(0);
-    for (auto& t : pool)
-        t.join();
+    });
     for (const auto& d : found)
-        for (const auto& item : d.items())
-            item.severity == Severity::error ? diags.error(item.where, item.message, item.hint)
-                                             : diags.warning(item.where, item.message, item.hint);
+        append_diagnostics(diags, d);
+}
+
+// The operators of a split document (YamlDoc::split), parsed and read piece by piece on every
+// core; each thread reuses one tree for its pieces, so the whole list is never in memory as
+// YAML. Each thread takes consecutive pieces, and its operators and reports are joined in
+// order. False when a piece does not parse as it would in the whole document.
+bool read_split_ops(Graph& g, const YamlDoc::Split& split, Diagnostics& diags) {
+    std::size_t pieces = split.pieces.size();
+    unsigned threads = static_cast<unsigned>(std::min<std::size_t>(reader_threads(), pieces));
+    std::vector<std::vector<Op>> ops(threads);
+    std::vector<Diagnostics> found(threads);
+    std::atomic<bool> failed{false};
+    on_threads(threads, [&](unsigned t) {
+        Reader r{thread_file_ref(g.file_ref), found[t]};
+        YamlDoc doc;
+        for (std::size_t p = pieces * t / threads; p < pieces * (t + 1) / threads; ++p) {
+            if (failed.load(std::memory_order_relaxed) || !YamlDoc::parse_piece(split, p, doc)) {
+                failed = true;
+                return;
+            }
+            YNode list = doc.root();
+            for (std::size_t i = 0; i < list.size(); ++i)
+                ops[t].push_back(r.op(list.item(i)));
+        }
+    });
+    if (failed)
+        return false;
+    g.ops = std::move(ops[0]);
+    for (unsigned t = 1; t < threads; ++t)
+        std::move(ops[t].begin(), ops[t].end(), std::back_inserter(g.ops));
+    for (const auto& d : found)
+        append_diagnostics(diags, d);
+    return true;
 }
 
 } // namespace
 
-Graph parse_graph_text(const std::string& text, const std::string& file, Diagnostics& diags) {
+Graph parse_graph_text(const std::string& text, const std::string& file, Diagnostics& diags,
+                       std::size_t piece_bytes) {
+    return parse_graph_text(std::make_shared<const std::string>(text), file, diags, piece_bytes);
+}
+
+Graph parse_graph_text(std::shared_ptr<const std::string> text, const std::string& file,
+                       Diagnostics& diags, std::size_t piece_bytes) {
     Graph g;
     g.file = file;
     g.file_ref = std::make_shared<const std::string>(file);
     g.dir = support::parent_directory(file);
+    // A large graph is parsed on every core when its operators are a block list of a shape
+    // the fast parser reads piece by piece; anything else is parsed whole.
+    std::optional<YamlDoc::Split> split;
+    if (piece_bytes > 0 && text->size() > piece_bytes)
+        split = YamlDoc::split(text, "ops", piece_bytes);
+    Diagnostics split_diags;
+    if (split && !read_split_ops(g, *split, split_diags)) {
+        split.reset();
+        g.ops.clear();
+    }
     std::optional<YamlDoc> doc;
-    try {
-        doc = YamlDoc::parse(text);
-    } catch (const YamlError& e) {
-        diags.error({g.file_ref, e.line, e.column}, std::string("YAML syntax error: ") + e.what());
-        return g;
+    if (!split) {
+        try {
+            doc = YamlDoc::parse(std::move(text));
+        } catch (const YamlError& e) {
+            diags.error({g.file_ref, e.line, e.column},
+                        std::string("YAML syntax error: ") + e.what());
+            return g;
+        }
     }
     Reader r{g.file_ref, diags};
-    YNode root = doc->root();
+    YNode root = split ? split->rest.root() : doc->root();
     if (!root.is_map()) {
         diags.error({g.file_ref, 1, 1}, "the graph must be a YAML mapping with an 'ops' list");
         return g;
@@ -354,6 +422,8 @@ Graph parse_graph_text(const std::string& text, const std::string& file, Diagnos
                      g.inputs = r.tensors(v, true, "inputs");
                  else if (k == "scopes")
                      r.scopes(g, v);
+                 else if (split && v.line() == static_cast<int>(split->key_line))
+                     append_diagnostics(diags, split_diags); // read above, piece by piece
                  else if (!v.is_sequence())
                      diags.error(r.at(v), "ops must be a list of operators");
                  else
@@ -455,7 +525,7 @@ Graph load_graph(const std::string& path, Diagnostics& diags) {
         diags.error({path, 0, 0}, e.what());
         return Graph{};
     }
-    Graph g = parse_graph_text(text, path, diags);
+    Graph g = parse_graph_text(std::make_shared<const std::string>(std::move(text)), path, diags);
     load_kernels(g, diags);
     return g;
 }

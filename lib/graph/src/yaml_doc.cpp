@@ -1,6 +1,10 @@
 #include "skforge/graph/yaml_doc.hpp"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cstring>
 
 namespace skforge::graph {
 
@@ -59,10 +63,11 @@ constexpr int k_max_depth = 200;
 
 class FastParser {
   public:
-    explicit FastParser(YamlDoc& doc) : m_doc(doc), m_s(*doc.m_text) {
+    // `bytes`: how much of the text this parse reads.
+    FastParser(YamlDoc& doc, std::size_t bytes) : m_doc(doc), m_s(*doc.m_text) {
         // About one node per 8 bytes in flow-style graphs; growing would copy the whole tree.
-        m_doc.m_nodes.reserve(m_s.size() / 6 + 16);
-        m_doc.m_children.reserve(m_s.size() / 6 + 16);
+        m_doc.m_nodes.reserve(bytes / 6 + 16);
+        m_doc.m_children.reserve(bytes / 6 + 16);
     }
 
     std::uint32_t document() {
@@ -77,6 +82,26 @@ class FastParser {
         if (!at_end())
             throw Unsupported{}; // trailing content, "...", or another document
         return root;
+    }
+
+    // Piece `i` of a split document: its items, parsed in the state the whole-document parse is
+    // in when it reaches them (position, line, nesting depth), as one sequence.
+    std::uint32_t piece(const YamlDoc::Split& split, std::size_t i) {
+        const auto& p = split.pieces[i];
+        m_pos = p.begin;
+        m_line = p.line;
+        m_line_start = p.line_start;
+        // document() -> block_node -> block_map, then block_node for a more indented sequence.
+        m_depth = split.indent == 0 ? 1 : 2;
+        skip_blank_lines();
+        std::uint32_t node = add(Kind::sequence, m_line, column());
+        std::size_t mark = m_stack.size();
+        while (m_pos < p.end && indent_here() == split.indent && at_sequence_dash())
+            sequence_item(split.indent);
+        if (m_pos != p.end)
+            throw Unsupported{};
+        set_children(node, mark);
+        return node;
     }
 
   private:
@@ -240,20 +265,24 @@ class FastParser {
     std::uint32_t block_sequence(int indent) {
         std::uint32_t node = add(Kind::sequence, m_line, column());
         std::size_t mark = m_stack.size();
-        while (!at_end() && indent_here() == indent && at_sequence_dash()) {
-            ++m_pos;
-            skip_spaces();
-            if (peek() == '#' || peek() == '\n' || peek() == '\r' || at_end()) {
-                skip_rest_of_line();
-                skip_blank_lines();
-                m_stack.push_back(at_end() ? add_scalar_null() : block_node(indent));
-            } else {
-                // "- key: value" starts a mapping whose indent is this column.
-                m_stack.push_back(block_node(indent));
-            }
-            skip_blank_lines();
-        }
+        while (!at_end() && indent_here() == indent && at_sequence_dash())
+            sequence_item(indent);
         return close_block(node, mark, indent);
+    }
+
+    // One "- item" of a block sequence, from its dash to the next content.
+    void sequence_item(int indent) {
+        ++m_pos;
+        skip_spaces();
+        if (peek() == '#' || peek() == '\n' || peek() == '\r' || at_end()) {
+            skip_rest_of_line();
+            skip_blank_lines();
+            m_stack.push_back(at_end() ? add_scalar_null() : block_node(indent));
+        } else {
+            // "- key: value" starts a mapping whose indent is this column.
+            m_stack.push_back(block_node(indent));
+        }
+        skip_blank_lines();
     }
 
     std::uint32_t block_map(int indent) {
@@ -478,10 +507,15 @@ class FastParser {
 
 // ---- yaml-cpp -----------------------------------------------------------------------------------
 
-std::uint32_t convert(YamlDoc& doc, const YAML::Node& n) {
+// Block collections nest by indentation alone, which the bracket count before yaml-cpp does
+// not see: the depth is bounded here too, before the recursion can exhaust the stack.
+std::uint32_t convert(YamlDoc& doc, const YAML::Node& n, int depth = 1) {
     auto mark = n.Mark();
     auto line = static_cast<std::uint32_t>(mark.line + 1);
     auto col = static_cast<std::uint32_t>(mark.column + 1);
+    if (depth > k_max_depth)
+        throw YamlError("nesting deeper than " + std::to_string(k_max_depth) + " levels",
+                        static_cast<int>(line), static_cast<int>(col));
     auto add = [&](Kind kind, std::string_view text) {
         YamlDoc::Raw r{};
         r.line = line;
@@ -502,10 +536,10 @@ std::uint32_t convert(YamlDoc& doc, const YAML::Node& n) {
     std::vector<std::uint32_t> kids;
     for (const auto& item : n) {
         if (n.IsMap()) {
-            kids.push_back(convert(doc, item.first));
-            kids.push_back(convert(doc, item.second));
+            kids.push_back(convert(doc, item.first, depth + 1));
+            kids.push_back(convert(doc, item.second, depth + 1));
         } else {
-            kids.push_back(convert(doc, item));
+            kids.push_back(convert(doc, item, depth + 1));
         }
     }
     doc.m_nodes[node].first = static_cast<std::uint32_t>(doc.m_children.size());
@@ -543,6 +577,10 @@ YamlDoc YamlDoc::parse_with_yaml_cpp(std::string text) {
     YAML::Node root;
     try {
         root = YAML::Load(*doc.m_text);
+    } catch (const YAML::DeepRecursion& e) { // its own message says only "bad file"
+        throw YamlError("nesting deeper than yaml-cpp reads (" + std::to_string(e.depth()) +
+                            " levels)",
+                        e.mark.line + 1, e.mark.column + 1);
     } catch (const YAML::Exception& e) {
         throw YamlError(e.msg, e.mark.line + 1, e.mark.column + 1);
     }
@@ -551,13 +589,143 @@ YamlDoc YamlDoc::parse_with_yaml_cpp(std::string text) {
 }
 
 YamlDoc YamlDoc::parse(std::string text) {
-    YamlDoc doc = fresh(std::move(text));
+    return parse(std::make_shared<const std::string>(std::move(text)));
+}
+
+YamlDoc YamlDoc::parse(std::shared_ptr<const std::string> text) {
+    YamlDoc doc;
+    doc.m_text = std::move(text);
+    doc.m_owned = std::make_shared<std::deque<std::string>>();
     try {
-        FastParser p(doc);
+        FastParser p(doc, doc.m_text->size());
         doc.m_root = p.document();
         return doc;
     } catch (const Unsupported&) {
         return parse_with_yaml_cpp(std::string(*doc.m_text));
+    }
+}
+
+namespace {
+
+// "- " (or "-" ending the line or the text) at `i`.
+bool dash_at(const std::string& s, std::size_t i) {
+    return s[i] == '-' &&
+           (i + 1 == s.size() || s[i + 1] == ' ' || s[i + 1] == '\n' || s[i + 1] == '\r');
+}
+
+// `key:` at `ls`, then only spaces and perhaps a comment to the end of the line `le`.
+bool key_line_at(const std::string& s, std::size_t ls, std::size_t le, std::string_view key) {
+    if (le - ls <= key.size() || std::string_view(s).substr(ls, key.size()) != key ||
+        s[ls + key.size()] != ':')
+        return false;
+    std::size_t i = ls + key.size() + 1;
+    while (i < le && s[i] == ' ')
+        ++i;
+    return i == le || s[i] == '#' || (s[i] == '\r' && i + 1 == le);
+}
+
+} // namespace
+
+std::optional<YamlDoc::Split> YamlDoc::split(std::shared_ptr<const std::string> text,
+                                             std::string_view key, std::size_t piece_bytes) {
+    const std::string& s = *text;
+    auto line_end = [&](std::size_t from) {
+        const void* nl = std::memchr(s.data() + from, '\n', s.size() - from);
+        return nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - s.data()) : s.size();
+    };
+    Split split;
+    // The key's line: the first line that is `key:` alone at column 0.
+    std::size_t ls = 0;
+    std::uint32_t line = 1;
+    for (;; ++line) {
+        if (ls >= s.size())
+            return std::nullopt;
+        std::size_t le = line_end(ls);
+        bool found = key_line_at(s, ls, le, key);
+        ls = le + 1;
+        if (found)
+            break;
+    }
+    split.key_line = line++;
+    const std::size_t region = std::min(ls, s.size());
+    const std::uint32_t region_line = line;
+    // The sequence: from the first content line (an item's dash) to the first content line at
+    // column 0 that is not an item; pieces start at items of about piece_bytes apart.
+    std::size_t end = s.size();
+    std::uint32_t end_line = 0;
+    bool first = true;
+    for (ls = region; ls < s.size(); ls = line_end(ls) + 1, ++line) {
+        std::size_t i = ls;
+        while (i < s.size() && s[i] == ' ')
+            ++i;
+        if (i == s.size() || s[i] == '\n' || s[i] == '\r' || s[i] == '#')
+            continue; // blank or comment: skipped by the parser
+        int column = static_cast<int>(i - ls);
+        if (first) {
+            if (!dash_at(s, i))
+                return std::nullopt;
+            split.indent = column;
+            split.pieces.push_back({region, 0, region_line, region});
+            first = false;
+        } else if (column == 0 && !(split.indent == 0 && dash_at(s, i))) {
+            end = ls;
+            end_line = line;
+            break;
+        } else if (column == split.indent && dash_at(s, i) &&
+                   i - split.pieces.back().begin >= piece_bytes) {
+            split.pieces.back().end = i;
+            split.pieces.push_back({i, 0, line, ls});
+        }
+    }
+    if (first)
+        return std::nullopt;
+    if (end == s.size())
+        end_line = line;
+    split.pieces.back().end = end;
+
+    // The rest: the sequence's lines become empty lines, so every position after it stays.
+    std::string rest;
+    rest.reserve(region + (end_line - region_line) + (s.size() - end));
+    rest.append(s, 0, region);
+    rest.append(end_line - region_line, '\n');
+    rest.append(s, end, std::string::npos);
+    try {
+        split.rest = parse(std::move(rest));
+    } catch (const YamlError&) {
+        return std::nullopt; // parsing the whole document reports it
+    }
+    Node root = split.rest.root();
+    if (!split.rest.fast_path() || !root.is_map())
+        return std::nullopt;
+    bool key_found = false;
+    for (std::size_t k = 0; k < root.size() && !key_found; ++k)
+        key_found = root.key(k).scalar() == key &&
+                    root.key(k).line() == static_cast<int>(split.key_line) &&
+                    root.key(k).column() == 1 && root.value(k).is_null();
+    if (!key_found)
+        return std::nullopt;
+    split.text = std::move(text);
+    return split;
+}
+
+bool YamlDoc::parse_piece(const Split& split, std::size_t i, YamlDoc& out) {
+    out.m_text = split.text;
+    if (out.m_owned)
+        out.m_owned->clear();
+    else
+        out.m_owned = std::make_shared<std::deque<std::string>>();
+    out.m_nodes.clear();
+    out.m_children.clear();
+    out.m_fast = true;
+    const auto& p = split.pieces.at(i);
+    try {
+        FastParser parser(out, p.end - p.begin);
+        out.m_root = parser.piece(split, i);
+        return true;
+    } catch (const Unsupported&) {
+        return false;
+    } catch (const YamlError&) {
+        return false;
     }
 }
 

@@ -1,4 +1,6 @@
+#include "graph_dump.hpp"
 #include "graph_fixture.hpp"
+#include "skforge/graph/yaml_doc.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -68,4 +70,36 @@ TEST_CASE("outputs need a shape and a dtype", "[graph][loader]") {
         header() +
         "  - {name: a, type: T, kernel: {json_path: kernels/vec.json}, outputs: [{name: y}]}\n"));
     CHECK_THAT(f.first(), Catch::Contains("output 'y' needs a shape and a dtype"));
+}
+
+TEST_CASE("a graph parsed in pieces is the graph parsed whole, errors included",
+          "[graph][loader]") {
+    std::string ops =
+        op("a", "vec", "x", "scope: s1, stream_id: 1, send_event_list: [3]") +
+        "  # a comment between operators\n\n" +
+        op("b", "cube", "a_out", "scope: s2, recv_event_list: [3], task_type: dynamic") +
+        "  - name: c\n    type: Add\n    kernel: {json_path: kernels/vec.json}\n"
+        "    inputs: [b_out]\n    outputs:\n      - {name: c_out, shape: [4], dtype: int8}\n" +
+        op("d", "vec", "c_out", "stream: 2") +                      // unknown key
+        "  - {name: e, type: T, stream_id: x, inputs: [d_out]}\n" + // bad integer, no kernel
+        op("f", "vec", "e_out", "engine: tbe, no_fusion: maybe");   // bad boolean
+    for (const std::string& text :
+         {header("scopes: {s1: \"early-start=1\"}\n") + ops + "tail: 1\n", header() + ops,
+          header() + ops + "ops:\n  - {name: z, type: T}\n", // a second list replaces the first
+          std::string("name: g\nops:\n- {name: a, type: T, kernel: {json_path: k.json}}\n") +
+              "- {name: b, type: T, kernel: {json_path: k.json}, inputs: [a_out]}\n",
+          header() + "  - {name: a, type: [\n"}) { // a syntax error
+        INFO(text);
+        // The pieces do parse (so the comparison is between the two paths).
+        if (text.find("type: [") == std::string::npos) {
+            auto split = graph::YamlDoc::split(std::make_shared<const std::string>(text), "ops", 1);
+            REQUIRE(split);
+            graph::YamlDoc piece;
+            for (std::size_t i = 0; i < split->pieces.size(); ++i)
+                CHECK(graph::YamlDoc::parse_piece(*split, i, piece));
+        }
+        std::string whole = test::dump_graph(text, 0);
+        for (std::size_t piece_bytes : {1u, 50u, 200u})
+            CHECK(test::dump_graph(text, piece_bytes) == whole);
+    }
 }

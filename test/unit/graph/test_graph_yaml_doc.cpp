@@ -85,3 +85,103 @@ TEST_CASE("positions are 1-based line and column", "[graph][yaml]") {
     CHECK(type.line() == 4);
     CHECK(type.column() == 11);
 }
+
+namespace {
+
+// Parses every piece of `split` and joins their items, as the loader does.
+std::string dump_pieces(const YamlDoc::Split& split) {
+    std::string out = "[";
+    YamlDoc piece;
+    for (std::size_t i = 0; i < split.pieces.size(); ++i) {
+        REQUIRE(YamlDoc::parse_piece(split, i, piece));
+        for (std::size_t k = 0; k < piece.root().size(); ++k)
+            out += (out.size() > 1 ? "," : "") + dump(piece.root().item(k));
+    }
+    return out + "]";
+}
+
+// Item positions, joined: the pieces must report the lines and columns of the whole parse.
+std::string positions(const YamlDoc::Node& n) {
+    std::string out = std::to_string(n.line()) + ":" + std::to_string(n.column());
+    for (std::size_t i = 0; i < (n.is_map() ? 2 * n.size() : n.size()); ++i)
+        out += " " + positions(n.is_map() ? (i % 2 ? n.value(i / 2) : n.key(i / 2)) : n.item(i));
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("a split document's pieces parse to the whole document's items", "[graph][yaml]") {
+    for (std::string text :
+         {std::string("name: g\nops:\n  - {name: a, x: [1, 2]}\n  - {name: b}\n\n  # c\n"
+                      "  - name: c\n    k: v\n  -\n    name: d\nscopes: {s: x}\n"),
+          std::string("ops:\n- {name: a}\n- {name: b}\n- [1, 2]\n"),
+          std::string("# head\n---\nops:   # list\n\n  - a\n  - {b: 'q''s', c: \"e\\n\"}\n"
+                      "  - c\ntail: 1\n")}) {
+        INFO(text);
+        auto whole = YamlDoc::parse(text);
+        REQUIRE(whole.fast_path());
+        auto ops = *whole.root().find("ops");
+        for (std::size_t piece_bytes : {1u, 8u, 20u, 1000u}) {
+            auto split =
+                YamlDoc::split(std::make_shared<const std::string>(text), "ops", piece_bytes);
+            REQUIRE(split);
+            CHECK(split->pieces.size() >= (piece_bytes == 1 ? ops.size() : 1));
+            CHECK(dump_pieces(*split) == dump(ops));
+            // The rest is the document without the list, positions unchanged.
+            CHECK(split->rest.root().find("ops")->is_null());
+            CHECK(positions(split->rest.root().key(0)) == positions(whole.root().key(0)));
+            YamlDoc first;
+            REQUIRE(YamlDoc::parse_piece(*split, 0, first));
+            CHECK(positions(first.root().item(0)) == positions(ops.item(0)));
+            YamlDoc last;
+            REQUIRE(YamlDoc::parse_piece(*split, split->pieces.size() - 1, last));
+            CHECK(positions(last.root().item(last.root().size() - 1)) ==
+                  positions(ops.item(ops.size() - 1)));
+        }
+    }
+}
+
+TEST_CASE("a document of another shape is not split, or its pieces refuse", "[graph][yaml]") {
+    auto split = [](const std::string& text) {
+        return YamlDoc::split(std::make_shared<const std::string>(text), "ops", 1);
+    };
+    CHECK_FALSE(split("name: g\n"));               // no key
+    CHECK_FALSE(split("ops: [a, b]\n"));           // a flow list
+    CHECK_FALSE(split("ops:\n  a: 1\n"));          // a mapping
+    CHECK_FALSE(split("  ops:\n  - a\n"));         // not at the top level
+    CHECK_FALSE(split("a: &x 1\nops:\n  - *x\n")); // the rest needs yaml-cpp
+    CHECK_FALSE(split("ops:\n  - a\n- b\n"));      // the rest would differ from the whole
+    // An item whose flow list spans a line that looks like the next item: the piece before it
+    // does not end where the next begins.
+    auto s = split("ops:\n  - [a,\n  - b]\n  - c\n");
+    REQUIRE(s);
+    YamlDoc piece;
+    bool all = true;
+    for (std::size_t i = 0; i < s->pieces.size(); ++i)
+        all = all && YamlDoc::parse_piece(*s, i, piece);
+    CHECK_FALSE(all);
+    // Nesting too deep inside a piece refuses it (the whole parse reports the error).
+    std::string deep = "ops:\n  - " + std::string(300, '[') + std::string(300, ']') + "\n";
+    auto d = split(deep);
+    REQUIRE(d);
+    CHECK_FALSE(YamlDoc::parse_piece(*d, 0, piece));
+}
+
+TEST_CASE("nesting too deep is an error on both paths, never a crash", "[graph][yaml]") {
+    std::string block;
+    for (int i = 0; i < 3000; ++i)
+        block += std::string(static_cast<std::size_t>(i), ' ') + "k:\n";
+    std::string dashes;
+    for (int i = 0; i < 3000; ++i)
+        dashes += "- ";
+    dashes += "x\n";
+    // Without and with an anchor, which sends the document to yaml-cpp.
+    for (const std::string& text : {block, "a: &x 1\n" + block, dashes, "a: &x 1\nb:\n" + dashes}) {
+        try {
+            (void)YamlDoc::parse(text);
+            FAIL("parsed");
+        } catch (const YamlError& e) {
+            CHECK_THAT(e.what(), Catch::Contains("nesting deeper than"));
+        }
+    }
+}

@@ -98,9 +98,17 @@ std::string resolve_path(const Graph& g, const std::string& path);
 /// has no errors afterwards.
 Graph load_graph(const std::string& path, Diagnostics& diags);
 
-/// Parses graph YAML text (for tests and the fuzzer): like load_graph but without reading kernel
-/// files.
-Graph parse_graph_text(const std::string& text, const std::string& file, Diagnostics& diags);
+/// How finely a large graph's operator list is cut to be parsed on every core (bytes per piece).
+inline constexpr std::size_t k_graph_piece_bytes = 64 * 1024;
+
+/// Parses graph YAML text: like load_graph but without reading kernel files. `piece_bytes` is
+/// for tests: a graph longer than it is parsed in pieces of about that size (0: always whole);
+/// the result is the same either way.
+Graph parse_graph_text(std::shared_ptr<const std::string> text, const std::string& file,
+                       Diagnostics& diags, std::size_t piece_bytes = k_graph_piece_bytes);
+/// The same, copying the text.
+Graph parse_graph_text(const std::string& text, const std::string& file, Diagnostics& diags,
+                       std::size_t piece_bytes = k_graph_piece_bytes);
 
 /// Checks everything about a loaded graph that needs no metadata: unique names, inputs produced
 /// earlier on the stream or behind an event, events paired, scope limits.

@@ -62,8 +62,25 @@ class YamlDoc {
 
     /// Parses `text`; throws YamlError for invalid YAML.
     static YamlDoc parse(std::string text);
+    /// The same, for text the caller shares (the tree points into it, without a copy).
+    static YamlDoc parse(std::shared_ptr<const std::string> text);
     /// Parses with yaml-cpp only (for tests that compare the two paths).
     static YamlDoc parse_with_yaml_cpp(std::string text);
+
+    struct Split;
+    /// Cuts a large document for parsing on several threads: the block sequence under the
+    /// top-level `key` (a graph's operators) is left out of the tree of the rest and divided into
+    /// pieces of about `piece_bytes`, each parsed on its own by parse_piece. Returns nullopt when
+    /// the document does not have that shape (the caller then uses parse); the split is only an
+    /// offer, which parse_piece confirms piece by piece.
+    static std::optional<Split> split(std::shared_ptr<const std::string> text, std::string_view key,
+                                      std::size_t piece_bytes);
+    /// Parses piece `i` of `split` into `out` (reusing its storage), whose root becomes a
+    /// sequence of the piece's items. Returns false unless the piece parses with the fast parser
+    /// exactly as it does inside the whole document and ends where the next one begins; the
+    /// caller then parses the whole document with parse, which gives the same tree and the same
+    /// errors as if no split had been tried.
+    static bool parse_piece(const Split& split, std::size_t i, YamlDoc& out);
 
     /// The root node.
     Node root() const { return Node(this, m_root); }
@@ -88,6 +105,22 @@ class YamlDoc {
     std::vector<std::uint32_t> m_children;
     std::uint32_t m_root = 0;
     bool m_fast = true;
+};
+
+/// A document cut by YamlDoc::split.
+struct YamlDoc::Split {
+    /// One piece: consecutive items of the sequence.
+    struct Piece {
+        std::size_t begin;      ///< first byte (the first piece: the line after the key's)
+        std::size_t end;        ///< where the next piece, or what follows the sequence, begins
+        std::uint32_t line;     ///< 1-based line of `begin`
+        std::size_t line_start; ///< offset of that line's first byte
+    };
+    YamlDoc rest; ///< the document with the sequence's lines left blank: the key maps to null
+    std::uint32_t key_line = 0; ///< where the key is
+    std::shared_ptr<const std::string> text;
+    std::vector<Piece> pieces;
+    int indent = 0; ///< the items' dash column, 0-based
 };
 
 } // namespace skforge::graph
