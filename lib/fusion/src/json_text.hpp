@@ -1,26 +1,65 @@
 #pragma once
 
-// JSON written straight into a string, for the outputs that can hold a hundred thousand objects
+// JSON written straight into a buffer, for the outputs that can hold a hundred thousand objects
 // (building them as nlohmann::json first costs seconds). Keys are written by the caller in
 // sorted order, so the text equals nlohmann's compact dump of the same object.
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace skforge::fusion::json_text {
 
+/// A growing text buffer. The writers append many short pieces (a plan's metadata is a hundred
+/// bytes per key); appending to std::string costs a call and a terminator per piece, this costs
+/// a capacity check and a copy the compiler sees the length of.
+class Out {
+  public:
+    Out& operator+=(char c) {
+        room(1)[0] = c;
+        ++m_len;
+        return *this;
+    }
+    Out& operator+=(std::string_view s) {
+        std::memcpy(room(s.size()), s.data(), s.size());
+        m_len += s.size();
+        return *this;
+    }
+    /// Makes the text `n` bytes longer and returns where they go (the caller writes them all).
+    char* extend(std::size_t n) {
+        char* p = room(n);
+        m_len += n;
+        return p;
+    }
+    char back() const { return m_len == 0 ? '\0' : m_buf[m_len - 1]; }
+    std::size_t size() const { return m_len; }
+    void clear() { m_len = 0; }
+    std::string_view view() const { return {m_buf.data(), m_len}; }
+    std::string str() const { return std::string(view()); }
+
+  private:
+    char* room(std::size_t n) {
+        if (m_len + n > m_buf.size())
+            m_buf.resize(std::max(m_buf.size() * 2, m_len + n + 4096));
+        return m_buf.data() + m_len;
+    }
+    std::string m_buf; ///< bytes [0, m_len) are the text; the rest is room
+    std::size_t m_len = 0;
+};
+
 /// Appends `s` as a JSON string literal.
-inline void string(std::string& out, std::string_view s) {
+inline void string(Out& out, std::string_view s) {
     out += '"';
     std::size_t run = 0; // start of the characters not yet appended
     for (std::size_t i = 0; i < s.size(); ++i) {
         auto u = static_cast<unsigned char>(s[i]);
         if (u >= 0x20 && u != '"' && u != '\\')
             continue; // most names need no escape: append them in one piece
-        out.append(s.data() + run, i - run);
+        out += s.substr(run, i - run);
         run = i + 1;
         if (u == '"' || u == '\\') {
             out += '\\';
@@ -38,41 +77,47 @@ inline void string(std::string& out, std::string_view s) {
             out += buf;
         }
     }
-    out.append(s.data() + run, s.size() - run);
+    out += s.substr(run);
     out += '"';
 }
 
 /// Appends `"key":`, preceded by a comma unless it is the object's first member. Keys are the
-/// writer's own names, which need no escapes.
-inline void key(std::string& out, std::string_view k) {
-    if (out.back() != '{')
-        out += ',';
-    out += '"';
-    out += k;
-    out += "\":";
+/// writer's own names (string literals), which need no escapes.
+template <std::size_t N> void key(Out& out, const char (&k)[N]) {
+    constexpr std::size_t n = N - 1;
+    bool comma = out.back() != '{';
+    char* p = out.extend(n + 3 + (comma ? 1 : 0));
+    if (comma)
+        *p++ = ',';
+    *p++ = '"';
+    std::memcpy(p, k, n);
+    p += n;
+    *p++ = '"';
+    *p = ':';
 }
 
 /// Appends an integer.
-template <class T> void integer(std::string& out, T v) {
+template <class T> void integer(Out& out, T v) {
     char buf[24];
     auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-    out.append(buf, static_cast<std::size_t>(end - buf));
+    out += std::string_view(buf, static_cast<std::size_t>(end - buf));
 }
 
 /// Appends `"key":<number>`.
-template <class T> void number(std::string& out, std::string_view k, T v) {
+template <std::size_t N, class T> void number(Out& out, const char (&k)[N], T v) {
     key(out, k);
     integer(out, v);
 }
 
 /// Appends `"key":"text"`.
-inline void text(std::string& out, std::string_view k, std::string_view v) {
+template <std::size_t N> void text(Out& out, const char (&k)[N], std::string_view v) {
     key(out, k);
     string(out, v);
 }
 
 /// Appends `"key":[n,n,...]`.
-template <class T> void numbers(std::string& out, std::string_view k, const std::vector<T>& v) {
+template <std::size_t N, class T>
+void numbers(Out& out, const char (&k)[N], const std::vector<T>& v) {
     key(out, k);
     out += '[';
     for (std::size_t i = 0; i < v.size(); ++i) {

@@ -2,7 +2,7 @@
 // (share/doc/plan-format.md).
 #include "skforge/fusion/plan.hpp"
 
-#include "json_text.hpp"
+#include "metadata_text.hpp"
 #include "skforge/kernel/kernel_meta.hpp"
 #include "skforge/support/identifier.hpp"
 
@@ -60,7 +60,7 @@ void fill_arg_offsets(Segment& s, const ParamBlock& pb) {
     }
 }
 
-void sub_kernel_text(std::string& out, const graph::Graph& g, const Segment& s, std::size_t p) {
+void sub_kernel_text(json_text::Out& out, const graph::Graph& g, const Segment& s, std::size_t p) {
     namespace jt = json_text;
     const auto& op = g.ops[static_cast<std::size_t>(s.ops[p])];
     const auto& meta = g.kernels[static_cast<std::size_t>(op.kernel_index)].meta;
@@ -117,12 +117,12 @@ void metadata_pass(PlanContext& ctx) {
 }
 
 std::string kernel_meta_json(const graph::Graph& g, const Segment& s) {
-    std::string out;
-    kernel_meta_json(out, g, s);
-    return out;
+    json_text::Out out;
+    write_kernel_meta(out, g, s);
+    return out.str();
 }
 
-void kernel_meta_json(std::string& out, const graph::Graph& g, const Segment& s) {
+void write_kernel_meta(json_text::Out& out, const graph::Graph& g, const Segment& s) {
     namespace jt = json_text;
     bool host = g.npu_arch == "host";
     std::string name = support::c_identifier(g.name + "_" + s.name);

@@ -1,6 +1,6 @@
 #include "skforge/fusion/report.hpp"
 
-#include "json_text.hpp"
+#include "metadata_text.hpp"
 
 #include <algorithm>
 #include <array>
@@ -39,7 +39,7 @@ void in_parallel(std::size_t n, const std::function<void(std::string_view)>& sin
     constexpr std::size_t k_items = 64; // items per chunk
     std::size_t chunks = (n + k_items - 1) / k_items;
     std::size_t wave = std::max<std::size_t>(1, threads * 4u);
-    std::vector<std::string> parts(wave);
+    std::vector<json_text::Out> parts(wave);
     for (std::size_t first = 0; first < chunks; first += wave) {
         std::size_t count = std::min(wave, chunks - first);
         std::atomic<std::size_t> next{0};
@@ -58,7 +58,7 @@ void in_parallel(std::size_t n, const std::function<void(std::string_view)>& sin
         for (auto& t : pool)
             t.join();
         for (std::size_t c = 0; c < count; ++c)
-            sink(parts[c]);
+            sink(parts[c].view());
     }
 }
 
@@ -146,7 +146,7 @@ std::string plan_text(const graph::Graph& g, const Plan& p) {
 
 namespace {
 
-void append_string(std::string& out, std::string_view s) {
+void append_string(json_text::Out& out, std::string_view s) {
     json_text::string(out, s);
 }
 
@@ -173,15 +173,16 @@ void plan_json(const graph::Graph& g, const Plan& p,
                    {"fused", g.ops.size() - left_out(p)},
                    {"left_out", left_out(p)},
                    {"segments", p.segments.size()}}}};
-    std::string out = "{\n";
+    json_text::Out out;
+    out += "{\n";
     for (auto& [k, v] : head.items()) {
         append_string(out, k);
         out += ": " + v.dump() + ",\n";
     }
     out += "\"segments\": [";
-    sink(out);
+    sink(out.view());
     out.clear();
-    in_parallel(p.segments.size(), sink, [&](std::size_t s, std::string& part) {
+    in_parallel(p.segments.size(), sink, [&](std::size_t s, json_text::Out& part) {
         // Keys in sorted order, as nlohmann writes an object.
         namespace jt = json_text;
         const auto& seg = p.segments[s];
@@ -202,7 +203,7 @@ void plan_json(const graph::Graph& g, const Plan& p,
         jt::number(part, "early_start_pairs", seg.early_start_pairs.size());
         jt::number(part, "event_pairs", seg.event_pairs.size());
         jt::key(part, "kernel_meta");
-        kernel_meta_json(part, g, seg);
+        write_kernel_meta(part, g, seg);
         jt::text(part, "name", seg.name);
         jt::key(part, "ops");
         part += '[';
@@ -229,9 +230,9 @@ void plan_json(const graph::Graph& g, const Plan& p,
     });
     out += p.segments.empty() ? "],\n" : "\n],\n";
     out += "\"ops\": [";
-    sink(out);
+    sink(out.view());
     out.clear();
-    in_parallel(g.ops.size(), sink, [&](std::size_t i, std::string& part) {
+    in_parallel(g.ops.size(), sink, [&](std::size_t i, json_text::Out& part) {
         const auto& r = p.ops[i];
         const auto& op = g.ops[i];
         part += i ? ",\n  {\"name\": " : "\n  {\"name\": ";
@@ -253,7 +254,7 @@ void plan_json(const graph::Graph& g, const Plan& p,
         }
     });
     out += g.ops.empty() ? "]\n}\n" : "\n]\n}\n";
-    sink(out);
+    sink(out.view());
 }
 
 std::string plan_dot(const graph::Graph& g, const Plan& p) {

@@ -439,9 +439,13 @@ Graph parse_graph_text(std::shared_ptr<const std::string> text, const std::strin
     std::set<std::string> declared;
     for (const auto& s : g.scopes)
         declared.insert(s.name);
-    for (const auto& op : g.ops)
-        if (!op.scope.empty() && declared.insert(op.scope).second)
+    const std::string* previous = nullptr; // operators of a scope come in runs
+    for (const auto& op : g.ops) {
+        if (!op.scope.empty() && !(previous && *previous == op.scope) &&
+            declared.insert(op.scope).second)
             g.scopes.push_back({op.scope, "", op.where});
+        previous = &op.scope;
+    }
     return g;
 }
 

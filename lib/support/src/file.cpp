@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace skforge::support {
@@ -38,10 +39,18 @@ UniqueFd open_read(const std::string& path, bool follow) {
 
 std::string read_file(const std::string& path) {
     UniqueFd fd = open_read(path);
-    std::string out;
-    char buf[65536];
+    // Straight into the string, sized by fstat (a graph can be tens of megabytes: growing it
+    // would copy it several times); a file that grows meanwhile is read to its end all the same.
+    struct stat st {};
+    std::size_t size = ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode)
+                           ? static_cast<std::size_t>(st.st_size)
+                           : 0;
+    std::string out(size + 1, '\0');
+    std::size_t have = 0;
     for (;;) {
-        ssize_t n = ::read(fd.get(), buf, sizeof buf);
+        if (have == out.size())
+            out.resize(out.size() * 2 + 65536);
+        ssize_t n = ::read(fd.get(), out.data() + have, out.size() - have);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -49,8 +58,9 @@ std::string read_file(const std::string& path) {
         }
         if (n == 0)
             break;
-        out.append(buf, static_cast<std::size_t>(n));
+        have += static_cast<std::size_t>(n);
     }
+    out.resize(have);
     return out;
 }
 

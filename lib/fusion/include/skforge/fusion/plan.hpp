@@ -167,8 +167,6 @@ void metadata_pass(PlanContext& ctx);
 /// The SuperKernel metadata JSON of segment `s` (compact, keys sorted), as compile emits it.
 /// Written on demand: `skc check` and the text plan do not need it.
 std::string kernel_meta_json(const graph::Graph& g, const Segment& s);
-/// The same, appended to `out`.
-void kernel_meta_json(std::string& out, const graph::Graph& g, const Segment& s);
 
 /// Bytes of one element of `dtype`, or 0 when unknown (int4 counts as 1).
 std::uint32_t dtype_size(std::string_view dtype);
