@@ -3,7 +3,6 @@
 // by lifetime.
 #include "skforge/fusion/plan.hpp"
 #include "skforge/kernel/kernel_meta.hpp"
-#include "skforge/support/string_map.hpp"
 #include "sync_order.hpp"
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include <map>
 #include <random>
 #include <thread>
+#include <unordered_map>
 
 namespace skforge::fusion {
 
@@ -32,26 +32,6 @@ constexpr std::uint64_t k_align = 512;
 
 std::uint64_t aligned(std::uint64_t n) {
     return (n + k_align - 1) / k_align * k_align;
-}
-
-struct TensorInfo {
-    const graph::Tensor* decl = nullptr;
-    std::uint32_t reads = 0; ///< input slots reading the tensor
-};
-using TensorIndex = support::StringMap<TensorInfo>;
-
-TensorIndex index_tensors(const graph::Graph& g) {
-    TensorIndex t;
-    t.reserve(g.ops.size() * 2 + g.inputs.size());
-    for (const auto& in : g.inputs)
-        t[in.name].decl = &in;
-    for (std::size_t i = 0; i < g.ops.size(); ++i) {
-        for (const auto& out : g.ops[i].outputs)
-            t[out.name].decl = &out;
-        for (const auto& in : g.ops[i].inputs)
-            ++t[in.name].reads;
-    }
-    return t;
 }
 
 std::uint64_t tensor_bytes(const graph::Tensor* t) {
@@ -287,46 +267,62 @@ void place_workspaces(const SyncOrder& clock, Segment& s) {
 
 namespace {
 
-void segment_memory(const PlanContext& ctx, const TensorIndex& tensors, Segment& s) {
-    support::StringMap<int> buffer_of;
+void segment_memory(const PlanContext& ctx, Segment& s) {
+    const auto& g = ctx.graph;
+    const auto& deps = ctx.deps;
+    // A tensor is known by its number (graph::Dependencies): an output's number, a graph input
+    // as -1 - its index. An input nothing produces (only in a graph that fails validation,
+    // whose plan is dropped) gets a buffer of its own.
+    std::unordered_map<int, int> buffer_of;
     buffer_of.reserve(s.ops.size() * 3);
     std::vector<std::uint32_t> reads_here; // per buffer
+    std::vector<std::uint32_t> reads_all;  // per buffer: inputs of the whole graph reading it
     std::vector<std::vector<int>> uses;
-    auto buffer = [&](const std::string& name) {
-        auto [index, fresh] = buffer_of.emplace(name, static_cast<int>(s.buffers.size()));
-        if (fresh) {
-            const TensorInfo* d = tensors.find(name);
-            s.buffers.push_back({name, tensor_bytes(d == nullptr ? nullptr : d->decl)});
-            uses.emplace_back();
-            reads_here.push_back(0);
-        }
-        return *index;
+    auto add_buffer = [&](const graph::Tensor& named, const graph::Tensor* decl,
+                          std::uint32_t reads) {
+        s.buffers.push_back({named.name, tensor_bytes(decl)});
+        uses.emplace_back();
+        reads_here.push_back(0);
+        reads_all.push_back(reads);
+        return static_cast<int>(s.buffers.size() - 1);
+    };
+    auto buffer = [&](int id, const graph::Tensor& named) {
+        if (id == graph::Dependencies::k_unknown)
+            return add_buffer(named, nullptr, 0);
+        auto [it, fresh] = buffer_of.emplace(id, static_cast<int>(s.buffers.size()));
+        if (!fresh)
+            return it->second;
+        if (id < 0)
+            return add_buffer(named, &g.inputs[static_cast<std::size_t>(-1 - id)], 0);
+        auto [op, k] = deps.output(id);
+        return add_buffer(named,
+                          &g.ops[static_cast<std::size_t>(op)].outputs[static_cast<std::size_t>(k)],
+                          deps.reads(id));
     };
     for (std::size_t p = 0; p < s.ops.size(); ++p) {
-        const auto& op = ctx.graph.ops[static_cast<std::size_t>(s.ops[p])];
+        const auto i = static_cast<std::size_t>(s.ops[p]);
+        const auto& op = g.ops[i];
         auto& sub = s.subs[p];
-        for (const auto& in : op.inputs) {
-            int b = buffer(in.name);
+        auto sources = deps.sources(i);
+        for (std::size_t j = 0; j < op.inputs.size(); ++j) {
+            int b = buffer(sources[j], op.inputs[j]);
             s.buffers[static_cast<std::size_t>(b)].last = static_cast<int>(p);
             ++reads_here[static_cast<std::size_t>(b)];
             uses[static_cast<std::size_t>(b)].push_back(static_cast<int>(p));
             sub.args.push_back({b, false, 0});
         }
-        for (const auto& out : op.outputs) {
-            int b = buffer(out.name);
+        for (std::size_t k = 0; k < op.outputs.size(); ++k) {
+            int b = buffer(deps.output_id(i, k), op.outputs[k]);
             s.buffers[static_cast<std::size_t>(b)].first = static_cast<int>(p);
             uses[static_cast<std::size_t>(b)].push_back(static_cast<int>(p));
             sub.args.push_back({b, true, 0});
         }
-        sub.workspace =
-            ctx.graph.kernels[static_cast<std::size_t>(op.kernel_index)].meta.workspace.total();
+        sub.workspace = g.kernels[static_cast<std::size_t>(op.kernel_index)].meta.workspace.total();
     }
     // Internal: produced here, read, and read only here (every read of it is one of ours).
     for (std::size_t i = 0; i < s.buffers.size(); ++i) {
         auto& b = s.buffers[i];
-        const TensorInfo* r = tensors.find(b.tensor);
-        std::uint32_t reads = r == nullptr ? 0 : r->reads;
-        b.arena = b.first >= 0 && reads > 0 && reads == reads_here[i];
+        b.arena = b.first >= 0 && reads_all[i] > 0 && reads_all[i] == reads_here[i];
         if (b.last < b.first)
             b.last = b.first;
     }
@@ -340,7 +336,6 @@ void segment_memory(const PlanContext& ctx, const TensorIndex& tensors, Segment&
 void memory_pass(PlanContext& ctx) {
     if (ctx.plan.segments.empty())
         return;
-    TensorIndex tensors = index_tensors(ctx.graph);
     // Segments are independent: share them out over the cores.
     auto& segs = ctx.plan.segments;
     unsigned threads = std::min<unsigned>(std::max(1u, std::thread::hardware_concurrency()),
@@ -348,7 +343,7 @@ void memory_pass(PlanContext& ctx) {
     std::atomic<std::size_t> next{0};
     auto work = [&] {
         for (std::size_t i = next++; i < segs.size(); i = next++)
-            segment_memory(ctx, tensors, segs[i]);
+            segment_memory(ctx, segs[i]);
     };
     std::vector<std::thread> pool;
     for (unsigned t = 1; t < threads; ++t)

@@ -342,22 +342,38 @@ bool read_split_ops(Graph& g, const YamlDoc::Split& split, Diagnostics& diags) {
     std::vector<std::vector<Op>> ops(threads);
     std::vector<Diagnostics> found(threads);
     std::atomic<bool> failed{false};
+    auto bytes = [&](std::size_t from, std::size_t to) {
+        return static_cast<double>(split.pieces[to - 1].end - split.pieces[from].begin);
+    };
     on_threads(threads, [&](unsigned t) {
         Reader r{thread_file_ref(g.file_ref), found[t]};
         YamlDoc doc;
-        for (std::size_t p = pieces * t / threads; p < pieces * (t + 1) / threads; ++p) {
+        const std::size_t first = pieces * t / threads, last = pieces * (t + 1) / threads;
+        for (std::size_t p = first; p < last; ++p) {
             if (failed.load(std::memory_order_relaxed) || !YamlDoc::parse_piece(split, p, doc)) {
                 failed = true;
                 return;
             }
             YNode list = doc.root();
+            if (p == first) {
+                // Room for the operators this thread will read, estimated from its first piece
+                // (the first thread's vector becomes the graph's: room for all of them), so
+                // the vectors of a large graph are not copied as they grow.
+                double per_byte = static_cast<double>(list.size()) / bytes(p, p + 1);
+                double estimate = per_byte * (t == 0 ? bytes(0, pieces) : bytes(first, last));
+                ops[t].reserve(static_cast<std::size_t>(estimate * 1.05) + 16);
+            }
             for (std::size_t i = 0; i < list.size(); ++i)
                 ops[t].push_back(r.op(list.item(i)));
         }
     });
     if (failed)
         return false;
+    std::size_t total = 0;
+    for (const auto& o : ops)
+        total += o.size();
     g.ops = std::move(ops[0]);
+    g.ops.reserve(total);
     for (unsigned t = 1; t < threads; ++t)
         std::move(ops[t].begin(), ops[t].end(), std::back_inserter(g.ops));
     for (const auto& d : found)

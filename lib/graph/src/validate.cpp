@@ -161,24 +161,52 @@ void validate_graph(const Graph& g, Diagnostics& diags) {
                         "receive it or remove it from send_event_list");
 }
 
-std::vector<std::vector<int>> dependencies(const Graph& g) {
+Dependencies dependencies(const Graph& g) {
+    // Tensor name -> output number (graph inputs: -1 - index); the first producer wins.
     support::StringMap<int> producer;
-    producer.reserve(g.ops.size() * 2);
+    producer.reserve(g.ops.size() * 2 + g.inputs.size());
+    for (std::size_t k = 0; k < g.inputs.size(); ++k)
+        producer.emplace(g.inputs[k].name, -1 - static_cast<int>(k));
     std::unordered_map<std::int64_t, int> sender;
-    std::vector<std::vector<int>> deps(g.ops.size());
+    Dependencies deps;
+    std::size_t inputs = 0, outputs = 0, events = 0;
+    for (const auto& op : g.ops) {
+        inputs += op.inputs.size();
+        outputs += op.outputs.size();
+        events += op.recv_events.size();
+    }
+    deps.m_list.reserve(inputs + events);
+    deps.m_start.reserve(g.ops.size() + 1);
+    deps.m_sources.reserve(inputs);
+    deps.m_first_input.reserve(g.ops.size() + 1);
+    deps.m_first_output.reserve(g.ops.size() + 1);
+    deps.m_output_op.reserve(outputs);
+    deps.m_reads.assign(outputs, 0);
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const Op& op = g.ops[i];
-        auto& d = deps[i];
-        for (const auto& in : op.inputs)
-            if (const int* p = producer.find(in.name))
-                d.push_back(*p);
+        auto first = static_cast<std::ptrdiff_t>(deps.m_list.size());
+        for (const auto& in : op.inputs) {
+            const int* p = producer.find(in.name);
+            int source = p ? *p : Dependencies::k_unknown;
+            deps.m_sources.push_back(source);
+            if (source >= 0) {
+                ++deps.m_reads[static_cast<std::size_t>(source)];
+                deps.m_list.push_back(deps.m_output_op[static_cast<std::size_t>(source)]);
+            }
+        }
+        deps.m_first_input.push_back(deps.m_sources.size());
         for (auto e : op.recv_events)
             if (auto it = sender.find(e); it != sender.end())
-                d.push_back(it->second);
-        std::sort(d.begin(), d.end());
-        d.erase(std::unique(d.begin(), d.end()), d.end());
-        for (const auto& out : op.outputs)
-            producer.emplace(out.name, static_cast<int>(i));
+                deps.m_list.push_back(it->second);
+        std::sort(deps.m_list.begin() + first, deps.m_list.end());
+        deps.m_list.erase(std::unique(deps.m_list.begin() + first, deps.m_list.end()),
+                          deps.m_list.end());
+        deps.m_start.push_back(deps.m_list.size());
+        for (const auto& out : op.outputs) {
+            producer.emplace(out.name, static_cast<int>(deps.m_output_op.size()));
+            deps.m_output_op.push_back(static_cast<int>(i));
+        }
+        deps.m_first_output.push_back(deps.m_output_op.size());
         for (auto e : op.send_events)
             sender.emplace(e, static_cast<int>(i));
     }

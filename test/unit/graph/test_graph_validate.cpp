@@ -76,3 +76,28 @@ TEST_CASE("validation reports every error, not just the first", "[graph][validat
     CHECK_FALSE(f.load(header() + op("a", "vec", "nope1") + op("a", "vec", "nope2")));
     CHECK(f.diags.error_count() == 4); // two missing inputs, the name, the output tensor a_out
 }
+
+TEST_CASE("dependencies: what each operator waits for and what each input reads",
+          "[graph][validate]") {
+    test::GraphFixture f;
+    // d reads what nothing produces: invalid, but planning runs beside validation.
+    CHECK_FALSE(f.load(header() + op("a", "vec", "x", "send_event_list: [7]") +
+                       op("b", "vec", "a_out, x") +
+                       op("c", "vec", "a_out, b_out", "recv_event_list: [7], stream_id: 1") +
+                       op("d", "vec", "nowhere")));
+    auto deps = graph::dependencies(f.graph);
+    REQUIRE(deps.size() == 4);
+    auto list = [](std::span<const int> s) { return std::vector<int>(s.begin(), s.end()); };
+    CHECK(list(deps[0]).empty());
+    CHECK(list(deps[1]) == std::vector<int>{0});
+    CHECK(list(deps[2]) == std::vector<int>{0, 1}); // data from both, the event from a: once
+    int a_out = deps.output_id(0, 0), b_out = deps.output_id(1, 0);
+    CHECK(a_out != b_out);
+    CHECK(list(deps.sources(1)) == std::vector<int>{a_out, -1}); // x is graph input 0
+    CHECK(list(deps.sources(2)) == std::vector<int>{a_out, b_out});
+    CHECK(list(deps.sources(3)) == std::vector<int>{graph::Dependencies::k_unknown});
+    CHECK(deps.reads(a_out) == 2);
+    CHECK(deps.reads(b_out) == 1);
+    CHECK(deps.reads(deps.output_id(3, 0)) == 0);
+    CHECK(deps.output(b_out) == std::pair<int, int>{1, 0});
+}

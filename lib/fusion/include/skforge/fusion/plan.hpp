@@ -139,7 +139,7 @@ struct Plan {
 struct PlanContext {
     const graph::Graph& graph;
     graph::Diagnostics& diags;
-    std::vector<std::vector<int>> deps; ///< graph::dependencies
+    graph::Dependencies deps;
     Plan plan;
 };
 

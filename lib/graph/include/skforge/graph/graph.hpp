@@ -5,7 +5,9 @@
 #include "skforge/kernel/kernel_meta.hpp"
 
 #include <cstdint>
+#include <limits>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -115,8 +117,49 @@ Graph parse_graph_text(const std::string& text, const std::string& file, Diagnos
 void validate_graph(const Graph& graph, Diagnostics& diags);
 
 /// For each op, the ops it depends on (producers of its inputs and senders of the events it
-/// receives), each list sorted and unique. Valid only for a graph without validation errors.
-std::vector<std::vector<int>> dependencies(const Graph& graph);
+/// receives), each list sorted and unique; all lists in one array. Also what each input reads,
+/// so later passes can tell tensors apart by number instead of by name.
+class Dependencies {
+  public:
+    /// What an input reads that no earlier operator produces and no graph input declares.
+    static constexpr int k_unknown = std::numeric_limits<int>::min();
+
+    /// Number of operators.
+    std::size_t size() const { return m_start.size() - 1; }
+    /// What operator `i` depends on.
+    std::span<const int> operator[](std::size_t i) const {
+        return {m_list.data() + m_start[i], m_start[i + 1] - m_start[i]};
+    }
+    /// What each input of operator `i` reads: an output's number (output_id), a graph input as
+    /// -1 - its index in Graph::inputs, or k_unknown.
+    std::span<const int> sources(std::size_t i) const {
+        return {m_sources.data() + m_first_input[i], m_first_input[i + 1] - m_first_input[i]};
+    }
+    /// The number of output `j` of operator `i` among all operators' outputs, in order.
+    int output_id(std::size_t i, std::size_t j) const {
+        return static_cast<int>(m_first_output[i] + j);
+    }
+    /// The operator and output index of output number `id`.
+    std::pair<int, int> output(int id) const {
+        auto op = m_output_op[static_cast<std::size_t>(id)];
+        return {op, id - static_cast<int>(m_first_output[static_cast<std::size_t>(op)])};
+    }
+    /// How many inputs, of all operators, read output number `id`.
+    std::uint32_t reads(int id) const { return m_reads[static_cast<std::size_t>(id)]; }
+
+  private:
+    friend Dependencies dependencies(const Graph& graph);
+    std::vector<std::size_t> m_start{0}; ///< operator i's list is [m_start[i], m_start[i + 1])
+    std::vector<int> m_list;
+    std::vector<std::size_t> m_first_input{0};
+    std::vector<int> m_sources;
+    std::vector<std::size_t> m_first_output{0};
+    std::vector<int> m_output_op;
+    std::vector<std::uint32_t> m_reads;
+};
+
+/// The dependencies of every operator. Valid only for a graph without validation errors.
+Dependencies dependencies(const Graph& graph);
 
 /// Most scopes a graph may have.
 inline constexpr std::size_t k_max_scopes = 1024;
