@@ -6,11 +6,9 @@
 #include "sync_order.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <map>
 #include <random>
-#include <thread>
 #include <unordered_map>
 
 namespace skforge::fusion {
@@ -70,19 +68,39 @@ Adjacency adjacency(const std::vector<std::vector<bool>>& conflicts) {
     return adj;
 }
 
-// Places `order` greedily: each tensor at the lowest offset free of the tensors it conflicts with.
-std::uint64_t place(const std::vector<int>& order, const Adjacency& adj,
-                    const std::vector<std::uint64_t>& bytes, std::vector<std::uint64_t>& offset) {
-    std::uint64_t peak = 0;
-    std::vector<char> placed(bytes.size(), 0);
+// A greedy placement of an order: each tensor at the lowest offset free of the tensors it
+// conflicts with that come before it in the order.
+struct Placement {
+    std::vector<std::uint64_t> offset; ///< by tensor
+    std::vector<std::uint64_t> peak;   ///< peak[k]: the highest end among the order's first k
+    // Scratch, kept to spare allocations in the local search.
+    std::vector<char> placed;
     std::vector<std::pair<std::uint64_t, std::uint64_t>> taken;
-    for (int x : order) {
-        const auto xu = static_cast<std::size_t>(x);
+};
+
+// Places order[from..] after order[..from), whose offsets in `pl` are kept (they depend only on
+// the tensors before them, so an order that differs from the last one placed only from `from`
+// on is placed exactly as from the start). Returns the peak.
+std::uint64_t place(const std::vector<int>& order, std::size_t from, const Adjacency& adj,
+                    const std::vector<std::uint64_t>& bytes, Placement& pl) {
+    const std::size_t n = bytes.size();
+    pl.offset.resize(n);
+    pl.peak.resize(n + 1);
+    if (from == 0)
+        pl.peak[0] = 0;
+    auto& placed = pl.placed;
+    placed.assign(n, 0);
+    for (std::size_t k = 0; k < from; ++k)
+        placed[static_cast<std::size_t>(order[k])] = 1;
+    auto& taken = pl.taken;
+    std::uint64_t peak = pl.peak[from];
+    for (std::size_t k = from; k < order.size(); ++k) {
+        const auto xu = static_cast<std::size_t>(order[k]);
         taken.clear();
         for (int y : adj[xu]) {
             const auto yu = static_cast<std::size_t>(y);
             if (placed[yu])
-                taken.emplace_back(offset[yu], offset[yu] + bytes[yu]);
+                taken.emplace_back(pl.offset[yu], pl.offset[yu] + bytes[yu]);
         }
         std::sort(taken.begin(), taken.end());
         std::uint64_t at = 0;
@@ -91,10 +109,19 @@ std::uint64_t place(const std::vector<int>& order, const Adjacency& adj,
                 break;
             at = std::max(at, hi);
         }
-        offset[xu] = at;
+        pl.offset[xu] = at;
         peak = std::max(peak, at + bytes[xu]);
+        pl.peak[k + 1] = peak;
         placed[xu] = 1;
     }
+    return peak;
+}
+
+std::uint64_t place(const std::vector<int>& order, const Adjacency& adj,
+                    const std::vector<std::uint64_t>& bytes, std::vector<std::uint64_t>& offset) {
+    Placement pl;
+    std::uint64_t peak = place(order, 0, adj, bytes, pl);
+    offset = std::move(pl.offset);
     return peak;
 }
 
@@ -188,17 +215,18 @@ void place_arena(const SyncOrder& clock, Segment& s, const std::vector<std::vect
     // Four greedy orders, then a few deterministic shuffles of the best; the lowest peak wins
     // (the first on ties, for determinism).
     const Adjacency adj = adjacency(conflicts);
-    std::vector<std::uint64_t> best_offset(n), offset(n);
+    Placement best_pl, pl;
     std::uint64_t best = UINT64_MAX;
     const std::vector<int>* best_order = &by_size;
     for (const auto* order : {&by_size, &by_degree, &by_start, &by_end}) {
-        std::uint64_t peak = place(*order, adj, bytes, offset);
+        std::uint64_t peak = place(*order, 0, adj, bytes, pl);
         if (peak < best) {
             best = peak;
-            best_offset = offset;
+            best_pl = pl;
             best_order = order;
         }
     }
+    std::vector<std::uint64_t> best_offset = best_pl.offset;
     // Lower bounds: the most bytes live at one point of the order, and the greedy cliques.
     for (std::size_t p = 0; p < s.ops.size(); ++p) {
         std::uint64_t live = 0;
@@ -210,23 +238,27 @@ void place_arena(const SyncOrder& clock, Segment& s, const std::vector<std::vect
     s.arena_lower_bound = std::max(s.arena_lower_bound, clique_bound(conflicts, bytes, by_size));
     // A local search, unless the greedy placement already reaches the lower bound.
     std::vector<int> trial = *best_order;
+    Placement trial_pl = std::move(best_pl);
     std::mt19937 rng(static_cast<std::uint32_t>(n));
     for (int round = 0, stale = 0; round < 48 && stale < 16 && n > 2 && best > s.arena_lower_bound;
          ++round) {
         // Swap two neighbours of the best order; keep it when it is no worse, stop after sixteen
-        // tries in a row that found nothing lower.
-        std::vector<int> candidate = trial;
+        // tries in a row that found nothing lower. Only the tensors from the swap on move.
         std::size_t at = rng() % (n - 1);
-        std::swap(candidate[at], candidate[at + 1]);
-        std::uint64_t peak = place(candidate, adj, bytes, offset);
+        std::swap(trial[at], trial[at + 1]);
+        pl.offset = trial_pl.offset;
+        pl.peak = trial_pl.peak;
+        std::uint64_t peak = place(trial, at, adj, bytes, pl);
         ++stale;
         if (peak <= best) {
             if (peak < best) {
                 best = peak;
-                best_offset = offset;
+                best_offset = pl.offset;
                 stale = 0;
             }
-            trial = std::move(candidate);
+            std::swap(trial_pl, pl);
+        } else {
+            std::swap(trial[at], trial[at + 1]); // back
         }
     }
     s.arena_peak = n == 0 ? 0 : best;
@@ -333,24 +365,8 @@ void segment_memory(const PlanContext& ctx, Segment& s) {
 
 } // namespace
 
-void memory_pass(PlanContext& ctx) {
-    if (ctx.plan.segments.empty())
-        return;
-    // Segments are independent: share them out over the cores.
-    auto& segs = ctx.plan.segments;
-    unsigned threads = std::min<unsigned>(std::max(1u, std::thread::hardware_concurrency()),
-                                          static_cast<unsigned>((segs.size() + 63) / 64));
-    std::atomic<std::size_t> next{0};
-    auto work = [&] {
-        for (std::size_t i = next++; i < segs.size(); i = next++)
-            segment_memory(ctx, segs[i]);
-    };
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads; ++t)
-        pool.emplace_back(work);
-    work();
-    for (auto& t : pool)
-        t.join();
+void memory_pass(const PlanContext& ctx, Segment& s) {
+    segment_memory(ctx, s);
 }
 
 } // namespace skforge::fusion

@@ -105,15 +105,13 @@ void sub_kernel_text(json_text::Out& out, const graph::Graph& g, const Segment& 
 
 } // namespace
 
-void metadata_pass(PlanContext& ctx) {
-    for (auto& s : ctx.plan.segments) {
-        ParamBlock pb = param_block(s);
-        fill_arg_offsets(s, pb);
-        s.param_block_size = pb.size;
-        s.workspace_param_offset = pb.workspace_offset;
-        s.argument_offsets.assign(pb.buffer_offset.begin(), pb.buffer_offset.end());
-        s.event_slots.assign(pb.event_slot.begin(), pb.event_slot.end());
-    }
+void metadata_pass(Segment& s) {
+    ParamBlock pb = param_block(s);
+    fill_arg_offsets(s, pb);
+    s.param_block_size = pb.size;
+    s.workspace_param_offset = pb.workspace_offset;
+    s.argument_offsets.assign(pb.buffer_offset.begin(), pb.buffer_offset.end());
+    s.event_slots.assign(pb.event_slot.begin(), pb.event_slot.end());
 }
 
 std::string kernel_meta_json(const graph::Graph& g, const Segment& s) {

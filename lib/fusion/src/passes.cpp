@@ -52,99 +52,95 @@ std::uint32_t queue_of(const PlanContext& ctx, const Segment& s, int pos) {
 
 } // namespace
 
-void cores_pass(PlanContext& ctx) {
-    for (auto& s : ctx.plan.segments) {
-        s.subs.assign(s.ops.size(), {});
-        bool cube = false, vector = false, one_to_one = false, one_to_two = false;
-        for (std::size_t p = 0; p < s.ops.size(); ++p) {
-            const auto& meta = meta_at(ctx, s, static_cast<int>(p));
-            s.subs[p].block_dim = meta.block_dim;
-            s.block_dim = std::max(s.block_dim, meta.block_dim);
-            KernelType t = *meta.kernel_type;
-            cube = cube || !kernel::is_vector_only(t);
-            vector = vector || !kernel::is_cube_only(t);
-            one_to_one = one_to_one || t == KernelType::mix_aic_1_1;
-            one_to_two =
-                one_to_two || t == KernelType::mix_aic_1_2 || (t == KernelType::aiv_only && cube);
-        }
-        if (s.options.debug_aic_num) {
-            s.task_ration = reduced_ratio(*s.options.debug_aic_num, *s.options.debug_aiv_num);
-        } else if (cube && vector) {
-            s.task_ration = one_to_one && !one_to_two ? "1:1" : "1:2";
-        } else {
-            s.task_ration = cube ? "1:0" : "0:1";
-        }
-        s.core_type = cube && vector ? "MIX" : cube ? "AiCore" : "VectorCore";
-        // A sub-kernel that synchronises all cores would wait forever for cores it was not
-        // launched on, unless those cores are fed the matching SyncAll.
-        for (std::size_t p = 0; p < s.ops.size(); ++p) {
-            const auto& op = op_at(ctx, s, static_cast<int>(p));
-            const auto& meta = meta_at(ctx, s, static_cast<int>(p));
-            if (!meta.sync_all || meta.block_dim >= s.block_dim)
-                continue;
-            if (s.options.feed_sync_all)
-                s.subs[p].feed_sync_all_cores = s.block_dim - meta.block_dim;
-            else
-                ctx.diags.error(
-                    op.where,
-                    "'" + op.name + "' synchronises all cores (sub_op_with_sync_all) but runs on " +
-                        std::to_string(meta.block_dim) + " of the " + std::to_string(s.block_dim) +
-                        " cores of SuperKernel " + s.name + ": it would hang",
-                    "set feed-sync-all=1 on the scope, or give it blockDim " +
-                        std::to_string(s.block_dim));
-        }
+void cores_pass(const PlanContext& ctx, Segment& s, graph::Diagnostics& diags) {
+    s.subs.assign(s.ops.size(), {});
+    bool cube = false, vector = false, one_to_one = false, one_to_two = false;
+    for (std::size_t p = 0; p < s.ops.size(); ++p) {
+        const auto& meta = meta_at(ctx, s, static_cast<int>(p));
+        s.subs[p].block_dim = meta.block_dim;
+        s.block_dim = std::max(s.block_dim, meta.block_dim);
+        KernelType t = *meta.kernel_type;
+        cube = cube || !kernel::is_vector_only(t);
+        vector = vector || !kernel::is_cube_only(t);
+        one_to_one = one_to_one || t == KernelType::mix_aic_1_1;
+        one_to_two =
+            one_to_two || t == KernelType::mix_aic_1_2 || (t == KernelType::aiv_only && cube);
+    }
+    if (s.options.debug_aic_num) {
+        s.task_ration = reduced_ratio(*s.options.debug_aic_num, *s.options.debug_aiv_num);
+    } else if (cube && vector) {
+        s.task_ration = one_to_one && !one_to_two ? "1:1" : "1:2";
+    } else {
+        s.task_ration = cube ? "1:0" : "0:1";
+    }
+    s.core_type = cube && vector ? "MIX" : cube ? "AiCore" : "VectorCore";
+    // A sub-kernel that synchronises all cores would wait forever for cores it was not
+    // launched on, unless those cores are fed the matching SyncAll.
+    for (std::size_t p = 0; p < s.ops.size(); ++p) {
+        const auto& op = op_at(ctx, s, static_cast<int>(p));
+        const auto& meta = meta_at(ctx, s, static_cast<int>(p));
+        if (!meta.sync_all || meta.block_dim >= s.block_dim)
+            continue;
+        if (s.options.feed_sync_all)
+            s.subs[p].feed_sync_all_cores = s.block_dim - meta.block_dim;
+        else
+            diags.error(
+                op.where,
+                "'" + op.name + "' synchronises all cores (sub_op_with_sync_all) but runs on " +
+                    std::to_string(meta.block_dim) + " of the " + std::to_string(s.block_dim) +
+                    " cores of SuperKernel " + s.name + ": it would hang",
+                "set feed-sync-all=1 on the scope, or give it blockDim " +
+                    std::to_string(s.block_dim));
     }
 }
 
-void stream_pass(PlanContext& ctx) {
-    for (auto& s : ctx.plan.segments) {
-        // Events whose sender and receiver are both inside become set/wait pairs.
-        std::map<std::int64_t, int> sender;
-        for (std::size_t p = 0; p < s.ops.size(); ++p)
-            for (auto e : op_at(ctx, s, static_cast<int>(p)).send_events)
-                sender.emplace(e, static_cast<int>(p));
-        for (std::size_t p = 0; p < s.ops.size(); ++p) {
-            for (auto e : op_at(ctx, s, static_cast<int>(p)).recv_events) {
-                auto it = sender.find(e);
-                if (it == sender.end() || !s.options.stream_fusion)
-                    continue; // from outside: the launch waits; serialised: order suffices
-                s.subs[static_cast<std::size_t>(it->second)].send_events.push_back(e);
-                s.subs[p].recv_events.push_back(e);
-                s.event_pairs.emplace_back(it->second, static_cast<int>(p));
-            }
+void stream_pass(const PlanContext& ctx, Segment& s, graph::Diagnostics& diags) {
+    // Events whose sender and receiver are both inside become set/wait pairs.
+    std::map<std::int64_t, int> sender;
+    for (std::size_t p = 0; p < s.ops.size(); ++p)
+        for (auto e : op_at(ctx, s, static_cast<int>(p)).send_events)
+            sender.emplace(e, static_cast<int>(p));
+    for (std::size_t p = 0; p < s.ops.size(); ++p) {
+        for (auto e : op_at(ctx, s, static_cast<int>(p)).recv_events) {
+            auto it = sender.find(e);
+            if (it == sender.end() || !s.options.stream_fusion)
+                continue; // from outside: the launch waits; serialised: order suffices
+            s.subs[static_cast<std::size_t>(it->second)].send_events.push_back(e);
+            s.subs[p].recv_events.push_back(e);
+            s.event_pairs.emplace_back(it->second, static_cast<int>(p));
         }
-        // Deadlock check: run the per-stream queues; a sub-kernel starts when every event it
-        // waits for was set by a sub-kernel that already ran.
-        std::map<std::uint32_t, std::vector<int>> queues;
-        for (std::size_t p = 0; p < s.ops.size(); ++p)
-            queues[queue_of(ctx, s, static_cast<int>(p))].push_back(static_cast<int>(p));
-        std::map<std::uint32_t, std::size_t> head;
-        std::set<std::int64_t> set_events;
-        std::size_t done = 0;
-        bool progress = true;
-        while (progress && done < s.ops.size()) {
-            progress = false;
-            for (auto& [q, items] : queues) {
-                auto& h = head[q];
-                while (h < items.size()) {
-                    const auto& sub = s.subs[static_cast<std::size_t>(items[h])];
-                    if (!std::all_of(sub.recv_events.begin(), sub.recv_events.end(),
-                                     [&](std::int64_t e) { return set_events.contains(e); }))
-                        break;
-                    set_events.insert(sub.send_events.begin(), sub.send_events.end());
-                    ++h;
-                    ++done;
-                    progress = true;
-                }
-            }
-        }
-        if (done < s.ops.size())
-            ctx.diags.error(op_at(ctx, s, 0).where,
-                            "SuperKernel " + s.name +
-                                " would deadlock: its streams wait on "
-                                "each other's events in a cycle",
-                            "reorder the operators or remove the scope");
     }
+    // Deadlock check: run the per-stream queues; a sub-kernel starts when every event it
+    // waits for was set by a sub-kernel that already ran.
+    std::map<std::uint32_t, std::vector<int>> queues;
+    for (std::size_t p = 0; p < s.ops.size(); ++p)
+        queues[queue_of(ctx, s, static_cast<int>(p))].push_back(static_cast<int>(p));
+    std::map<std::uint32_t, std::size_t> head;
+    std::set<std::int64_t> set_events;
+    std::size_t done = 0;
+    bool progress = true;
+    while (progress && done < s.ops.size()) {
+        progress = false;
+        for (auto& [q, items] : queues) {
+            auto& h = head[q];
+            while (h < items.size()) {
+                const auto& sub = s.subs[static_cast<std::size_t>(items[h])];
+                if (!std::all_of(sub.recv_events.begin(), sub.recv_events.end(),
+                                 [&](std::int64_t e) { return set_events.contains(e); }))
+                    break;
+                set_events.insert(sub.send_events.begin(), sub.send_events.end());
+                ++h;
+                ++done;
+                progress = true;
+            }
+        }
+    }
+    if (done < s.ops.size())
+        diags.error(op_at(ctx, s, 0).where,
+                    "SuperKernel " + s.name +
+                        " would deadlock: its streams wait on "
+                        "each other's events in a cycle",
+                    "reorder the operators or remove the scope");
 }
 
 namespace {
@@ -189,101 +185,96 @@ void cover_dependencies(const PlanContext& ctx, Segment& s, const std::map<int, 
 
 } // namespace
 
-void barrier_pass(PlanContext& ctx) {
-    for (auto& s : ctx.plan.segments) {
-        auto pos = positions(s);
-        std::map<std::uint32_t, int> last_on_queue;
-        for (int j = 0; j < static_cast<int>(s.ops.size()); ++j) {
-            std::uint32_t q = queue_of(ctx, s, j);
-            auto prev = last_on_queue.find(q);
-            int predecessor = prev == last_on_queue.end() ? -1 : prev->second;
-            last_on_queue[q] = j;
-            if (j == 0)
-                continue;
-            if (s.options.debug_sync_all) {
-                s.barriers.push_back({j, BarrierKind::full});
-                continue;
-            }
-            // Dependencies inside the segment on the same queue need synchronisation here;
-            // cross-queue ones are covered by the event set/wait pairs of stream_pass.
-            std::vector<int> same;
-            for (int d : ctx.deps[static_cast<std::size_t>(s.ops[static_cast<std::size_t>(j)])])
-                if (auto it = pos.find(d); it != pos.end() && queue_of(ctx, s, it->second) == q)
-                    same.push_back(it->second);
-            std::vector<KernelType> covered = {type_at(ctx, s, j)};
-            for (int i : same) {
-                bool early =
-                    (s.options.early_start == 1 && i == predecessor) || s.options.early_start == 2;
-                if (early) {
-                    s.early_start_pairs.emplace_back(i, j);
-                    s.subs[static_cast<std::size_t>(i)].early_start_set = true;
-                    s.subs[static_cast<std::size_t>(j)].early_start_wait = true;
-                } else {
-                    covered.push_back(type_at(ctx, s, i));
-                }
-            }
-            if (covered.size() > 1) {
-                s.barriers.push_back({j, narrowest(covered)});
-            } else if (!s.options.stream_fusion && predecessor >= 0 && same.empty()) {
-                // Without stream fusion the sub-kernels run one after another.
-                s.barriers.push_back(
-                    {j, narrowest({type_at(ctx, s, predecessor), type_at(ctx, s, j)})});
+void barrier_pass(const PlanContext& ctx, Segment& s) {
+    auto pos = positions(s);
+    std::map<std::uint32_t, int> last_on_queue;
+    for (int j = 0; j < static_cast<int>(s.ops.size()); ++j) {
+        std::uint32_t q = queue_of(ctx, s, j);
+        auto prev = last_on_queue.find(q);
+        int predecessor = prev == last_on_queue.end() ? -1 : prev->second;
+        last_on_queue[q] = j;
+        if (j == 0)
+            continue;
+        if (s.options.debug_sync_all) {
+            s.barriers.push_back({j, BarrierKind::full});
+            continue;
+        }
+        // Dependencies inside the segment on the same queue need synchronisation here;
+        // cross-queue ones are covered by the event set/wait pairs of stream_pass.
+        std::vector<int> same;
+        for (int d : ctx.deps[static_cast<std::size_t>(s.ops[static_cast<std::size_t>(j)])])
+            if (auto it = pos.find(d); it != pos.end() && queue_of(ctx, s, it->second) == q)
+                same.push_back(it->second);
+        std::vector<KernelType> covered = {type_at(ctx, s, j)};
+        for (int i : same) {
+            bool early =
+                (s.options.early_start == 1 && i == predecessor) || s.options.early_start == 2;
+            if (early) {
+                s.early_start_pairs.emplace_back(i, j);
+                s.subs[static_cast<std::size_t>(i)].early_start_set = true;
+                s.subs[static_cast<std::size_t>(j)].early_start_wait = true;
+            } else {
+                covered.push_back(type_at(ctx, s, i));
             }
         }
-        cover_dependencies(ctx, s, pos);
+        if (covered.size() > 1) {
+            s.barriers.push_back({j, narrowest(covered)});
+        } else if (!s.options.stream_fusion && predecessor >= 0 && same.empty()) {
+            // Without stream fusion the sub-kernels run one after another.
+            s.barriers.push_back(
+                {j, narrowest({type_at(ctx, s, predecessor), type_at(ctx, s, j)})});
+        }
     }
+    cover_dependencies(ctx, s, pos);
 }
 
-void cache_pass(PlanContext& ctx) {
+void cache_pass(const PlanContext& ctx, Segment& s) {
     auto any = [](const std::vector<std::string>& patterns, const std::string& type) {
         return std::any_of(patterns.begin(), patterns.end(),
                            [&](const std::string& p) { return graph::op_type_matches(p, type); });
     };
-    for (auto& s : ctx.plan.segments)
-        for (std::size_t p = 0; p < s.ops.size(); ++p) {
-            const auto& type = op_at(ctx, s, static_cast<int>(p)).type;
-            auto& sub = s.subs[p];
-            sub.dcci_disabled = any(s.options.dcci_disable_on_kernel, type);
-            sub.dcci_before = !sub.dcci_disabled && (s.options.debug_dcci_all ||
-                                                     any(s.options.dcci_before_kernel_start, type));
-            sub.dcci_after = !sub.dcci_disabled && (s.options.debug_dcci_all ||
-                                                    any(s.options.dcci_after_kernel_end, type));
-        }
+    for (std::size_t p = 0; p < s.ops.size(); ++p) {
+        const auto& type = op_at(ctx, s, static_cast<int>(p)).type;
+        auto& sub = s.subs[p];
+        sub.dcci_disabled = any(s.options.dcci_disable_on_kernel, type);
+        sub.dcci_before = !sub.dcci_disabled && (s.options.debug_dcci_all ||
+                                                 any(s.options.dcci_before_kernel_start, type));
+        sub.dcci_after = !sub.dcci_disabled &&
+                         (s.options.debug_dcci_all || any(s.options.dcci_after_kernel_end, type));
+    }
 }
 
-void layout_pass(PlanContext& ctx) {
+void layout_pass(const PlanContext& ctx, Segment& s) {
     constexpr std::uint64_t k_estimated_code = 16 * 1024;
-    for (auto& s : ctx.plan.segments) {
-        std::uint64_t align = s.options.func_align == 0 ? 1 : s.options.func_align;
-        std::uint64_t offset = 0;
-        std::vector<std::uint64_t> first_copy_size(s.ops.size());
-        for (std::size_t p = 0; p < s.ops.size(); ++p) {
-            const auto& op = op_at(ctx, s, static_cast<int>(p));
-            const auto& k = ctx.graph.kernels[static_cast<std::size_t>(op.kernel_index)];
-            std::uint64_t size = k.binary_size;
-            if (size == 0) {
-                size = k_estimated_code;
-                s.code_size_estimated = true;
-            }
-            auto& sub = s.subs[p];
-            sub.split_mode = k.meta.split_mode > 0 ? k.meta.split_mode : s.options.split_mode;
-            first_copy_size[p] = size;
-            for (std::uint32_t c = 0; c < sub.split_mode; ++c) {
-                offset = (offset + align - 1) / align * align;
-                s.layout.push_back({static_cast<int>(p), c, offset, size});
-                offset += size;
-            }
+    std::uint64_t align = s.options.func_align == 0 ? 1 : s.options.func_align;
+    std::uint64_t offset = 0;
+    std::vector<std::uint64_t> first_copy_size(s.ops.size());
+    for (std::size_t p = 0; p < s.ops.size(); ++p) {
+        const auto& op = op_at(ctx, s, static_cast<int>(p));
+        const auto& k = ctx.graph.kernels[static_cast<std::size_t>(op.kernel_index)];
+        std::uint64_t size = k.binary_size;
+        if (size == 0) {
+            size = k_estimated_code;
+            s.code_size_estimated = true;
         }
-        // What each sub-kernel prefetches while it runs: nothing, the next one, or all the rest.
-        s.preload_bytes.assign(s.ops.size(), 0);
-        for (std::size_t p = 0; p + 1 < s.ops.size(); ++p) {
-            if (s.options.preload_code == graph::PreloadCode::per_func)
-                s.preload_bytes[p] = first_copy_size[p + 1];
-            else if (s.options.preload_code == graph::PreloadCode::max)
-                s.preload_bytes[p] =
-                    std::accumulate(first_copy_size.begin() + static_cast<std::ptrdiff_t>(p) + 1,
-                                    first_copy_size.end(), std::uint64_t{0});
+        auto& sub = s.subs[p];
+        sub.split_mode = k.meta.split_mode > 0 ? k.meta.split_mode : s.options.split_mode;
+        first_copy_size[p] = size;
+        for (std::uint32_t c = 0; c < sub.split_mode; ++c) {
+            offset = (offset + align - 1) / align * align;
+            s.layout.push_back({static_cast<int>(p), c, offset, size});
+            offset += size;
         }
+    }
+    // What each sub-kernel prefetches while it runs: nothing, the next one, or all the rest.
+    s.preload_bytes.assign(s.ops.size(), 0);
+    for (std::size_t p = 0; p + 1 < s.ops.size(); ++p) {
+        if (s.options.preload_code == graph::PreloadCode::per_func)
+            s.preload_bytes[p] = first_copy_size[p + 1];
+        else if (s.options.preload_code == graph::PreloadCode::max)
+            s.preload_bytes[p] =
+                std::accumulate(first_copy_size.begin() + static_cast<std::ptrdiff_t>(p) + 1,
+                                first_copy_size.end(), std::uint64_t{0});
     }
 }
 

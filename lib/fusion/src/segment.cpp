@@ -3,7 +3,9 @@
 #include "skforge/kernel/soc.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <map>
+#include <thread>
 #include <unordered_map>
 
 namespace skforge::fusion {
@@ -206,23 +208,52 @@ Plan make_plan(const graph::Graph& graph, graph::Diagnostics& diags, PlanDepth d
     PlanContext ctx{graph, diags, graph::dependencies(graph), {}};
     // 1. Cut scopes into segments.
     segment_pass(ctx);
-    // 2. Cores: block dim, core type, task ration, full-core synchronisation.
-    cores_pass(ctx);
-    // 3. Streams: events inside a SuperKernel become set/wait pairs; no deadlock.
-    stream_pass(ctx);
-    // The passes below report no problems: `skc check` stops here.
-    if (depth == PlanDepth::checks)
-        return std::move(ctx.plan);
-    // 4. Barriers, as narrow as correct, and early-start flags.
-    barrier_pass(ctx);
-    // 5. Cache maintenance flags.
-    cache_pass(ctx);
-    // 6. Memory: arguments, workspace reuse, the arena.
-    memory_pass(ctx);
-    // 7. Code layout.
-    layout_pass(ctx);
-    // 8. The SuperKernel's parameter block (its metadata JSON is written on demand).
-    metadata_pass(ctx);
+    // Then each segment on its own, on every core. Problems are reported per pass, in segment
+    // order, as if each pass ran over all segments in turn.
+    auto& segments = ctx.plan.segments;
+    std::vector<graph::Diagnostics> cores_diags(segments.size()), stream_diags(segments.size());
+    auto plan_segment = [&](std::size_t i) {
+        Segment& s = segments[i];
+        // 2. Cores: block dim, core type, task ration, full-core synchronisation.
+        cores_pass(ctx, s, cores_diags[i]);
+        // 3. Streams: events inside a SuperKernel become set/wait pairs; no deadlock.
+        stream_pass(ctx, s, stream_diags[i]);
+        // The passes below report no problems: `skc check` stops here.
+        if (depth == PlanDepth::checks)
+            return;
+        // 4. Barriers, as narrow as correct, and early-start flags.
+        barrier_pass(ctx, s);
+        // 5. Cache maintenance flags.
+        cache_pass(ctx, s);
+        // 6. Memory: arguments, workspace reuse, the arena.
+        memory_pass(ctx, s);
+        // 7. Code layout.
+        layout_pass(ctx, s);
+        // 8. The SuperKernel's parameter block (its metadata JSON is written on demand).
+        metadata_pass(s);
+    };
+    constexpr std::size_t k_batch = 16; // segments taken at a time
+    unsigned threads = std::min<unsigned>(std::max(1u, std::thread::hardware_concurrency()),
+                                          static_cast<unsigned>((segments.size() + 63) / 64));
+    std::atomic<std::size_t> next{0};
+    auto work = [&] {
+        for (std::size_t b = next.fetch_add(k_batch); b < segments.size();
+             b = next.fetch_add(k_batch))
+            for (std::size_t i = b; i < std::min(segments.size(), b + k_batch); ++i)
+                plan_segment(i);
+    };
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads; ++t)
+        pool.emplace_back(work);
+    work();
+    for (auto& t : pool)
+        t.join();
+    for (const auto* found : {&cores_diags, &stream_diags})
+        for (const auto& d : *found)
+            for (const auto& item : d.items())
+                item.severity == graph::Severity::error
+                    ? diags.error(item.where, item.message, item.hint)
+                    : diags.warning(item.where, item.message, item.hint);
     return std::move(ctx.plan);
 }
 

@@ -147,22 +147,26 @@ struct PlanContext {
 std::optional<std::pair<Reason, std::string>> unfusible(const graph::Graph& g, const graph::Op& op,
                                                         int scope_index);
 
-/// Pass: cuts every scope into segments by the fusion rules.
+/// Pass over the whole graph: cuts every scope into segments by the fusion rules.
 void segment_pass(PlanContext& ctx);
+
+// The passes below each plan one segment, from what the passes before them left in it;
+// make_plan runs them segment by segment on every core (segments are independent).
+
 /// Pass: block dim, core type, task ration, full-core synchronisation.
-void cores_pass(PlanContext& ctx);
+void cores_pass(const PlanContext& ctx, Segment& s, graph::Diagnostics& diags);
 /// Pass: stream queues, events as set/wait pairs, deadlock check.
-void stream_pass(PlanContext& ctx);
+void stream_pass(const PlanContext& ctx, Segment& s, graph::Diagnostics& diags);
 /// Pass: the narrowest barriers, and early-start set/wait flags.
-void barrier_pass(PlanContext& ctx);
+void barrier_pass(const PlanContext& ctx, Segment& s);
 /// Pass: dcci flags by OpType pattern.
-void cache_pass(PlanContext& ctx);
-/// Pass: arguments, workspace reuse per stream, the arena of internal tensors.
-void memory_pass(PlanContext& ctx);
+void cache_pass(const PlanContext& ctx, Segment& s);
+/// Pass: arguments, workspace reuse, the arena of internal tensors.
+void memory_pass(const PlanContext& ctx, Segment& s);
 /// Pass: code layout (func-align, split-mode copies, preload).
-void layout_pass(PlanContext& ctx);
+void layout_pass(const PlanContext& ctx, Segment& s);
 /// Pass: the SuperKernel's parameter block: argument, workspace and event flag offsets.
-void metadata_pass(PlanContext& ctx);
+void metadata_pass(Segment& s);
 
 /// The SuperKernel metadata JSON of segment `s` (compact, keys sorted), as compile emits it.
 /// Written on demand: `skc check` and the text plan do not need it.
