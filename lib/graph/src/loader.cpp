@@ -108,23 +108,24 @@ struct Reader {
     template <class T> std::vector<T> number_list(const YNode& n, std::string_view what) {
         return list_of<T>(n, what, [&](const YNode& item) { return number<T>(item, what); });
     }
-    // Calls `f(key, value)` for each entry; unknown keys are errors.
+    // Calls `f(i, value)` for each entry whose key is known[i]; unknown keys are errors.
     template <class F>
-    void fields(const YNode& n, std::string_view what,
-                std::initializer_list<std::string_view> known, F&& f) {
+    void fields_by_index(const YNode& n, std::string_view what,
+                         std::initializer_list<std::string_view> known, F&& f) {
         if (!n.is_map()) {
             diags.error(at(n), std::string(what) + " must be a mapping");
             return;
         }
         for (std::size_t i = 0; i < n.size(); ++i) {
             std::string_view key = n.key(i).scalar();
-            bool ok = false;
-            for (std::string_view k : known)
-                if (key == k) {
-                    ok = true;
+            std::size_t index = 0;
+            for (std::string_view k : known) {
+                // The first byte first: most keys differ there, without a call to memcmp.
+                if (!key.empty() && key.size() == k.size() && key[0] == k[0] && key == k)
                     break;
-                }
-            if (!ok) {
+                ++index;
+            }
+            if (index == known.size()) {
                 std::string list;
                 for (std::string_view k : known)
                     list += (list.empty() ? "" : ", ") + std::string(k);
@@ -133,8 +134,15 @@ struct Reader {
                             "known keys: " + list);
                 continue;
             }
-            f(key, n.value(i));
+            f(index, n.value(i));
         }
+    }
+    // Calls `f(key, value)` for each entry; unknown keys are errors.
+    template <class F>
+    void fields(const YNode& n, std::string_view what,
+                std::initializer_list<std::string_view> known, F&& f) {
+        fields_by_index(n, what, known,
+                        [&](std::size_t i, const YNode& v) { f(known.begin()[i], v); });
     }
 
     Tensor tensor(const YNode& n, bool needs_shape) {
@@ -145,14 +153,16 @@ struct Reader {
             return t;
         }
         bool has_shape = false;
-        fields(n, "a tensor", {"name", "shape", "dtype"}, [&](std::string_view k, const YNode& v) {
-            if (k == "name")
-                t.name = str(v, "tensor name").value_or("");
-            else if (k == "shape")
-                t.shape = number_list<std::int64_t>(v, "shape"), has_shape = true;
-            else
-                t.dtype = str(v, "dtype").value_or("");
-        });
+        enum { name, shape, dtype };
+        fields_by_index(n, "a tensor", {"name", "shape", "dtype"},
+                        [&](std::size_t k, const YNode& v) {
+                            if (k == name)
+                                t.name = str(v, "tensor name").value_or("");
+                            else if (k == shape)
+                                t.shape = number_list<std::int64_t>(v, "shape"), has_shape = true;
+                            else
+                                t.dtype = str(v, "dtype").value_or("");
+                        });
         if (t.name.empty())
             diags.error(t.where, "a tensor needs a name");
         if (needs_shape && (t.dtype.empty() || !has_shape))
@@ -188,47 +198,88 @@ struct Reader {
         Op o;
         o.where = at(n);
         o.kernel.where = o.where;
-        fields(n, "an operator",
-               {"name", "type", "kernel", "json_path", "bin_path", "source_path", "stream_id",
-                "task_type", "engine", "inputs", "outputs", "send_event_list", "recv_event_list",
-                "scope", "no_fusion"},
-               [&](std::string_view k, const YNode& v) {
-                   if (k == "name")
-                       o.name = str(v, "name").value_or("");
-                   else if (k == "type")
-                       o.type = str(v, "type").value_or("");
-                   else if (k == "kernel") {
-                       o.kernel.where = at(v);
-                       fields(v, "kernel", {"json_path", "bin_path", "source_path"},
-                              [&](std::string_view kk, const YNode& vv) {
-                                  kernel_field(o.kernel, kk, vv);
-                              });
-                   } else if (k == "json_path" || k == "bin_path" || k == "source_path") {
-                       o.kernel.where = at(v);
-                       kernel_field(o.kernel, k, v);
-                   } else if (k == "stream_id")
-                       o.stream_id = number<std::uint32_t>(v, "stream_id").value_or(0);
-                   else if (k == "task_type") {
-                       auto t = str(v, "task_type").value_or("normal");
-                       if (t == "dynamic")
-                           o.task_type = TaskType::dynamic;
-                       else if (t != "normal")
-                           diags.error(at(v), "task_type must be normal or dynamic");
-                   } else if (k == "engine")
-                       engine(o, v);
-                   else if (k == "inputs")
-                       o.inputs = tensors(v, false, "inputs");
-                   else if (k == "outputs")
-                       o.outputs = tensors(v, true, "outputs");
-                   else if (k == "send_event_list")
-                       o.send_events = number_list<std::int64_t>(v, "send_event_list");
-                   else if (k == "recv_event_list")
-                       o.recv_events = number_list<std::int64_t>(v, "recv_event_list");
-                   else if (k == "scope")
-                       o.scope = v.is_null() ? "" : str(v, "scope").value_or("");
-                   else
-                       o.no_fusion = boolean(v, "no_fusion").value_or(false);
-               });
+        enum Key {
+            name,
+            type,
+            kernel,
+            json_path,
+            bin_path,
+            source_path,
+            stream_id,
+            task_type,
+            engine_key,
+            inputs,
+            outputs,
+            send_event_list,
+            recv_event_list,
+            scope,
+            no_fusion
+        };
+        fields_by_index(n, "an operator",
+                        {"name", "type", "kernel", "json_path", "bin_path", "source_path",
+                         "stream_id", "task_type", "engine", "inputs", "outputs", "send_event_list",
+                         "recv_event_list", "scope", "no_fusion"},
+                        [&](std::size_t k, const YNode& v) {
+                            switch (static_cast<Key>(k)) {
+                            case name:
+                                o.name = str(v, "name").value_or("");
+                                break;
+                            case type:
+                                o.type = str(v, "type").value_or("");
+                                break;
+                            case kernel:
+                                o.kernel.where = at(v);
+                                fields(v, "kernel", {"json_path", "bin_path", "source_path"},
+                                       [&](std::string_view kk, const YNode& vv) {
+                                           kernel_field(o.kernel, kk, vv);
+                                       });
+                                break;
+                            case json_path:
+                                o.kernel.where = at(v);
+                                kernel_field(o.kernel, "json_path", v);
+                                break;
+                            case bin_path:
+                                o.kernel.where = at(v);
+                                kernel_field(o.kernel, "bin_path", v);
+                                break;
+                            case source_path:
+                                o.kernel.where = at(v);
+                                kernel_field(o.kernel, "source_path", v);
+                                break;
+                            case stream_id:
+                                o.stream_id = number<std::uint32_t>(v, "stream_id").value_or(0);
+                                break;
+                            case task_type: {
+                                auto t = str(v, "task_type").value_or("normal");
+                                if (t == "dynamic")
+                                    o.task_type = TaskType::dynamic;
+                                else if (t != "normal")
+                                    diags.error(at(v), "task_type must be normal or dynamic");
+                                break;
+                            }
+                            case engine_key:
+                                engine(o, v);
+                                break;
+                            case inputs:
+                                o.inputs = tensors(v, false, "inputs");
+                                break;
+                            case outputs:
+                                o.outputs = tensors(v, true, "outputs");
+                                break;
+                            case send_event_list:
+                                o.send_events = number_list<std::int64_t>(v, "send_event_list");
+                                break;
+                            case recv_event_list:
+                                o.recv_events = number_list<std::int64_t>(v, "recv_event_list");
+                                break;
+                            case scope:
+                                o.scope = v.is_null() ? "" : str(v, "scope").value_or("");
+                                break;
+                            case no_fusion:
+                                o.no_fusion = boolean(v, "no_fusion").value_or(false);
+                                break;
+                            }
+                        });
         if (o.name.empty())
             diags.error(o.where, "an operator needs a name");
         if (o.type.empty())
