@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -31,35 +33,46 @@ std::array<std::size_t, 3> barrier_counts(const Segment& s) {
 }
 
 // Writes items [0, n) with `write(i, out)` on every core and hands the text to `sink` in
-// order: the same text as one loop would write. Chunks go in waves through reused buffers, so
-// a large output never sits in memory whole.
+// order: the same text as one loop would write. Items go in chunks through a window of reused
+// buffers, so a large output never sits in memory whole; whichever thread completes the chunk
+// next in order hands it (and any completed after it) to the sink while the others go on.
 template <typename Write>
 void in_parallel(std::size_t n, const std::function<void(std::string_view)>& sink, Write write) {
     unsigned threads = std::max(1u, std::thread::hardware_concurrency());
     constexpr std::size_t k_items = 64; // items per chunk
-    std::size_t chunks = (n + k_items - 1) / k_items;
-    std::size_t wave = std::max<std::size_t>(1, threads * 4u);
-    std::vector<json_text::Out> parts(wave);
-    for (std::size_t first = 0; first < chunks; first += wave) {
-        std::size_t count = std::min(wave, chunks - first);
-        std::atomic<std::size_t> next{0};
-        auto work = [&] {
-            for (std::size_t c = next++; c < count; c = next++) {
-                parts[c].clear();
-                std::size_t begin = (first + c) * k_items;
-                for (std::size_t i = begin; i < std::min(n, begin + k_items); ++i)
-                    write(i, parts[c]);
+    const std::size_t chunks = (n + k_items - 1) / k_items;
+    const std::size_t window = std::max<std::size_t>(1, threads * 4u);
+    std::vector<json_text::Out> parts(window);
+    std::vector<char> done(chunks, 0);
+    std::mutex m;
+    std::condition_variable freed;
+    std::size_t written = 0; // chunks handed to the sink
+    std::atomic<std::size_t> next{0};
+    auto work = [&] {
+        for (std::size_t c = next++; c < chunks; c = next++) {
+            {
+                std::unique_lock lock(m);
+                freed.wait(lock, [&] { return c < written + window; });
             }
-        };
-        std::vector<std::thread> pool;
-        for (unsigned t = 1; t < threads && t < count; ++t)
-            pool.emplace_back(work);
-        work();
-        for (auto& t : pool)
-            t.join();
-        for (std::size_t c = 0; c < count; ++c)
-            sink(parts[c].view());
-    }
+            auto& part = parts[c % window];
+            part.clear();
+            for (std::size_t i = c * k_items; i < std::min(n, (c + 1) * k_items); ++i)
+                write(i, part);
+            std::lock_guard lock(m);
+            done[c] = 1;
+            bool any = false;
+            for (; written < chunks && done[written]; ++written, any = true)
+                sink(parts[written % window].view());
+            if (any)
+                freed.notify_all();
+        }
+    };
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads && t < chunks; ++t)
+        pool.emplace_back(work);
+    work();
+    for (auto& t : pool)
+        t.join();
 }
 
 std::size_t naive_barriers(const Segment& s) {
