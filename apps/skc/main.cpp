@@ -337,6 +337,12 @@ skforge::graph::Graph* load_checked(const std::string& path,
     return diags.has_errors() ? nullptr : t_keep;
 }
 
+// The plan, like the graph, is never freed: a process-long object, reachable for leak checkers.
+std::optional<skforge::fusion::Plan>& kept_plan() {
+    static auto* t_plan = new std::optional<skforge::fusion::Plan>;
+    return *t_plan;
+}
+
 int cmd_check(const Args& args) {
     std::string path;
     po::options_description desc("skc check options");
@@ -346,7 +352,7 @@ int cmd_check(const Args& args) {
     po::variables_map vm;
     if (!parse(args, desc, pos, vm, "skc check GRAPH"))
         return 0;
-    std::optional<skforge::fusion::Plan> plan;
+    auto& plan = kept_plan();
     const auto* graph = load_checked(path, plan, skforge::fusion::PlanDepth::checks);
     if (graph == nullptr)
         return 1;
@@ -369,7 +375,7 @@ int cmd_plan(const Args& args) {
         return 0;
     if (format != "text" && format != "json" && format != "dot")
         throw Error("--format must be text, json or dot, not '" + format + "'", ErrorKind::usage);
-    std::optional<skforge::fusion::Plan> plan;
+    auto& plan = kept_plan();
     const auto* graph = load_checked(path, plan, skforge::fusion::PlanDepth::full);
     if (graph == nullptr)
         return 1;
