@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 namespace skforge::graph {
@@ -338,8 +339,13 @@ class FastParser {
 
     // Characters that can end a plain scalar; everything else is skipped in a tight loop.
     static bool is_stop(char c) {
-        return c == '\n' || c == '\r' || c == '#' || c == ':' || c == ',' || c == '}' || c == ']' ||
-               c == '{' || c == '[';
+        static constexpr auto k_stop = [] {
+            std::array<bool, 256> t{};
+            for (char x : std::string_view("\n\r#:,}]{["))
+                t[static_cast<unsigned char>(x)] = true;
+            return t;
+        }();
+        return k_stop[static_cast<unsigned char>(c)];
     }
 
     // A plain scalar; `as_key` stops at ": ".
