@@ -6,8 +6,8 @@
 #include <array>
 #include <atomic>
 #include <condition_variable>
-#include <mutex>
 #include <cstdio>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <vector>
