@@ -43,3 +43,17 @@ TEST_CASE("string map: agrees with std::unordered_map on many random names", "[s
     for (int i = 0; i < 1000; ++i)
         CHECK(m.find("absent" + std::to_string(i)) == nullptr);
 }
+
+TEST_CASE("string map: long keys that share their first bytes stay apart", "[support]") {
+    StringMap<int> m;
+    std::vector<std::string> keys;
+    for (int i = 0; i < 500; ++i) // same length, same first 20 bytes, differing after them
+        keys.push_back("layer_0000_attention_" + std::to_string(1000 + i));
+    for (std::size_t i = 0; i < keys.size(); ++i)
+        CHECK(m.emplace(keys[i], static_cast<int>(i)).second);
+    for (std::size_t i = 0; i < keys.size(); ++i)
+        REQUIRE((m.find(keys[i]) != nullptr && *m.find(keys[i]) == static_cast<int>(i)));
+    CHECK(m.find("layer_0000_attention_0999") == nullptr);
+    CHECK(m.find("layer_0000_attention_") == nullptr);
+    CHECK(m.find("layer_0000_attention_10000") == nullptr);
+}
