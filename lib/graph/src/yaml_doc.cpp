@@ -13,35 +13,6 @@ using Kind = YamlDoc::Node::Kind;
 
 // ---- Node -------------------------------------------------------------------------------------
 
-YamlDoc::Node::Kind YamlDoc::Node::kind() const {
-    return m_doc->m_nodes[m_index].kind;
-}
-std::string_view YamlDoc::Node::scalar() const {
-    const auto& r = m_doc->m_nodes[m_index];
-    return r.kind == Kind::scalar ? std::string_view(r.text, r.size) : std::string_view();
-}
-int YamlDoc::Node::line() const {
-    return static_cast<int>(m_doc->m_nodes[m_index].line);
-}
-int YamlDoc::Node::column() const {
-    return static_cast<int>(m_doc->m_nodes[m_index].column);
-}
-
-std::size_t YamlDoc::Node::size() const {
-    const auto& r = m_doc->m_nodes[m_index];
-    return r.kind == Kind::map ? r.size / 2 : r.kind == Kind::sequence ? r.size : 0;
-}
-
-YamlDoc::Node YamlDoc::Node::item(std::size_t i) const {
-    return Node(m_doc, m_doc->m_children[m_doc->m_nodes[m_index].first + i]);
-}
-YamlDoc::Node YamlDoc::Node::key(std::size_t i) const {
-    return Node(m_doc, m_doc->m_children[m_doc->m_nodes[m_index].first + 2 * i]);
-}
-YamlDoc::Node YamlDoc::Node::value(std::size_t i) const {
-    return Node(m_doc, m_doc->m_children[m_doc->m_nodes[m_index].first + 2 * i + 1]);
-}
-
 std::optional<YamlDoc::Node> YamlDoc::Node::find(std::string_view k) const {
     if (!is_map())
         return std::nullopt;

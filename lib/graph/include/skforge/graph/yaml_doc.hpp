@@ -107,6 +107,34 @@ class YamlDoc {
     bool m_fast = true;
 };
 
+// The node accessors, inline: the graph reader calls them a hundred times per operator.
+inline YamlDoc::Node::Kind YamlDoc::Node::kind() const {
+    return m_doc->m_nodes[m_index].kind;
+}
+inline std::string_view YamlDoc::Node::scalar() const {
+    const auto& r = m_doc->m_nodes[m_index];
+    return r.kind == Kind::scalar ? std::string_view(r.text, r.size) : std::string_view();
+}
+inline int YamlDoc::Node::line() const {
+    return static_cast<int>(m_doc->m_nodes[m_index].line);
+}
+inline int YamlDoc::Node::column() const {
+    return static_cast<int>(m_doc->m_nodes[m_index].column);
+}
+inline std::size_t YamlDoc::Node::size() const {
+    const auto& r = m_doc->m_nodes[m_index];
+    return r.kind == Kind::map ? r.size / 2 : r.kind == Kind::sequence ? r.size : 0;
+}
+inline YamlDoc::Node YamlDoc::Node::item(std::size_t i) const {
+    return Node(m_doc, m_doc->m_children[m_doc->m_nodes[m_index].first + i]);
+}
+inline YamlDoc::Node YamlDoc::Node::key(std::size_t i) const {
+    return Node(m_doc, m_doc->m_children[m_doc->m_nodes[m_index].first + 2 * i]);
+}
+inline YamlDoc::Node YamlDoc::Node::value(std::size_t i) const {
+    return Node(m_doc, m_doc->m_children[m_doc->m_nodes[m_index].first + 2 * i + 1]);
+}
+
 /// A document cut by YamlDoc::split.
 struct YamlDoc::Split {
     /// One piece: consecutive items of the sequence.
