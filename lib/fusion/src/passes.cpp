@@ -6,6 +6,7 @@
 #include "sync_order.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <map>
 #include <numeric>
 #include <set>
@@ -95,15 +96,21 @@ void cores_pass(const PlanContext& ctx, Segment& s, graph::Diagnostics& diags) {
 }
 
 void stream_pass(const PlanContext& ctx, Segment& s, graph::Diagnostics& diags) {
-    // Events whose sender and receiver are both inside become set/wait pairs.
-    std::map<std::int64_t, int> sender;
+    // Events whose sender and receiver are both inside become set/wait pairs. A segment has few
+    // events: sorted vectors, not node maps.
+    std::vector<std::pair<std::int64_t, int>> sender; // (event, position), first sender wins
     for (std::size_t p = 0; p < s.ops.size(); ++p)
         for (auto e : op_at(ctx, s, static_cast<int>(p)).send_events)
-            sender.emplace(e, static_cast<int>(p));
+            sender.emplace_back(e, static_cast<int>(p));
+    std::stable_sort(sender.begin(), sender.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
+    sender.erase(std::unique(sender.begin(), sender.end(),
+                             [](const auto& x, const auto& y) { return x.first == y.first; }),
+                 sender.end());
     for (std::size_t p = 0; p < s.ops.size(); ++p) {
         for (auto e : op_at(ctx, s, static_cast<int>(p)).recv_events) {
-            auto it = sender.find(e);
-            if (it == sender.end() || !s.options.stream_fusion)
+            auto it = std::lower_bound(sender.begin(), sender.end(), std::pair{e, INT_MIN});
+            if (it == sender.end() || it->first != e || !s.options.stream_fusion)
                 continue; // from outside: the launch waits; serialised: order suffices
             s.subs[static_cast<std::size_t>(it->second)].send_events.push_back(e);
             s.subs[p].recv_events.push_back(e);
@@ -112,23 +119,36 @@ void stream_pass(const PlanContext& ctx, Segment& s, graph::Diagnostics& diags) 
     }
     // Deadlock check: run the per-stream queues; a sub-kernel starts when every event it
     // waits for was set by a sub-kernel that already ran.
-    std::map<std::uint32_t, std::vector<int>> queues;
-    for (std::size_t p = 0; p < s.ops.size(); ++p)
-        queues[queue_of(ctx, s, static_cast<int>(p))].push_back(static_cast<int>(p));
-    std::map<std::uint32_t, std::size_t> head;
-    std::set<std::int64_t> set_events;
+    std::vector<std::pair<std::uint32_t, std::vector<int>>> queues; // by stream, sorted
+    for (std::size_t p = 0; p < s.ops.size(); ++p) {
+        std::uint32_t q = queue_of(ctx, s, static_cast<int>(p));
+        auto it = std::lower_bound(queues.begin(), queues.end(), q,
+                                   [](const auto& x, std::uint32_t v) { return x.first < v; });
+        if (it == queues.end() || it->first != q)
+            it = queues.insert(it, {q, {}});
+        it->second.push_back(static_cast<int>(p));
+    }
+    std::vector<std::size_t> head(queues.size(), 0);
+    std::vector<std::int64_t> set_events; // sorted
     std::size_t done = 0;
     bool progress = true;
     while (progress && done < s.ops.size()) {
         progress = false;
-        for (auto& [q, items] : queues) {
-            auto& h = head[q];
+        for (std::size_t k = 0; k < queues.size(); ++k) {
+            const auto& items = queues[k].second;
+            auto& h = head[k];
             while (h < items.size()) {
                 const auto& sub = s.subs[static_cast<std::size_t>(items[h])];
-                if (!std::all_of(sub.recv_events.begin(), sub.recv_events.end(),
-                                 [&](std::int64_t e) { return set_events.contains(e); }))
+                if (!std::all_of(
+                        sub.recv_events.begin(), sub.recv_events.end(), [&](std::int64_t e) {
+                            return std::binary_search(set_events.begin(), set_events.end(), e);
+                        }))
                     break;
-                set_events.insert(sub.send_events.begin(), sub.send_events.end());
+                for (auto e : sub.send_events) {
+                    auto at = std::lower_bound(set_events.begin(), set_events.end(), e);
+                    if (at == set_events.end() || *at != e)
+                        set_events.insert(at, e);
+                }
                 ++h;
                 ++done;
                 progress = true;

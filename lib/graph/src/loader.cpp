@@ -5,6 +5,8 @@
 #include "skforge/support/sha256.hpp"
 
 #include "skforge/graph/yaml_doc.hpp"
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <fstream>
 #include <iterator>
@@ -523,13 +525,26 @@ void load_kernels(Graph& g, Diagnostics& diags) {
     std::unordered_map<std::string, int> index;
     std::unordered_map<std::string_view, int> by_written_path; // skips resolve_path() for repeats
     std::unordered_map<std::string, std::string> binary_digest;
+    std::array<std::pair<const std::string*, int>, 4> mru{}; // recently used json_paths
     for (auto& op : g.ops) {
         if (op.kernel.json_path.empty())
             continue;
-        if (auto known = by_written_path.find(op.kernel.json_path);
-            known != by_written_path.end() && op.kernel.bin_path.empty()) {
-            op.kernel_index = known->second;
-            continue;
+        if (op.kernel.bin_path.empty()) {
+            // Graphs use a handful of kernels: the last few paths seen spare most lookups.
+            auto recent = std::find_if(mru.begin(), mru.end(), [&](const auto& e) {
+                return e.first != nullptr && *e.first == op.kernel.json_path;
+            });
+            if (recent != mru.end()) {
+                op.kernel_index = recent->second;
+                continue;
+            }
+            if (auto known = by_written_path.find(op.kernel.json_path);
+                known != by_written_path.end()) {
+                op.kernel_index = known->second;
+                std::rotate(mru.begin(), mru.end() - 1, mru.end());
+                mru.front() = {&op.kernel.json_path, known->second};
+                continue;
+            }
         }
         std::string path = resolve_path(g, op.kernel.json_path);
         auto [it, fresh] = index.emplace(path, static_cast<int>(g.kernels.size()));

@@ -17,18 +17,29 @@ constexpr int k_graph_input = -1;
 class StreamClocks {
   public:
     explicit StreamClocks(const Graph& g) {
-        for (const auto& op : g.ops)
-            m_dense.emplace(op.stream_id, static_cast<int>(m_dense.size()));
-        std::size_t n = m_dense.size();
+        // Graphs have a few streams: a short sorted list, runs of one stream skipped.
+        const std::uint32_t* last = nullptr;
+        for (const auto& op : g.ops) {
+            if (last && *last == op.stream_id)
+                continue;
+            last = &op.stream_id;
+            auto it = std::lower_bound(m_streams.begin(), m_streams.end(), op.stream_id);
+            if (it == m_streams.end() || *it != op.stream_id)
+                m_streams.insert(it, op.stream_id);
+        }
+        std::size_t n = m_streams.size();
         m_clock.assign(n, std::vector<int>(n, -1));
     }
-    int dense(std::uint32_t stream) const { return m_dense.at(stream); }
+    int dense(std::uint32_t stream) const {
+        return static_cast<int>(std::lower_bound(m_streams.begin(), m_streams.end(), stream) -
+                                m_streams.begin());
+    }
     std::vector<int>& of(std::uint32_t stream) {
         return m_clock[static_cast<std::size_t>(dense(stream))];
     }
 
   private:
-    std::unordered_map<std::uint32_t, int> m_dense;
+    std::vector<std::uint32_t> m_streams; ///< sorted; a stream's dense index is its position
     std::vector<std::vector<int>> m_clock;
 };
 
