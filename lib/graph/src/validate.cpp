@@ -2,9 +2,9 @@
 #include "skforge/support/string_map.hpp"
 
 #include <algorithm>
-#include <map>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace skforge::graph {
 
@@ -93,18 +93,25 @@ void validate_graph(const Graph& g, Diagnostics& diags) {
         return any_producer->find(name);
     };
     StreamClocks clocks(g);
-    std::map<std::int64_t, EventSend> sent;
-    std::map<std::int64_t, int> first_sender;
-    for (std::size_t i = 0; i < g.ops.size(); ++i)
-        for (auto e : g.ops[i].send_events)
-            first_sender.emplace(e, static_cast<int>(i));
+    std::unordered_map<std::int64_t, EventSend> sent;
+    sent.reserve(g.ops.size() / 4 + 16);
+    // Every event sent anywhere: needed only to word an error, so built on the first one.
+    std::optional<std::unordered_set<std::int64_t>> any_sent;
+    auto sent_anywhere = [&](std::int64_t e) {
+        if (!any_sent) {
+            any_sent.emplace();
+            for (const auto& o : g.ops)
+                any_sent->insert(o.send_events.begin(), o.send_events.end());
+        }
+        return any_sent->contains(e);
+    };
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const Op& op = g.ops[i];
         auto& clock = clocks.of(op.stream_id);
         for (auto e : op.recv_events) {
             auto it = sent.find(e);
             if (it == sent.end()) {
-                bool later = first_sender.contains(e);
+                bool later = sent_anywhere(e);
                 diags.error(
                     op.where,
                     "operator '" + op.name + "' receives event " + std::to_string(e) +
@@ -164,12 +171,16 @@ void validate_graph(const Graph& g, Diagnostics& diags) {
             sent.emplace(e, EventSend{static_cast<int>(i), clock, false});
         }
     }
+    std::vector<std::pair<std::int64_t, int>> unreceived; // reported by event id
     for (const auto& [e, s] : sent)
         if (!s.received)
-            diags.error(g.ops[static_cast<std::size_t>(s.op)].where,
-                        "event " + std::to_string(e) + " sent by '" +
-                            g.ops[static_cast<std::size_t>(s.op)].name + "' is never received",
-                        "receive it or remove it from send_event_list");
+            unreceived.emplace_back(e, s.op);
+    std::sort(unreceived.begin(), unreceived.end());
+    for (const auto& [e, op] : unreceived)
+        diags.error(g.ops[static_cast<std::size_t>(op)].where,
+                    "event " + std::to_string(e) + " sent by '" +
+                        g.ops[static_cast<std::size_t>(op)].name + "' is never received",
+                    "receive it or remove it from send_event_list");
 }
 
 Dependencies dependencies(const Graph& g) {
