@@ -57,6 +57,14 @@ TEST_CASE("validation rule: events are paired", "[graph][validate]") {
                            op("b", "vec", "x", "send_event_list: [3]") +
                            op("c", "vec", "x", "recv_event_list: [3]")));
     CHECK_THAT(twice.first(), Catch::Contains("event 3 is sent twice"));
+    // Events never received are reported by event id, whatever order they were sent in.
+    test::GraphFixture unreceived;
+    CHECK_FALSE(unreceived.load(header() + op("a", "vec", "x", "send_event_list: [9, 40]") +
+                                op("b", "vec", "x", "send_event_list: [2]")));
+    REQUIRE(unreceived.diags.items().size() == 3);
+    CHECK_THAT(unreceived.diags.items()[0].message, Catch::Contains("event 2 sent by 'b'"));
+    CHECK_THAT(unreceived.diags.items()[1].message, Catch::Contains("event 9 sent by 'a'"));
+    CHECK_THAT(unreceived.diags.items()[2].message, Catch::Contains("event 40 sent by 'a'"));
 }
 
 TEST_CASE("validation rule: scope names and count", "[graph][validate]") {
