@@ -6,6 +6,7 @@
 #include "sync_order.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <map>
 #include <random>
@@ -56,15 +57,39 @@ bool conflict(const SyncOrder& clock, const Buffer& a, const std::vector<int>& a
     return !(all_before(a_uses, b.first) || all_before(b_uses, a.first));
 }
 
-// Who conflicts with whom, as lists (conflicts are sparse: most lifetimes are short).
+// Who conflicts with whom: one bit row per tensor.
+class Conflicts {
+  public:
+    explicit Conflicts(std::size_t n) : m_n(n), m_words((n + 63) / 64), m_bits(n * m_words, 0) {}
+    std::size_t size() const { return m_n; }
+    std::size_t words() const { return m_words; }
+    void set(std::size_t i, std::size_t j) {
+        m_bits[i * m_words + j / 64] |= std::uint64_t{1} << (j % 64);
+        m_bits[j * m_words + i / 64] |= std::uint64_t{1} << (i % 64);
+    }
+    bool test(std::size_t i, std::size_t j) const {
+        return (m_bits[i * m_words + j / 64] >> (j % 64) & 1u) != 0;
+    }
+    const std::uint64_t* row(std::size_t i) const { return m_bits.data() + i * m_words; }
+    // Calls f(j) for every j conflicting with i, in increasing order.
+    template <class F> void each(std::size_t i, F&& f) const {
+        for (std::size_t w = 0; w < m_words; ++w)
+            for (std::uint64_t b = row(i)[w]; b != 0; b &= b - 1)
+                f(w * 64 + static_cast<std::size_t>(std::countr_zero(b)));
+    }
+
+  private:
+    std::size_t m_n, m_words;
+    std::vector<std::uint64_t> m_bits;
+};
+
+// The same as lists (conflicts are sparse: most lifetimes are short).
 using Adjacency = std::vector<std::vector<int>>;
 
-Adjacency adjacency(const std::vector<std::vector<bool>>& conflicts) {
+Adjacency adjacency(const Conflicts& conflicts) {
     Adjacency adj(conflicts.size());
     for (std::size_t i = 0; i < conflicts.size(); ++i)
-        for (std::size_t j = 0; j < conflicts.size(); ++j)
-            if (conflicts[i][j])
-                adj[i].push_back(static_cast<int>(j));
+        conflicts.each(i, [&](std::size_t j) { adj[i].push_back(static_cast<int>(j)); });
     return adj;
 }
 
@@ -129,26 +154,19 @@ std::uint64_t place(const std::vector<int>& order, const Adjacency& adj,
 // greedily from every seed (each such set must be laid out side by side). On one stream this is
 // the most bytes live at one point of the execution order; across streams it also counts
 // tensors whose lifetimes are not ordered.
-std::uint64_t clique_bound(const std::vector<std::vector<bool>>& conflicts,
-                           const std::vector<std::uint64_t>& bytes,
+std::uint64_t clique_bound(const Conflicts& conflicts, const std::vector<std::uint64_t>& bytes,
                            const std::vector<int>& by_size) {
-    // Conflict rows as bitsets: a candidate may join the clique when it is in the AND of the
-    // members' rows, so each greedy pass is linear in words instead of cubic in tensors.
+    // A candidate may join the clique when it is in the AND of the members' conflict rows, so
+    // each greedy pass is linear in words instead of cubic in tensors.
     std::size_t n = bytes.size();
     if (n == 0)
         return 0;
-    std::size_t words = (n + 63) / 64;
-    std::vector<std::uint64_t> rows(n * words, 0); // row i is rows[i * words, (i + 1) * words)
-    for (std::size_t i = 0; i < n; ++i)
-        for (std::size_t j = 0; j < n; ++j)
-            if (conflicts[i][j])
-                rows[i * words + j / 64] |= std::uint64_t{1} << (j % 64);
+    std::size_t words = conflicts.words();
     std::uint64_t best = 0;
     std::vector<std::uint64_t> candidates(words);
     for (int seed : by_size) {
         auto su = static_cast<std::size_t>(seed);
-        std::copy_n(rows.begin() + static_cast<std::ptrdiff_t>(su * words), words,
-                    candidates.begin());
+        std::copy_n(conflicts.row(su), words, candidates.begin());
         std::uint64_t weight = bytes[su];
         for (int c : by_size) {
             auto cu = static_cast<std::size_t>(c);
@@ -156,7 +174,7 @@ std::uint64_t clique_bound(const std::vector<std::vector<bool>>& conflicts,
                 continue;
             weight += bytes[cu];
             for (std::size_t w = 0; w < words; ++w)
-                candidates[w] &= rows[cu * words + w];
+                candidates[w] &= conflicts.row(cu)[w];
         }
         best = std::max(best, weight);
     }
@@ -170,14 +188,14 @@ void place_arena(const SyncOrder& clock, Segment& s, const std::vector<std::vect
             arena.push_back(static_cast<int>(b));
     std::size_t n = arena.size();
     std::vector<std::uint64_t> bytes(n);
-    std::vector<std::vector<bool>> conflicts(n, std::vector<bool>(n, false));
+    Conflicts conflicts(n);
     for (std::size_t i = 0; i < n; ++i) {
         bytes[i] = s.buffers[static_cast<std::size_t>(arena[i])].bytes;
         for (std::size_t j = 0; j < i; ++j) {
             const auto ai = static_cast<std::size_t>(arena[i]);
             const auto aj = static_cast<std::size_t>(arena[j]);
-            conflicts[i][j] = conflicts[j][i] =
-                conflict(clock, s.buffers[ai], uses[ai], s.buffers[aj], uses[aj]);
+            if (conflict(clock, s.buffers[ai], uses[ai], s.buffers[aj], uses[aj]))
+                conflicts.set(i, j);
         }
     }
     auto start = [&](int i) {
@@ -193,9 +211,7 @@ void place_arena(const SyncOrder& clock, Segment& s, const std::vector<std::vect
     });
     std::vector<std::uint64_t> weight(n, 0);
     for (std::size_t i = 0; i < n; ++i)
-        for (std::size_t j = 0; j < n; ++j)
-            if (conflicts[i][j])
-                weight[i] += bytes[j];
+        conflicts.each(i, [&](std::size_t j) { weight[i] += bytes[j]; });
     std::sort(by_degree.begin(), by_degree.end(), [&](int x, int y) {
         auto wx = weight[static_cast<std::size_t>(x)] + bytes[static_cast<std::size_t>(x)];
         auto wy = weight[static_cast<std::size_t>(y)] + bytes[static_cast<std::size_t>(y)];
@@ -228,12 +244,16 @@ void place_arena(const SyncOrder& clock, Segment& s, const std::vector<std::vect
     }
     std::vector<std::uint64_t> best_offset = best_pl.offset;
     // Lower bounds: the most bytes live at one point of the order, and the greedy cliques.
+    std::vector<std::int64_t> change(s.ops.size() + 1, 0); // live bytes, by difference
+    for (const auto& b : s.buffers)
+        if (b.arena) {
+            change[static_cast<std::size_t>(b.first)] += static_cast<std::int64_t>(b.bytes);
+            change[static_cast<std::size_t>(b.last) + 1] -= static_cast<std::int64_t>(b.bytes);
+        }
+    std::int64_t live = 0;
     for (std::size_t p = 0; p < s.ops.size(); ++p) {
-        std::uint64_t live = 0;
-        for (const auto& b : s.buffers)
-            if (b.arena && b.first <= static_cast<int>(p) && static_cast<int>(p) <= b.last)
-                live += b.bytes;
-        s.arena_lower_bound = std::max(s.arena_lower_bound, live);
+        live += change[p];
+        s.arena_lower_bound = std::max(s.arena_lower_bound, static_cast<std::uint64_t>(live));
     }
     s.arena_lower_bound = std::max(s.arena_lower_bound, clique_bound(conflicts, bytes, by_size));
     // A local search, unless the greedy placement already reaches the lower bound.
@@ -275,13 +295,13 @@ void place_workspaces(const SyncOrder& clock, Segment& s) {
             users.push_back(p);
     std::size_t n = users.size();
     std::vector<std::uint64_t> bytes(n), offset(n);
-    std::vector<std::vector<bool>> conflicts(n, std::vector<bool>(n, false));
+    Conflicts conflicts(n);
     for (std::size_t i = 0; i < n; ++i) {
         bytes[i] = aligned(s.subs[users[i]].workspace);
         s.workspace_naive += bytes[i];
         for (std::size_t j = 0; j < i; ++j)
-            conflicts[i][j] = conflicts[j][i] =
-                !clock.before(users[j], users[i]) && !clock.before(users[i], users[j]);
+            if (!clock.before(users[j], users[i]) && !clock.before(users[i], users[j]))
+                conflicts.set(i, j);
     }
     std::vector<int> order(n);
     for (std::size_t i = 0; i < n; ++i)
