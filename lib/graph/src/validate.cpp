@@ -49,6 +49,14 @@ struct EventSend {
     bool received = false;
 };
 
+// Outputs of all operators: what a tensor index holds (sized exactly, it stays small in cache).
+std::size_t output_count(const Graph& g) {
+    std::size_t n = 0;
+    for (const auto& op : g.ops)
+        n += op.outputs.size();
+    return n;
+}
+
 void check_names_and_scopes(const Graph& g, Diagnostics& diags) {
     support::StringMap<const Op*> names;
     names.reserve(g.ops.size());
@@ -75,7 +83,7 @@ void validate_graph(const Graph& g, Diagnostics& diags) {
     check_names_and_scopes(g, diags);
     // Views into the graph's own strings: no copies for a hundred thousand tensors.
     support::StringMap<int> producer;
-    producer.reserve(g.ops.size() * 2 + g.inputs.size());
+    producer.reserve(output_count(g) + g.inputs.size());
     for (const auto& t : g.inputs)
         if (!producer.emplace(t.name, k_graph_input).second)
             diags.error(t.where, "graph input '" + t.name + "' is declared twice");
@@ -85,7 +93,7 @@ void validate_graph(const Graph& g, Diagnostics& diags) {
     auto later_producer = [&](std::string_view name) -> const int* {
         if (!any_producer) {
             any_producer.emplace();
-            any_producer->reserve(g.ops.size() * 2);
+            any_producer->reserve(output_count(g));
             for (std::size_t i = 0; i < g.ops.size(); ++i)
                 for (const auto& t : g.ops[i].outputs)
                     any_producer->emplace(t.name, static_cast<int>(i));
@@ -186,7 +194,7 @@ void validate_graph(const Graph& g, Diagnostics& diags) {
 Dependencies dependencies(const Graph& g) {
     // Tensor name -> output number (graph inputs: -1 - index); the first producer wins.
     support::StringMap<int> producer;
-    producer.reserve(g.ops.size() * 2 + g.inputs.size());
+    producer.reserve(output_count(g) + g.inputs.size());
     for (std::size_t k = 0; k < g.inputs.size(); ++k)
         producer.emplace(g.inputs[k].name, -1 - static_cast<int>(k));
     std::unordered_map<std::int64_t, int> sender;
