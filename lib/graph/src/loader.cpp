@@ -237,16 +237,14 @@ struct Reader {
                                        });
                                 break;
                             case json_path:
-                                o.kernel.where = at(v);
-                                kernel_field(o.kernel, "json_path", v);
-                                break;
                             case bin_path:
-                                o.kernel.where = at(v);
-                                kernel_field(o.kernel, "bin_path", v);
-                                break;
                             case source_path:
                                 o.kernel.where = at(v);
-                                kernel_field(o.kernel, "source_path", v);
+                                kernel_field(o.kernel,
+                                             k == json_path  ? "json_path"
+                                             : k == bin_path ? "bin_path"
+                                                             : "source_path",
+                                             v);
                                 break;
                             case stream_id:
                                 o.stream_id = number<std::uint32_t>(v, "stream_id").value_or(0);

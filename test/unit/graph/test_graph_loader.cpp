@@ -103,3 +103,17 @@ TEST_CASE("a graph parsed in pieces is the graph parsed whole, errors included",
             CHECK(test::dump_graph(text, piece_bytes) == whole);
     }
 }
+
+TEST_CASE("an operator's kernel paths may be written at its top level", "[graph][loader]") {
+    graph::Diagnostics diags;
+    auto g = graph::parse_graph_text(
+        "name: t\nops:\n  - {name: a, type: T, json_path: k/a.json, bin_path: k/a.o, "
+        "source_path: k/a.cpp}\n",
+        "g.yaml", diags);
+    REQUIRE_FALSE(diags.has_errors());
+    REQUIRE(g.ops.size() == 1);
+    CHECK(g.ops[0].kernel.json_path == "k/a.json");
+    CHECK(g.ops[0].kernel.bin_path == "k/a.o");
+    CHECK(g.ops[0].kernel.source_path == "k/a.cpp");
+    CHECK(g.ops[0].kernel.where.column == 75); // the last path written
+}
