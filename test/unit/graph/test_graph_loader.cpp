@@ -72,6 +72,17 @@ TEST_CASE("outputs need a shape and a dtype", "[graph][loader]") {
     CHECK_THAT(f.first(), Catch::Contains("output 'y' needs a shape and a dtype"));
 }
 
+namespace {
+
+std::string crlf(const std::string& text) {
+    std::string out;
+    for (char c : text)
+        out += c == '\n' ? std::string("\r\n") : std::string(1, c);
+    return out;
+}
+
+} // namespace
+
 TEST_CASE("a graph parsed in pieces is the graph parsed whole, errors included",
           "[graph][loader]") {
     std::string ops =
@@ -88,6 +99,7 @@ TEST_CASE("a graph parsed in pieces is the graph parsed whole, errors included",
           header() + ops + "ops:\n  - {name: z, type: T}\n", // a second list replaces the first
           std::string("name: g\nops:\n- {name: a, type: T, kernel: {json_path: k.json}}\n") +
               "- {name: b, type: T, kernel: {json_path: k.json}, inputs: [a_out]}\n",
+          crlf(header() + ops),                    // Windows line ends
           header() + "  - {name: a, type: [\n"}) { // a syntax error
         INFO(text);
         // The pieces do parse (so the comparison is between the two paths).
