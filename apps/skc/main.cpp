@@ -324,10 +324,7 @@ skforge::graph::Graph* load_checked(const std::string& path,
         auto p = planned.get();
         timing.mark("plan");
         if (!diags.has_errors()) {
-            for (const auto& d : plan_diags.items())
-                d.severity == skforge::graph::Severity::error
-                    ? diags.error(d.where, d.message, d.hint)
-                    : diags.warning(d.where, d.message, d.hint);
+            diags.append(plan_diags);
             plan = std::move(p);
         }
     }

@@ -57,18 +57,15 @@ bool conflict(const SyncOrder& clock, const Buffer& a, const std::vector<int>& a
     return !(all_before(a_uses, b.first) || all_before(b_uses, a.first));
 }
 
-// Who conflicts with whom: one bit row per tensor.
+// Who conflicts with whom: one bit row per tensor (conflicts are sparse, most lifetimes being
+// short, and each() visits only the set bits).
 class Conflicts {
   public:
-    explicit Conflicts(std::size_t n) : m_n(n), m_words((n + 63) / 64), m_bits(n * m_words, 0) {}
-    std::size_t size() const { return m_n; }
+    explicit Conflicts(std::size_t n) : m_words((n + 63) / 64), m_bits(n * m_words, 0) {}
     std::size_t words() const { return m_words; }
     void set(std::size_t i, std::size_t j) {
         m_bits[i * m_words + j / 64] |= std::uint64_t{1} << (j % 64);
         m_bits[j * m_words + i / 64] |= std::uint64_t{1} << (i % 64);
-    }
-    bool test(std::size_t i, std::size_t j) const {
-        return (m_bits[i * m_words + j / 64] >> (j % 64) & 1u) != 0;
     }
     const std::uint64_t* row(std::size_t i) const { return m_bits.data() + i * m_words; }
     // Calls f(j) for every j conflicting with i, in increasing order.
@@ -79,19 +76,9 @@ class Conflicts {
     }
 
   private:
-    std::size_t m_n, m_words;
+    std::size_t m_words;
     std::vector<std::uint64_t> m_bits;
 };
-
-// The same as lists (conflicts are sparse: most lifetimes are short).
-using Adjacency = std::vector<std::vector<int>>;
-
-Adjacency adjacency(const Conflicts& conflicts) {
-    Adjacency adj(conflicts.size());
-    for (std::size_t i = 0; i < conflicts.size(); ++i)
-        conflicts.each(i, [&](std::size_t j) { adj[i].push_back(static_cast<int>(j)); });
-    return adj;
-}
 
 // A greedy placement of an order: each tensor at the lowest offset free of the tensors it
 // conflicts with that come before it in the order.
@@ -106,7 +93,7 @@ struct Placement {
 // Places order[from..] after order[..from), whose offsets in `pl` are kept (they depend only on
 // the tensors before them, so an order that differs from the last one placed only from `from`
 // on is placed exactly as from the start). Returns the peak.
-std::uint64_t place(const std::vector<int>& order, std::size_t from, const Adjacency& adj,
+std::uint64_t place(const std::vector<int>& order, std::size_t from, const Conflicts& conflicts,
                     const std::vector<std::uint64_t>& bytes, Placement& pl) {
     const std::size_t n = bytes.size();
     pl.offset.resize(n);
@@ -122,11 +109,10 @@ std::uint64_t place(const std::vector<int>& order, std::size_t from, const Adjac
     for (std::size_t k = from; k < order.size(); ++k) {
         const auto xu = static_cast<std::size_t>(order[k]);
         taken.clear();
-        for (int y : adj[xu]) {
-            const auto yu = static_cast<std::size_t>(y);
+        conflicts.each(xu, [&](std::size_t yu) {
             if (placed[yu])
                 taken.emplace_back(pl.offset[yu], pl.offset[yu] + bytes[yu]);
-        }
+        });
         std::sort(taken.begin(), taken.end());
         std::uint64_t at = 0;
         for (const auto& [lo, hi] : taken) {
@@ -142,10 +128,10 @@ std::uint64_t place(const std::vector<int>& order, std::size_t from, const Adjac
     return peak;
 }
 
-std::uint64_t place(const std::vector<int>& order, const Adjacency& adj,
+std::uint64_t place(const std::vector<int>& order, const Conflicts& conflicts,
                     const std::vector<std::uint64_t>& bytes, std::vector<std::uint64_t>& offset) {
     Placement pl;
-    std::uint64_t peak = place(order, 0, adj, bytes, pl);
+    std::uint64_t peak = place(order, 0, conflicts, bytes, pl);
     offset = std::move(pl.offset);
     return peak;
 }
@@ -230,12 +216,11 @@ void place_arena(const SyncOrder& clock, Segment& s, const std::vector<std::vect
               [&](int x, int y) { return end(x) != end(y) ? end(x) > end(y) : x < y; });
     // Four greedy orders, then a few deterministic shuffles of the best; the lowest peak wins
     // (the first on ties, for determinism).
-    const Adjacency adj = adjacency(conflicts);
     Placement best_pl, pl;
     std::uint64_t best = UINT64_MAX;
     const std::vector<int>* best_order = &by_size;
     for (const auto* order : {&by_size, &by_degree, &by_start, &by_end}) {
-        std::uint64_t peak = place(*order, 0, adj, bytes, pl);
+        std::uint64_t peak = place(*order, 0, conflicts, bytes, pl);
         if (peak < best) {
             best = peak;
             best_pl = pl;
@@ -268,7 +253,7 @@ void place_arena(const SyncOrder& clock, Segment& s, const std::vector<std::vect
         std::swap(trial[at], trial[at + 1]);
         pl.offset = trial_pl.offset;
         pl.peak = trial_pl.peak;
-        std::uint64_t peak = place(trial, at, adj, bytes, pl);
+        std::uint64_t peak = place(trial, at, conflicts, bytes, pl);
         ++stale;
         if (peak <= best) {
             if (peak < best) {
@@ -310,7 +295,7 @@ void place_workspaces(const SyncOrder& clock, Segment& s) {
         auto bx = bytes[static_cast<std::size_t>(x)], by = bytes[static_cast<std::size_t>(y)];
         return bx != by ? bx > by : x < y;
     });
-    s.workspace_total = n == 0 ? 0 : place(order, adjacency(conflicts), bytes, offset);
+    s.workspace_total = n == 0 ? 0 : place(order, conflicts, bytes, offset);
     for (std::size_t i = 0; i < n; ++i)
         s.subs[users[i]].workspace_offset = offset[i];
 }

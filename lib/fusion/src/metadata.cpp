@@ -213,7 +213,10 @@ void write_kernel_meta(json_text::Out& out, const graph::Graph& g, const Segment
     jt::key(out, "workspace");
     out += '{';
     jt::number(out, "num", 1);
-    jt::numbers(out, "size", std::vector<std::uint64_t>{workspace});
+    jt::key(out, "size");
+    out += '[';
+    jt::integer(out, workspace);
+    out += ']';
     out += ",\"type\":[0]}}";
 }
 

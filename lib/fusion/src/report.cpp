@@ -1,6 +1,7 @@
 #include "skforge/fusion/report.hpp"
 
 #include "metadata_text.hpp"
+#include "skforge/support/parallel.hpp"
 
 #include <algorithm>
 #include <array>
@@ -9,7 +10,6 @@
 #include <cstdio>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <thread>
 #include <vector>
 
 namespace skforge::fusion {
@@ -38,7 +38,7 @@ std::array<std::size_t, 3> barrier_counts(const Segment& s) {
 // next in order hands it (and any completed after it) to the sink while the others go on.
 template <typename Write>
 void in_parallel(std::size_t n, const std::function<void(std::string_view)>& sink, Write write) {
-    unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+    const unsigned threads = support::cores();
     constexpr std::size_t k_items = 64; // items per chunk
     const std::size_t chunks = (n + k_items - 1) / k_items;
     const std::size_t window = std::max<std::size_t>(1, threads * 4u);
@@ -48,7 +48,7 @@ void in_parallel(std::size_t n, const std::function<void(std::string_view)>& sin
     std::condition_variable freed;
     std::size_t written = 0; // chunks handed to the sink
     std::atomic<std::size_t> next{0};
-    auto work = [&] {
+    auto work = [&](unsigned) {
         for (std::size_t c = next++; c < chunks; c = next++) {
             {
                 std::unique_lock lock(m);
@@ -67,12 +67,7 @@ void in_parallel(std::size_t n, const std::function<void(std::string_view)>& sin
                 freed.notify_all();
         }
     };
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads && t < chunks; ++t)
-        pool.emplace_back(work);
-    work();
-    for (auto& t : pool)
-        t.join();
+    support::on_threads(static_cast<unsigned>(std::clamp<std::size_t>(chunks, 1, threads)), work);
 }
 
 std::size_t naive_barriers(const Segment& s) {

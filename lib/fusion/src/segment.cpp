@@ -1,11 +1,11 @@
 #include "skforge/fusion/plan.hpp"
 
 #include "skforge/kernel/soc.hpp"
+#include "skforge/support/parallel.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <map>
-#include <thread>
 #include <unordered_map>
 
 namespace skforge::fusion {
@@ -233,27 +233,18 @@ Plan make_plan(const graph::Graph& graph, graph::Diagnostics& diags, PlanDepth d
         metadata_pass(s);
     };
     constexpr std::size_t k_batch = 16; // segments taken at a time
-    unsigned threads = std::min<unsigned>(std::max(1u, std::thread::hardware_concurrency()),
-                                          static_cast<unsigned>((segments.size() + 63) / 64));
     std::atomic<std::size_t> next{0};
-    auto work = [&] {
-        for (std::size_t b = next.fetch_add(k_batch); b < segments.size();
-             b = next.fetch_add(k_batch))
-            for (std::size_t i = b; i < std::min(segments.size(), b + k_batch); ++i)
-                plan_segment(i);
-    };
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads; ++t)
-        pool.emplace_back(work);
-    work();
-    for (auto& t : pool)
-        t.join();
+    support::on_threads(
+        std::min<unsigned>(support::cores(), static_cast<unsigned>((segments.size() + 63) / 64)),
+        [&](unsigned) {
+            for (std::size_t b = next.fetch_add(k_batch); b < segments.size();
+                 b = next.fetch_add(k_batch))
+                for (std::size_t i = b; i < std::min(segments.size(), b + k_batch); ++i)
+                    plan_segment(i);
+        });
     for (const auto* found : {&cores_diags, &stream_diags})
         for (const auto& d : *found)
-            for (const auto& item : d.items())
-                item.severity == graph::Severity::error
-                    ? diags.error(item.where, item.message, item.hint)
-                    : diags.warning(item.where, item.message, item.hint);
+            diags.append(d);
     return std::move(ctx.plan);
 }
 

@@ -11,6 +11,11 @@ void Diagnostics::warning(const Location& where, std::string message, std::strin
     m_items.push_back({Severity::warning, where, std::move(message), std::move(hint)});
 }
 
+void Diagnostics::append(const Diagnostics& other) {
+    m_items.insert(m_items.end(), other.m_items.begin(), other.m_items.end());
+    m_errors += other.m_errors;
+}
+
 const std::string& Location::file_name() const {
     static const std::string k_none;
     return file ? *file : k_none;

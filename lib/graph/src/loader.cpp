@@ -2,6 +2,7 @@
 
 #include "skforge/support/error.hpp"
 #include "skforge/support/file.hpp"
+#include "skforge/support/parallel.hpp"
 #include "skforge/support/sha256.hpp"
 
 #include "skforge/graph/yaml_doc.hpp"
@@ -12,7 +13,6 @@
 #include <iterator>
 #include <map>
 #include <set>
-#include <thread>
 #include <unordered_map>
 
 #include <charconv>
@@ -177,13 +177,13 @@ struct Reader {
         });
     }
 
-    void kernel_field(KernelRef& k, std::string_view key, const YNode& v) {
-        if (key == "json_path")
-            k.json_path = str(v, "json_path").value_or("");
-        else if (key == "bin_path")
-            k.bin_path = str(v, "bin_path").value_or("");
-        else
-            k.source_path = str(v, "source_path").value_or("");
+    // A kernel's paths, in the graph's words, and the field each one sets.
+    static constexpr std::string_view k_kernel_keys[] = {"json_path", "bin_path", "source_path"};
+    static constexpr std::string KernelRef::*k_kernel_fields[] = {
+        &KernelRef::json_path, &KernelRef::bin_path, &KernelRef::source_path};
+    // Sets path `which` (an index into k_kernel_keys) of `k`.
+    void kernel_field(KernelRef& k, std::size_t which, const YNode& v) {
+        k.*k_kernel_fields[which] = str(v, k_kernel_keys[which]).value_or("");
     }
 
     void engine(Op& o, const YNode& v) {
@@ -217,69 +217,65 @@ struct Reader {
             scope,
             no_fusion
         };
-        fields_by_index(n, "an operator",
-                        {"name", "type", "kernel", "json_path", "bin_path", "source_path",
-                         "stream_id", "task_type", "engine", "inputs", "outputs", "send_event_list",
-                         "recv_event_list", "scope", "no_fusion"},
-                        [&](std::size_t k, const YNode& v) {
-                            switch (static_cast<Key>(k)) {
-                            case name:
-                                o.name = str(v, "name").value_or("");
-                                break;
-                            case type:
-                                o.type = str(v, "type").value_or("");
-                                break;
-                            case kernel:
-                                o.kernel.where = at(v);
-                                fields(v, "kernel", {"json_path", "bin_path", "source_path"},
-                                       [&](std::string_view kk, const YNode& vv) {
-                                           kernel_field(o.kernel, kk, vv);
-                                       });
-                                break;
-                            case json_path:
-                            case bin_path:
-                            case source_path:
-                                o.kernel.where = at(v);
-                                kernel_field(o.kernel,
-                                             k == json_path  ? "json_path"
-                                             : k == bin_path ? "bin_path"
-                                                             : "source_path",
-                                             v);
-                                break;
-                            case stream_id:
-                                o.stream_id = number<std::uint32_t>(v, "stream_id").value_or(0);
-                                break;
-                            case task_type: {
-                                auto t = str(v, "task_type").value_or("normal");
-                                if (t == "dynamic")
-                                    o.task_type = TaskType::dynamic;
-                                else if (t != "normal")
-                                    diags.error(at(v), "task_type must be normal or dynamic");
-                                break;
-                            }
-                            case engine_key:
-                                engine(o, v);
-                                break;
-                            case inputs:
-                                o.inputs = tensors(v, false, "inputs");
-                                break;
-                            case outputs:
-                                o.outputs = tensors(v, true, "outputs");
-                                break;
-                            case send_event_list:
-                                o.send_events = number_list<std::int64_t>(v, "send_event_list");
-                                break;
-                            case recv_event_list:
-                                o.recv_events = number_list<std::int64_t>(v, "recv_event_list");
-                                break;
-                            case scope:
-                                o.scope = v.is_null() ? "" : str(v, "scope").value_or("");
-                                break;
-                            case no_fusion:
-                                o.no_fusion = boolean(v, "no_fusion").value_or(false);
-                                break;
-                            }
-                        });
+        fields_by_index(
+            n, "an operator",
+            {"name", "type", "kernel", "json_path", "bin_path", "source_path", "stream_id",
+             "task_type", "engine", "inputs", "outputs", "send_event_list", "recv_event_list",
+             "scope", "no_fusion"},
+            [&](std::size_t k, const YNode& v) {
+                switch (static_cast<Key>(k)) {
+                case name:
+                    o.name = str(v, "name").value_or("");
+                    break;
+                case type:
+                    o.type = str(v, "type").value_or("");
+                    break;
+                case kernel:
+                    o.kernel.where = at(v);
+                    fields_by_index(
+                        v, "kernel", {k_kernel_keys[0], k_kernel_keys[1], k_kernel_keys[2]},
+                        [&](std::size_t kk, const YNode& vv) { kernel_field(o.kernel, kk, vv); });
+                    break;
+                case json_path:
+                case bin_path:
+                case source_path:
+                    o.kernel.where = at(v);
+                    kernel_field(o.kernel, k - json_path, v);
+                    break;
+                case stream_id:
+                    o.stream_id = number<std::uint32_t>(v, "stream_id").value_or(0);
+                    break;
+                case task_type: {
+                    auto t = str(v, "task_type").value_or("normal");
+                    if (t == "dynamic")
+                        o.task_type = TaskType::dynamic;
+                    else if (t != "normal")
+                        diags.error(at(v), "task_type must be normal or dynamic");
+                    break;
+                }
+                case engine_key:
+                    engine(o, v);
+                    break;
+                case inputs:
+                    o.inputs = tensors(v, false, "inputs");
+                    break;
+                case outputs:
+                    o.outputs = tensors(v, true, "outputs");
+                    break;
+                case send_event_list:
+                    o.send_events = number_list<std::int64_t>(v, "send_event_list");
+                    break;
+                case recv_event_list:
+                    o.recv_events = number_list<std::int64_t>(v, "recv_event_list");
+                    break;
+                case scope:
+                    o.scope = v.is_null() ? "" : str(v, "scope").value_or("");
+                    break;
+                case no_fusion:
+                    o.no_fusion = boolean(v, "no_fusion").value_or(false);
+                    break;
+                }
+            });
         if (o.name.empty())
             diags.error(o.where, "an operator needs a name");
         if (o.type.empty())
@@ -338,18 +334,10 @@ struct Reader {
 
 namespace {
 
-unsigned reader_threads() {
-    return std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
-}
+using support::on_threads;
 
-// Runs work(t) for t in [0, threads) on that many threads (this one included).
-template <class F> void on_threads(unsigned threads, F&& work) {
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads; ++t)
-        pool.emplace_back(work, t);
-    work(0u);
-    for (auto& t : pool)
-        t.join();
+unsigned reader_threads() {
+    return std::min(8u, support::cores());
 }
 
 // Every Location holds the file name. Copies made on one thread count references in a control
@@ -358,12 +346,6 @@ template <class F> void on_threads(unsigned threads, F&& work) {
 std::shared_ptr<const std::string> thread_file_ref(const std::shared_ptr<const std::string>& f) {
     auto holder = std::make_shared<std::shared_ptr<const std::string>>(f);
     return {holder, holder->get()};
-}
-
-void append_diagnostics(Diagnostics& to, const Diagnostics& from) {
-    for (const auto& item : from.items())
-        item.severity == Severity::error ? to.error(item.where, item.message, item.hint)
-                                         : to.warning(item.where, item.message, item.hint);
 }
 
 // Reads the operators on every core: each is independent, and each thread reports into its own
@@ -380,7 +362,7 @@ void read_ops(Graph& g, const YNode& list, Diagnostics& diags) {
             g.ops[i] = r.op(list.item(i));
     });
     for (const auto& d : found)
-        append_diagnostics(diags, d);
+        diags.append(d);
 }
 
 // The operators of a split document (YamlDoc::split), parsed and read piece by piece on every
@@ -428,7 +410,7 @@ bool read_split_ops(Graph& g, const YamlDoc::Split& split, Diagnostics& diags) {
     for (unsigned t = 1; t < threads; ++t)
         std::move(ops[t].begin(), ops[t].end(), std::back_inserter(g.ops));
     for (const auto& d : found)
-        append_diagnostics(diags, d);
+        diags.append(d);
     return true;
 }
 
@@ -490,7 +472,7 @@ Graph parse_graph_text(std::shared_ptr<const std::string> text, const std::strin
                  else if (k == "scopes")
                      r.scopes(g, v);
                  else if (split && v.line() == static_cast<int>(split->key_line))
-                     append_diagnostics(diags, split_diags); // read above, piece by piece
+                     diags.append(split_diags); // read above, piece by piece
                  else if (!v.is_sequence())
                      diags.error(r.at(v), "ops must be a list of operators");
                  else

@@ -26,6 +26,13 @@ std::optional<YamlDoc::Node> YamlDoc::Node::find(std::string_view k) const {
 
 namespace {
 
+// "- " (or "-" ending the line or the text) at `i` < s.size(): a block sequence entry. The
+// parser and YamlDoc::split's scan must agree on it.
+bool dash_at(std::string_view s, std::size_t i) {
+    return s[i] == '-' &&
+           (i + 1 == s.size() || s[i + 1] == ' ' || s[i + 1] == '\n' || s[i + 1] == '\r');
+}
+
 // Thrown when the document uses something the fast parser does not read; yaml-cpp takes over.
 struct Unsupported {};
 
@@ -171,10 +178,7 @@ class FastParser {
     }
 
     // "- " (or "-" at the end of a line): a block sequence entry.
-    bool at_sequence_dash() const {
-        return peek() == '-' &&
-               (peek(1) == ' ' || peek(1) == '\n' || peek(1) == '\r' || m_pos + 1 == m_s.size());
-    }
+    bool at_sequence_dash() const { return !at_end() && dash_at(m_s, m_pos); }
 
     // The end of a block collection: nothing more indented may follow it.
     std::uint32_t close_block(std::uint32_t node, std::size_t mark, int indent) {
@@ -525,9 +529,9 @@ std::uint32_t convert(YamlDoc& doc, const YAML::Node& n, int depth = 1) {
     return node;
 }
 
-YamlDoc fresh(std::string text) {
+YamlDoc fresh(std::shared_ptr<const std::string> text) {
     YamlDoc doc;
-    doc.m_text = std::make_shared<const std::string>(std::move(text));
+    doc.m_text = std::move(text);
     doc.m_owned = std::make_shared<std::deque<std::string>>();
     return doc;
 }
@@ -549,7 +553,7 @@ YamlDoc YamlDoc::parse_with_yaml_cpp(std::string text) {
             throw YamlError("nesting deeper than " + std::to_string(k_max_depth) + " levels", line,
                             1);
     }
-    YamlDoc doc = fresh(std::move(text));
+    YamlDoc doc = fresh(std::make_shared<const std::string>(std::move(text)));
     doc.m_fast = false;
     YAML::Node root;
     try {
@@ -570,9 +574,7 @@ YamlDoc YamlDoc::parse(std::string text) {
 }
 
 YamlDoc YamlDoc::parse(std::shared_ptr<const std::string> text) {
-    YamlDoc doc;
-    doc.m_text = std::move(text);
-    doc.m_owned = std::make_shared<std::deque<std::string>>();
+    YamlDoc doc = fresh(std::move(text));
     try {
         FastParser p(doc, doc.m_text->size());
         doc.m_root = p.document();
@@ -583,12 +585,6 @@ YamlDoc YamlDoc::parse(std::shared_ptr<const std::string> text) {
 }
 
 namespace {
-
-// "- " (or "-" ending the line or the text) at `i`.
-bool dash_at(const std::string& s, std::size_t i) {
-    return s[i] == '-' &&
-           (i + 1 == s.size() || s[i + 1] == ' ' || s[i + 1] == '\n' || s[i + 1] == '\r');
-}
 
 // `key:` at `ls`, then only spaces and perhaps a comment to the end of the line `le`.
 bool key_line_at(const std::string& s, std::size_t ls, std::size_t le, std::string_view key) {

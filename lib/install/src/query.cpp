@@ -1,13 +1,13 @@
 #include "skforge/install/query.hpp"
 
 #include "skforge/support/error.hpp"
+#include "skforge/support/parallel.hpp"
 #include "skforge/support/sha256.hpp"
 
 #include <atomic>
 #include <cerrno>
 #include <fcntl.h>
 #include <set>
-#include <thread>
 
 namespace skforge::install {
 
@@ -122,17 +122,11 @@ InstalledPackage check_installed(const InstallTree& tree, const std::string& nam
     const auto& entries = m->entries;
     std::vector<std::optional<Problem>> found(entries.size());
     std::atomic<std::size_t> next{0};
-    auto work = [&] {
+    support::on_threads(support::cores(), [&](unsigned) {
         std::vector<std::uint8_t> buf(1u << 20);
         for (std::size_t i = next++; i < entries.size(); i = next++)
             found[i] = check_entry(*dir, entries[i], buf);
-    };
-    {
-        std::vector<std::jthread> pool;
-        for (unsigned t = 1; t < std::max(1u, std::thread::hardware_concurrency()); ++t)
-            pool.emplace_back(work);
-        work();
-    }
+    });
     InstalledPackage out{name, std::move(*m), {}};
     for (auto& p : found)
         if (p)

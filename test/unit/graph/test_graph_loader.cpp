@@ -129,3 +129,18 @@ TEST_CASE("an operator's kernel paths may be written at its top level", "[graph]
     CHECK(g.ops[0].kernel.source_path == "k/a.cpp");
     CHECK(g.ops[0].kernel.where.column == 75); // the last path written
 }
+
+TEST_CASE("diagnostics gathered elsewhere are appended in order, errors counted",
+          "[graph][diagnostics]") {
+    graph::Diagnostics all, other;
+    all.warning({"a.yaml", 1, 1}, "first");
+    other.error({"b.yaml", 2, 3}, "second", "hint");
+    other.warning({"b.yaml", 4, 5}, "third");
+    all.append(other);
+    REQUIRE(all.items().size() == 3);
+    CHECK(all.items()[1].message == "second");
+    CHECK(all.items()[2].message == "third");
+    CHECK(all.error_count() == 1);
+    CHECK(all.has_errors());
+    CHECK_THAT(all.format(), Catch::Contains("b.yaml:2:3: error: second (hint)"));
+}

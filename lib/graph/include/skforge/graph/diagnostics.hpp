@@ -43,6 +43,8 @@ class Diagnostics {
     void error(const Location& where, std::string message, std::string hint = {});
     /// Adds a warning.
     void warning(const Location& where, std::string message, std::string hint = {});
+    /// Adds everything `other` holds, in its order (reports gathered on other threads).
+    void append(const Diagnostics& other);
     /// True when any error was added.
     bool has_errors() const { return m_errors > 0; }
     /// Number of errors.
