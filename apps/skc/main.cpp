@@ -314,12 +314,15 @@ skforge::graph::Graph* load_checked(const std::string& path,
     timing.mark("load");
     auto& g = *t_keep;
     if (!diags.has_errors()) {
-        // Validation and planning only read the graph: plan on the other core meanwhile, and
-        // keep the plan only if the graph is valid.
+        // Validation and planning only read the graph and its dependencies: plan on the other
+        // core meanwhile, and keep the plan only if the graph is valid.
         skforge::graph::Diagnostics plan_diags;
-        auto planned = std::async(std::launch::async,
-                                  [&] { return skforge::fusion::make_plan(g, plan_diags, depth); });
-        skforge::graph::validate_graph(g, diags);
+        auto deps = skforge::graph::dependencies(g);
+        timing.mark("depends");
+        auto planned = std::async(std::launch::async, [&] {
+            return skforge::fusion::make_plan(g, deps, plan_diags, depth);
+        });
+        skforge::graph::validate_graph(g, deps, diags);
         timing.mark("validate");
         auto p = planned.get();
         timing.mark("plan");

@@ -148,11 +148,11 @@ CompileResult run_pipeline(const CompileOptions& o, const Outputs& out, const st
                            graph::Graph& g, std::string& log, support::Log& user) {
     // 1. Check and plan.
     graph::Diagnostics diags;
-    if (!diags.has_errors())
-        graph::validate_graph(g, diags);
+    auto deps = graph::dependencies(g);
+    graph::validate_graph(g, deps, diags);
     std::optional<fusion::Plan> plan;
     if (!diags.has_errors())
-        plan = fusion::make_plan(g, diags);
+        plan = fusion::make_plan(g, deps, diags);
     log += diags.format();
     if (diags.has_errors())
         throw Error(o.graph_path + ": " + std::to_string(diags.error_count()) +

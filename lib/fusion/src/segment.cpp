@@ -205,7 +205,12 @@ void segment_pass(PlanContext& ctx) {
 }
 
 Plan make_plan(const graph::Graph& graph, graph::Diagnostics& diags, PlanDepth depth) {
-    PlanContext ctx{graph, diags, graph::dependencies(graph), {}};
+    return make_plan(graph, graph::dependencies(graph), diags, depth);
+}
+
+Plan make_plan(const graph::Graph& graph, const graph::Dependencies& deps,
+               graph::Diagnostics& diags, PlanDepth depth) {
+    PlanContext ctx{graph, diags, deps, {}};
     // 1. Cut scopes into segments.
     segment_pass(ctx);
     // Then each segment on its own, on every core. Problems are reported per pass, in segment

@@ -1,7 +1,11 @@
 #include "skforge/graph/graph.hpp"
+#include "skforge/support/parallel.hpp"
 #include "skforge/support/string_map.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <bit>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -9,8 +13,6 @@
 namespace skforge::graph {
 
 namespace {
-
-constexpr int k_graph_input = -1;
 
 // Happens-before between streams as vector clocks: clock[s][t] is the index of the latest
 // operator on stream t known to have finished before the current point of stream s.
@@ -80,13 +82,13 @@ void check_names_and_scopes(const Graph& g, Diagnostics& diags) {
 } // namespace
 
 void validate_graph(const Graph& g, Diagnostics& diags) {
+    validate_graph(g, dependencies(g), diags);
+}
+
+void validate_graph(const Graph& g, const Dependencies& deps, Diagnostics& diags) {
     check_names_and_scopes(g, diags);
-    // Views into the graph's own strings: no copies for a hundred thousand tensors.
-    support::StringMap<int> producer;
-    producer.reserve(output_count(g) + g.inputs.size());
-    for (const auto& t : g.inputs)
-        if (!producer.emplace(t.name, k_graph_input).second)
-            diags.error(t.where, "graph input '" + t.name + "' is declared twice");
+    for (std::size_t k : deps.repeated_inputs())
+        diags.error(g.inputs[k].where, "graph input '" + g.inputs[k].name + "' is declared twice");
     // Producers that appear later, to tell "produced later" from "never produced": built only
     // when an input is missing.
     std::optional<support::StringMap<int>> any_producer;
@@ -113,6 +115,8 @@ void validate_graph(const Graph& g, Diagnostics& diags) {
         }
         return any_sent->contains(e);
     };
+    auto repeated = deps.repeated_outputs();
+    auto next_repeated = repeated.begin(); // outputs come in order of their numbers
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const Op& op = g.ops[i];
         auto& clock = clocks.of(op.stream_id);
@@ -131,9 +135,11 @@ void validate_graph(const Graph& g, Diagnostics& diags) {
             for (std::size_t s = 0; s < clock.size(); ++s)
                 clock[s] = std::max(clock[s], it->second.clock[s]);
         }
-        for (const auto& in : op.inputs) {
-            const int* found = producer.find(in.name);
-            if (found == nullptr) {
+        auto sources = deps.sources(i);
+        for (std::size_t j = 0; j < op.inputs.size(); ++j) {
+            const Tensor& in = op.inputs[j];
+            int source = sources[j];
+            if (source == Dependencies::k_unknown) {
                 const int* later = later_producer(in.name);
                 if (later != nullptr)
                     diags.error(in.where,
@@ -148,12 +154,13 @@ void validate_graph(const Graph& g, Diagnostics& diags) {
                             "' is neither a graph input nor produced by an earlier operator");
                 continue;
             }
-            if (*found == k_graph_input)
-                continue;
-            const Op& p = g.ops[static_cast<std::size_t>(*found)];
+            if (source < 0)
+                continue; // a graph input
+            int producer = deps.output(source).first;
+            const Op& p = g.ops[static_cast<std::size_t>(producer)];
             if (p.stream_id == op.stream_id)
                 continue;
-            if (clock[static_cast<std::size_t>(clocks.dense(p.stream_id))] < *found)
+            if (clock[static_cast<std::size_t>(clocks.dense(p.stream_id))] < producer)
                 diags.error(in.where,
                             "input '" + in.name + "' of '" + op.name + "' (stream " +
                                 std::to_string(op.stream_id) + ") comes from '" + p.name +
@@ -163,10 +170,13 @@ void validate_graph(const Graph& g, Diagnostics& diags) {
                                 "' (or later on its stream) and receive it here");
         }
         clock[static_cast<std::size_t>(clocks.dense(op.stream_id))] = static_cast<int>(i);
-        for (const auto& out : op.outputs) {
-            if (!producer.emplace(out.name, static_cast<int>(i)).second)
-                diags.error(out.where, "tensor '" + out.name + "' is produced twice",
-                            "give every output a unique name");
+        for (; next_repeated != repeated.end() &&
+               deps.output(*next_repeated).first == static_cast<int>(i);
+             ++next_repeated) {
+            const Tensor& out =
+                op.outputs[static_cast<std::size_t>(deps.output(*next_repeated).second)];
+            diags.error(out.where, "tensor '" + out.name + "' is produced twice",
+                        "give every output a unique name");
         }
         for (auto e : op.send_events) {
             if (sent.contains(e)) {
@@ -191,55 +201,237 @@ void validate_graph(const Graph& g, Diagnostics& diags) {
                     "receive it or remove it from send_event_list");
 }
 
-Dependencies dependencies(const Graph& g) {
+// What both ways of finding dependencies share (a friend of Dependencies).
+struct DependenciesBuilder {
+    // The inputs, outputs and events of `g` counted, and the tables that follow from the counts:
+    // where each operator's inputs and outputs start, and which operator makes each output.
+    static void number_tensors(const Graph& g, Dependencies& deps) {
+        const std::size_t n = g.ops.size();
+        deps.m_first_input.resize(n + 1);
+        deps.m_first_output.resize(n + 1);
+        for (std::size_t i = 0; i < n; ++i) {
+            deps.m_first_input[i + 1] = deps.m_first_input[i] + g.ops[i].inputs.size();
+            deps.m_first_output[i + 1] = deps.m_first_output[i] + g.ops[i].outputs.size();
+        }
+        deps.m_output_op.resize(deps.m_first_output[n]);
+        for (std::size_t i = 0; i < n; ++i)
+            std::fill(
+                deps.m_output_op.begin() + static_cast<std::ptrdiff_t>(deps.m_first_output[i]),
+                deps.m_output_op.begin() + static_cast<std::ptrdiff_t>(deps.m_first_output[i + 1]),
+                static_cast<int>(i));
+        deps.m_sources.assign(deps.m_first_input[n], Dependencies::k_unknown);
+    }
+
+    // Operator i's list: the producers of what its inputs read and the senders of the events it
+    // receives (`sender(e)`: the first sender of e, or -1), sorted and unique, appended to `list`.
+    template <class Sender>
+    static void append_list(const Graph& g, const Dependencies& deps, std::size_t i,
+                            Sender&& sender, std::vector<int>& list) {
+        std::size_t first = list.size();
+        for (std::size_t k = deps.m_first_input[i]; k < deps.m_first_input[i + 1]; ++k)
+            if (int source = deps.m_sources[k]; source >= 0)
+                list.push_back(deps.m_output_op[static_cast<std::size_t>(source)]);
+        for (auto e : g.ops[i].recv_events)
+            if (int s = sender(e); s >= 0 && s < static_cast<int>(i))
+                list.push_back(s);
+        auto from = list.begin() + static_cast<std::ptrdiff_t>(first);
+        std::sort(from, list.end());
+        list.erase(std::unique(from, list.end()), list.end());
+    }
+
+    static void count_reads(Dependencies& deps) {
+        deps.m_reads.assign(deps.m_output_op.size(), 0);
+        for (int source : deps.m_sources)
+            if (source >= 0)
+                ++deps.m_reads[static_cast<std::size_t>(source)];
+    }
+};
+
+// One operator after another: each input looked up among the names before it.
+Dependencies dependencies_in_order(const Graph& g) {
+    Dependencies deps;
+    DependenciesBuilder::number_tensors(g, deps);
     // Tensor name -> output number (graph inputs: -1 - index); the first producer wins.
     support::StringMap<int> producer;
-    producer.reserve(output_count(g) + g.inputs.size());
+    producer.reserve(deps.m_output_op.size() + g.inputs.size());
     for (std::size_t k = 0; k < g.inputs.size(); ++k)
-        producer.emplace(g.inputs[k].name, -1 - static_cast<int>(k));
+        if (!producer.emplace(g.inputs[k].name, -1 - static_cast<int>(k)).second)
+            deps.m_repeated_inputs.push_back(k);
     std::unordered_map<std::int64_t, int> sender;
-    Dependencies deps;
-    std::size_t inputs = 0, outputs = 0, events = 0;
-    for (const auto& op : g.ops) {
-        inputs += op.inputs.size();
-        outputs += op.outputs.size();
-        events += op.recv_events.size();
-    }
-    deps.m_list.reserve(inputs + events);
+    auto sender_of = [&](std::int64_t e) {
+        auto it = sender.find(e);
+        return it == sender.end() ? -1 : it->second;
+    };
+    deps.m_list.reserve(deps.m_sources.size());
     deps.m_start.reserve(g.ops.size() + 1);
-    deps.m_sources.reserve(inputs);
-    deps.m_first_input.reserve(g.ops.size() + 1);
-    deps.m_first_output.reserve(g.ops.size() + 1);
-    deps.m_output_op.reserve(outputs);
-    deps.m_reads.assign(outputs, 0);
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const Op& op = g.ops[i];
-        auto first = static_cast<std::ptrdiff_t>(deps.m_list.size());
-        for (const auto& in : op.inputs) {
-            const int* p = producer.find(in.name);
-            int source = p ? *p : Dependencies::k_unknown;
-            deps.m_sources.push_back(source);
-            if (source >= 0) {
-                ++deps.m_reads[static_cast<std::size_t>(source)];
-                deps.m_list.push_back(deps.m_output_op[static_cast<std::size_t>(source)]);
-            }
-        }
-        deps.m_first_input.push_back(deps.m_sources.size());
-        for (auto e : op.recv_events)
-            if (auto it = sender.find(e); it != sender.end())
-                deps.m_list.push_back(it->second);
-        std::sort(deps.m_list.begin() + first, deps.m_list.end());
-        deps.m_list.erase(std::unique(deps.m_list.begin() + first, deps.m_list.end()),
-                          deps.m_list.end());
+        for (std::size_t j = 0; j < op.inputs.size(); ++j)
+            if (const int* p = producer.find(op.inputs[j].name))
+                deps.m_sources[deps.m_first_input[i] + j] = *p;
+        DependenciesBuilder::append_list(g, deps, i, sender_of, deps.m_list);
         deps.m_start.push_back(deps.m_list.size());
-        for (const auto& out : op.outputs) {
-            producer.emplace(out.name, static_cast<int>(deps.m_output_op.size()));
-            deps.m_output_op.push_back(static_cast<int>(i));
+        for (std::size_t j = 0; j < op.outputs.size(); ++j) {
+            int id = deps.output_id(i, j);
+            if (!producer.emplace(op.outputs[j].name, id).second)
+                deps.m_repeated_outputs.push_back(id);
         }
-        deps.m_first_output.push_back(deps.m_output_op.size());
         for (auto e : op.send_events)
             sender.emplace(e, static_cast<int>(i));
     }
+    DependenciesBuilder::count_reads(deps);
+    return deps;
+}
+
+namespace {
+
+// Tensor names, filled by several threads at once: open addressing over one array of 64-bit
+// slots (the hash's upper half and an entry number), each claimed with a compare-and-swap.
+// Keys are not stored: `key_of(entry)` reads them from the graph, which does not change.
+class SharedNames {
+  public:
+    explicit SharedNames(std::size_t entries)
+        : m_size(std::bit_ceil(std::max<std::size_t>(16, entries * 2))),
+          m_slots(new std::atomic<std::uint64_t>[m_size]()) {}
+
+    static std::uint64_t hash(std::string_view key) { return std::hash<std::string_view>{}(key); }
+
+    /// Adds `entry` (> 0) under `key` unless the key is there; returns the entry that was, or 0.
+    template <class KeyOf>
+    std::uint32_t insert(std::string_view key, std::uint64_t h, std::uint32_t entry,
+                         const KeyOf& key_of) {
+        const std::uint64_t mine = (h & ~std::uint64_t{0xffffffff}) | entry;
+        for (std::size_t i = h & (m_size - 1);; i = (i + 1) & (m_size - 1)) {
+            std::uint64_t seen = m_slots[i].load(std::memory_order_acquire);
+            while (seen == 0)
+                if (m_slots[i].compare_exchange_weak(seen, mine, std::memory_order_acq_rel))
+                    return 0;
+            if (same(seen, key, h, key_of))
+                return static_cast<std::uint32_t>(seen);
+        }
+    }
+    /// The entry of `key`, or 0 (also when another thread has not added it yet).
+    template <class KeyOf>
+    std::uint32_t find(std::string_view key, std::uint64_t h, const KeyOf& key_of) const {
+        for (std::size_t i = h & (m_size - 1);; i = (i + 1) & (m_size - 1)) {
+            std::uint64_t seen = m_slots[i].load(std::memory_order_acquire);
+            if (seen == 0)
+                return 0;
+            if (same(seen, key, h, key_of))
+                return static_cast<std::uint32_t>(seen);
+        }
+    }
+
+  private:
+    template <class KeyOf>
+    static bool same(std::uint64_t slot, std::string_view key, std::uint64_t h,
+                     const KeyOf& key_of) {
+        return (slot >> 32) == (h >> 32) && key_of(static_cast<std::uint32_t>(slot)) == key;
+    }
+
+    std::size_t m_size;
+    std::unique_ptr<std::atomic<std::uint64_t>[]> m_slots;
+};
+
+} // namespace
+
+Dependencies dependencies(const Graph& g) {
+    const std::size_t n = g.ops.size();
+    const unsigned threads = n < 8192 ? 1u : std::min(8u, support::cores());
+    if (threads == 1)
+        return dependencies_in_order(g);
+    // Each thread takes a run of operators in order, as the serial walk does, so what an input
+    // reads was mostly added a moment before and is still in cache. An input whose producer
+    // another thread has not reached yet is looked up again afterwards; a repeated name (an
+    // invalid graph) sends the whole graph to the serial walk, which reports it exactly.
+    Dependencies deps;
+    DependenciesBuilder::number_tensors(g, deps);
+    // Entries: 1 + k for graph input k, 1 + inputs + id for output number id.
+    const auto first_output_entry = static_cast<std::uint32_t>(g.inputs.size() + 1);
+    auto key_of = [&](std::uint32_t entry) -> std::string_view {
+        if (entry < first_output_entry)
+            return g.inputs[entry - 1].name;
+        auto id = static_cast<int>(entry - first_output_entry);
+        auto [op, k] = deps.output(id);
+        return g.ops[static_cast<std::size_t>(op)].outputs[static_cast<std::size_t>(k)].name;
+    };
+    auto source_of = [&](std::uint32_t entry, std::size_t reader) {
+        if (entry == 0)
+            return Dependencies::k_unknown;
+        if (entry < first_output_entry)
+            return -static_cast<int>(entry); // graph input entry - 1
+        auto id = static_cast<int>(entry - first_output_entry);
+        // Produced by the reader itself or after it: not a source.
+        return deps.m_output_op[static_cast<std::size_t>(id)] < static_cast<int>(reader)
+                   ? id
+                   : Dependencies::k_unknown;
+    };
+    SharedNames names(deps.m_output_op.size() + g.inputs.size());
+    for (std::size_t k = 0; k < g.inputs.size(); ++k)
+        if (names.insert(g.inputs[k].name, SharedNames::hash(g.inputs[k].name),
+                         static_cast<std::uint32_t>(k + 1), key_of) != 0)
+            return dependencies_in_order(g);
+    std::atomic<bool> repeated{false};
+    std::vector<std::vector<std::pair<std::size_t, std::size_t>>> later(threads); // (op, input)
+    std::vector<std::vector<std::pair<std::int64_t, int>>> sends(threads);
+    support::on_threads(threads, [&](unsigned t) {
+        for (std::size_t i = n * t / threads; i < n * (t + 1) / threads; ++i) {
+            const Op& op = g.ops[i];
+            for (std::size_t j = 0; j < op.inputs.size(); ++j) {
+                const auto& name = op.inputs[j].name;
+                std::uint32_t entry = names.find(name, SharedNames::hash(name), key_of);
+                if (entry == 0)
+                    later[t].emplace_back(i, deps.m_first_input[i] + j);
+                else
+                    deps.m_sources[deps.m_first_input[i] + j] = source_of(entry, i);
+            }
+            for (std::size_t j = 0; j < op.outputs.size(); ++j) {
+                const auto& name = op.outputs[j].name;
+                auto entry =
+                    static_cast<std::uint32_t>(deps.m_first_output[i] + j) + first_output_entry;
+                if (names.insert(name, SharedNames::hash(name), entry, key_of) != 0)
+                    repeated.store(true, std::memory_order_relaxed);
+            }
+            for (auto e : op.send_events)
+                sends[t].emplace_back(e, static_cast<int>(i));
+        }
+    });
+    if (repeated)
+        return dependencies_in_order(g);
+    for (const auto& found : later)
+        for (auto [i, k] : found) {
+            const auto& name = g.ops[i].inputs[k - deps.m_first_input[i]].name;
+            deps.m_sources[k] = source_of(names.find(name, SharedNames::hash(name), key_of), i);
+        }
+    std::unordered_map<std::int64_t, int> sender; // event -> its first sender
+    for (const auto& s : sends)
+        for (auto [e, i] : s)
+            sender.emplace(e, i);
+    auto sender_of = [&](std::int64_t e) {
+        auto it = sender.find(e);
+        return it == sender.end() ? -1 : it->second;
+    };
+    std::vector<std::vector<int>> lists(threads);
+    std::vector<std::vector<std::size_t>> ends(threads); // of each operator's list in lists[t]
+    support::on_threads(threads, [&](unsigned t) {
+        lists[t].reserve(deps.m_sources.size() / threads + 16);
+        for (std::size_t i = n * t / threads; i < n * (t + 1) / threads; ++i) {
+            DependenciesBuilder::append_list(g, deps, i, sender_of, lists[t]);
+            ends[t].push_back(lists[t].size());
+        }
+    });
+    std::size_t total = 0;
+    for (const auto& l : lists)
+        total += l.size();
+    deps.m_list.reserve(total);
+    deps.m_start.reserve(n + 1);
+    for (unsigned t = 0; t < threads; ++t) {
+        std::size_t base = deps.m_list.size();
+        deps.m_list.insert(deps.m_list.end(), lists[t].begin(), lists[t].end());
+        for (std::size_t end : ends[t])
+            deps.m_start.push_back(base + end);
+    }
+    DependenciesBuilder::count_reads(deps);
     return deps;
 }
 

@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <random>
+
 using namespace skforge;
 using test::header;
 using test::op;
@@ -108,4 +110,108 @@ TEST_CASE("dependencies: what each operator waits for and what each input reads"
     CHECK(deps.reads(b_out) == 1);
     CHECK(deps.reads(deps.output_id(3, 0)) == 0);
     CHECK(deps.output(b_out) == std::pair<int, int>{1, 0});
+}
+
+namespace {
+
+// A large graph (enough operators to be resolved on every core) whose inputs read what a
+// planner meets: the operator just before, one far back (across the threads' runs), graph
+// inputs, names produced later or never, the operator's own output; events sent and received
+// in every order. `repeat` gives one output the name of an earlier one.
+graph::Graph busy_graph(bool repeat) {
+    graph::Graph g;
+    for (int k = 0; k < 3; ++k)
+        g.inputs.push_back({"in" + std::to_string(k), {4}, "float16", {}});
+    std::mt19937 rng(7);
+    const int n = 20000;
+    for (int i = 0; i < n; ++i) {
+        graph::Op op;
+        op.name = "op" + std::to_string(i);
+        auto out = [](int j) { return "t" + std::to_string(j); };
+        auto read = [&](std::string name) { op.inputs.push_back({std::move(name), {}, "", {}}); };
+        switch (rng() % 8) {
+        case 0:
+            read("in" + std::to_string(rng() % 3));
+            break;
+        case 1:
+            read(out(static_cast<int>(rng() % static_cast<unsigned>(n)))); // maybe later
+            break;
+        case 2:
+            read("nowhere" + std::to_string(i));
+            break;
+        case 3:
+            read(out(i)); // its own output
+            break;
+        default:
+            if (i > 0)
+                read(out(static_cast<int>(rng() % static_cast<unsigned>(i))));
+            if (i > 1)
+                read(out(i - 1));
+        }
+        op.outputs.push_back({out(i), {4}, "float16", {}});
+        if (i % 5 == 0)
+            op.outputs.push_back({out(i) + "_b", {4}, "float16", {}});
+        if (rng() % 10 == 0)
+            op.send_events.push_back(static_cast<std::int64_t>(rng() % 3000));
+        if (rng() % 10 == 0)
+            op.recv_events.push_back(static_cast<std::int64_t>(rng() % 3000));
+        g.ops.push_back(std::move(op));
+    }
+    if (repeat) {
+        g.ops[n - 3].outputs[0].name = "t17";
+        g.inputs.push_back({"in1", {4}, "float16", {}});
+    }
+    return g;
+}
+
+void check_same(const graph::Dependencies& a, const graph::Dependencies& b, const graph::Graph& g) {
+    auto list = [](auto s) { return std::vector<std::int64_t>(s.begin(), s.end()); };
+    REQUIRE(a.size() == b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        INFO("operator " << i);
+        REQUIRE(list(a[i]) == list(b[i]));
+        REQUIRE(list(a.sources(i)) == list(b.sources(i)));
+        for (std::size_t j = 0; j < g.ops[i].outputs.size(); ++j) {
+            int id = a.output_id(i, j);
+            REQUIRE(id == b.output_id(i, j));
+            REQUIRE(a.reads(id) == b.reads(id));
+            REQUIRE(a.output(id) == b.output(id));
+        }
+    }
+    CHECK(list(a.repeated_inputs()) == list(b.repeated_inputs()));
+    CHECK(list(a.repeated_outputs()) == list(b.repeated_outputs()));
+}
+
+} // namespace
+
+TEST_CASE("dependencies found on every core equal the serial walk", "[graph][validate]") {
+    for (bool repeat : {false, true}) {
+        INFO("repeated names: " << repeat);
+        auto g = busy_graph(repeat);
+        auto serial = graph::dependencies_in_order(g);
+        check_same(graph::dependencies(g), serial, g);
+        // The walk saw every kind of input the graph was built with.
+        std::size_t unknown = 0, graph_inputs = 0, outputs = 0;
+        for (std::size_t i = 0; i < serial.size(); ++i)
+            for (int s : serial.sources(i))
+                (s == graph::Dependencies::k_unknown ? unknown : s < 0 ? graph_inputs : outputs)++;
+        CHECK(unknown > 1000);
+        CHECK(graph_inputs > 1000);
+        CHECK(outputs > 10000);
+        CHECK(serial.repeated_outputs().size() == (repeat ? 1u : 0u));
+        CHECK(serial.repeated_inputs().size() == (repeat ? 1u : 0u));
+    }
+}
+
+TEST_CASE("validation reports a repeated tensor name once, where it repeats", "[graph][validate]") {
+    auto g = busy_graph(true);
+    graph::Diagnostics diags;
+    graph::validate_graph(g, diags);
+    std::vector<std::string> twice;
+    for (const auto& d : diags.items())
+        if (d.message.find("declared twice") != std::string::npos ||
+            d.message.find("produced twice") != std::string::npos)
+            twice.push_back(d.message);
+    CHECK(twice == std::vector<std::string>{"graph input 'in1' is declared twice",
+                                            "tensor 't17' is produced twice"});
 }

@@ -139,7 +139,7 @@ struct Plan {
 struct PlanContext {
     const graph::Graph& graph;
     graph::Diagnostics& diags;
-    graph::Dependencies deps;
+    const graph::Dependencies& deps;
     Plan plan;
 };
 
@@ -181,5 +181,8 @@ enum class PlanDepth { checks, full };
 /// Runs the planning passes over a validated graph.
 Plan make_plan(const graph::Graph& graph, graph::Diagnostics& diags,
                PlanDepth depth = PlanDepth::full);
+/// The same, with the graph's dependencies already found (validation needs them too).
+Plan make_plan(const graph::Graph& graph, const graph::Dependencies& deps,
+               graph::Diagnostics& diags, PlanDepth depth = PlanDepth::full);
 
 } // namespace skforge::fusion

@@ -112,10 +112,6 @@ Graph parse_graph_text(std::shared_ptr<const std::string> text, const std::strin
 Graph parse_graph_text(const std::string& text, const std::string& file, Diagnostics& diags,
                        std::size_t piece_bytes = k_graph_piece_bytes);
 
-/// Checks everything about a loaded graph that needs no metadata: unique names, inputs produced
-/// earlier on the stream or behind an event, events paired, scope limits.
-void validate_graph(const Graph& graph, Diagnostics& diags);
-
 /// For each op, the ops it depends on (producers of its inputs and senders of the events it
 /// receives), each list sorted and unique; all lists in one array. Also what each input reads,
 /// so later passes can tell tensors apart by number instead of by name.
@@ -146,9 +142,15 @@ class Dependencies {
     }
     /// How many inputs, of all operators, read output number `id`.
     std::uint32_t reads(int id) const { return m_reads[static_cast<std::size_t>(id)]; }
+    /// Graph inputs (by index) whose name an earlier graph input already has, in order.
+    std::span<const std::size_t> repeated_inputs() const { return m_repeated_inputs; }
+    /// Outputs (by number) whose name a graph input or an earlier output already has, in order.
+    std::span<const int> repeated_outputs() const { return m_repeated_outputs; }
 
   private:
     friend Dependencies dependencies(const Graph& graph);
+    friend Dependencies dependencies_in_order(const Graph& graph);
+    friend struct DependenciesBuilder;
     std::vector<std::size_t> m_start{0}; ///< operator i's list is [m_start[i], m_start[i + 1])
     std::vector<int> m_list;
     std::vector<std::size_t> m_first_input{0};
@@ -156,10 +158,23 @@ class Dependencies {
     std::vector<std::size_t> m_first_output{0};
     std::vector<int> m_output_op;
     std::vector<std::uint32_t> m_reads;
+    std::vector<std::size_t> m_repeated_inputs;
+    std::vector<int> m_repeated_outputs;
 };
 
-/// The dependencies of every operator. Valid only for a graph without validation errors.
+/// The dependencies of every operator, found on every core. An input reads the first tensor of
+/// its name, when that comes before its operator; an event, its first sender before the
+/// receiver. Meaningful for planning only when the graph validates.
 Dependencies dependencies(const Graph& graph);
+/// The same, found on one thread, one operator after another: what dependencies() must equal
+/// (it uses this for small graphs and for graphs with repeated tensor names).
+Dependencies dependencies_in_order(const Graph& graph);
+
+/// Checks everything about a loaded graph that needs no metadata: unique names, inputs produced
+/// earlier on the stream or behind an event, events paired, scope limits.
+void validate_graph(const Graph& graph, Diagnostics& diags);
+/// The same, with the graph's dependencies already found (planning needs them too).
+void validate_graph(const Graph& graph, const Dependencies& deps, Diagnostics& diags);
 
 /// Most scopes a graph may have.
 inline constexpr std::size_t k_max_scopes = 1024;
