@@ -2,6 +2,7 @@
 
 #include "skforge/support/error.hpp"
 #include "skforge/support/file.hpp"
+#include "skforge/support/memory.hpp"
 #include "skforge/support/parallel.hpp"
 #include "skforge/support/sha256.hpp"
 
@@ -59,6 +60,9 @@ std::optional<std::int64_t> parse_integer(std::string_view t) {
 struct Reader {
     std::shared_ptr<const std::string> file;
     Diagnostics& diags;
+    /// Where a run of operators in one scope starts, in order: each scope used is in it at
+    /// its first operator (operators of a scope come in runs, so this list is short).
+    std::vector<Scope> scope_runs{};
 
     Location at(const YNode& n) const { return {file, n.line(), n.column()}; }
     std::optional<std::string> str(const YNode& n, std::string_view what) {
@@ -276,6 +280,8 @@ struct Reader {
                     break;
                 }
             });
+        if (!o.scope.empty() && (scope_runs.empty() || scope_runs.back().name != o.scope))
+            scope_runs.push_back({o.scope, "", o.where});
         if (o.name.empty())
             diags.error(o.where, "an operator needs a name");
         if (o.type.empty())
@@ -351,54 +357,66 @@ std::shared_ptr<const std::string> thread_file_ref(const std::shared_ptr<const s
 // Reads the operators on every core: each is independent, and each thread reports into its own
 // Diagnostics, merged afterwards in operator order, so the result does not depend on the
 // number of threads.
-void read_ops(Graph& g, const YNode& list, Diagnostics& diags) {
+void read_ops(Graph& g, const YNode& list, Diagnostics& diags, std::vector<Scope>& scope_runs) {
     std::size_t n = list.size();
     g.ops.resize(n);
     unsigned threads = n < 4096 ? 1u : reader_threads();
     std::vector<Diagnostics> found(threads);
+    std::vector<std::vector<Scope>> runs(threads);
     on_threads(threads, [&](unsigned t) {
         Reader r{thread_file_ref(g.file_ref), found[t]};
         for (std::size_t i = n * t / threads; i < n * (t + 1) / threads; ++i)
             g.ops[i] = r.op(list.item(i));
+        runs[t] = std::move(r.scope_runs);
     });
-    for (const auto& d : found)
-        diags.append(d);
+    scope_runs.clear(); // of an earlier `ops`, if the key was repeated
+    for (unsigned t = 0; t < threads; ++t) {
+        diags.append(found[t]);
+        std::move(runs[t].begin(), runs[t].end(), std::back_inserter(scope_runs));
+    }
 }
 
 // The operators of a split document (YamlDoc::split), parsed and read piece by piece on every
 // core; each thread reuses one tree for its pieces, so the whole list is never in memory as
 // YAML. Each thread takes consecutive pieces, and its operators and reports are joined in
 // order. False when a piece does not parse as it would in the whole document.
-bool read_split_ops(Graph& g, const YamlDoc::Split& split, Diagnostics& diags) {
+bool read_split_ops(Graph& g, const YamlDoc::Split& split, Diagnostics& diags,
+                    std::vector<Scope>& scope_runs) {
     std::size_t pieces = split.pieces.size();
     unsigned threads = static_cast<unsigned>(std::min<std::size_t>(reader_threads(), pieces));
+    auto first_piece = [&](unsigned t) { return pieces * t / threads; };
+    // How many operators each thread reads, from the split's count of item lines.
+    std::vector<std::size_t> first_op(threads + 1, 0);
+    for (unsigned t = 0; t < threads; ++t) {
+        first_op[t + 1] = first_op[t];
+        for (std::size_t p = first_piece(t); p < first_piece(t + 1); ++p)
+            first_op[t + 1] += split.pieces[p].items;
+    }
+    // The first thread's operators become the graph's: room for all of them from the start.
     std::vector<std::vector<Op>> ops(threads);
+    ops[0].reserve(first_op[threads]);
+    for (unsigned t = 1; t < threads; ++t)
+        ops[t].reserve(first_op[t + 1] - first_op[t]);
+    Op* joined = ops[0].data();
     std::vector<Diagnostics> found(threads);
+    std::vector<std::vector<Scope>> runs(threads);
     std::atomic<bool> failed{false};
-    auto bytes = [&](std::size_t from, std::size_t to) {
-        return static_cast<double>(split.pieces[to - 1].end - split.pieces[from].begin);
-    };
     on_threads(threads, [&](unsigned t) {
         Reader r{thread_file_ref(g.file_ref), found[t]};
         YamlDoc doc;
-        const std::size_t first = pieces * t / threads, last = pieces * (t + 1) / threads;
-        for (std::size_t p = first; p < last; ++p) {
+        for (std::size_t p = first_piece(t); p < first_piece(t + 1); ++p) {
             if (failed.load(std::memory_order_relaxed) || !YamlDoc::parse_piece(split, p, doc)) {
                 failed = true;
                 return;
             }
             YNode list = doc.root();
-            if (p == first) {
-                // Room for the operators this thread will read, estimated from its first piece
-                // (the first thread's vector becomes the graph's: room for all of them), so
-                // the vectors of a large graph are not copied as they grow.
-                double per_byte = static_cast<double>(list.size()) / bytes(p, p + 1);
-                double estimate = per_byte * (t == 0 ? bytes(0, pieces) : bytes(first, last));
-                ops[t].reserve(static_cast<std::size_t>(estimate * 1.05) + 16);
-            }
             for (std::size_t i = 0; i < list.size(); ++i)
                 ops[t].push_back(r.op(list.item(i)));
         }
+        runs[t] = std::move(r.scope_runs);
+        // Where this thread's operators will be moved to, made ready while the others read.
+        if (t > 0 && ops[t].size() == first_op[t + 1] - first_op[t])
+            support::prefault(joined + first_op[t], ops[t].size() * sizeof(Op));
     });
     if (failed)
         return false;
@@ -409,8 +427,10 @@ bool read_split_ops(Graph& g, const YamlDoc::Split& split, Diagnostics& diags) {
     g.ops.reserve(total);
     for (unsigned t = 1; t < threads; ++t)
         std::move(ops[t].begin(), ops[t].end(), std::back_inserter(g.ops));
-    for (const auto& d : found)
-        diags.append(d);
+    for (unsigned t = 0; t < threads; ++t) {
+        diags.append(found[t]);
+        std::move(runs[t].begin(), runs[t].end(), std::back_inserter(scope_runs));
+    }
     return true;
 }
 
@@ -433,9 +453,11 @@ Graph parse_graph_text(std::shared_ptr<const std::string> text, const std::strin
     if (piece_bytes > 0 && text->size() > piece_bytes)
         split = YamlDoc::split(text, "ops", piece_bytes);
     Diagnostics split_diags;
-    if (split && !read_split_ops(g, *split, split_diags)) {
+    std::vector<Scope> scope_runs;
+    if (split && !read_split_ops(g, *split, split_diags, scope_runs)) {
         split.reset();
         g.ops.clear();
+        scope_runs.clear();
     }
     std::optional<YamlDoc> doc;
     if (!split) {
@@ -476,7 +498,7 @@ Graph parse_graph_text(std::shared_ptr<const std::string> text, const std::strin
                  else if (!v.is_sequence())
                      diags.error(r.at(v), "ops must be a list of operators");
                  else
-                     read_ops(g, v, diags);
+                     read_ops(g, v, diags, scope_runs);
              });
     if (!root.find("ops"))
         diags.error({g.file_ref, 1, 1}, "the graph has no 'ops' list");
@@ -488,13 +510,9 @@ Graph parse_graph_text(std::shared_ptr<const std::string> text, const std::strin
     std::set<std::string> declared;
     for (const auto& s : g.scopes)
         declared.insert(s.name);
-    const std::string* previous = nullptr; // operators of a scope come in runs
-    for (const auto& op : g.ops) {
-        if (!op.scope.empty() && !(previous && *previous == op.scope) &&
-            declared.insert(op.scope).second)
-            g.scopes.push_back({op.scope, "", op.where});
-        previous = &op.scope;
-    }
+    for (auto& run : scope_runs)
+        if (declared.insert(run.name).second)
+            g.scopes.push_back(std::move(run));
     return g;
 }
 

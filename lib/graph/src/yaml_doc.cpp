@@ -638,16 +638,18 @@ std::optional<YamlDoc::Split> YamlDoc::split(std::shared_ptr<const std::string> 
             if (!dash_at(s, i))
                 return std::nullopt;
             split.indent = column;
-            split.pieces.push_back({region, 0, region_line, region});
+            split.pieces.push_back({region, 0, region_line, region, 1});
             first = false;
         } else if (column == 0 && !(split.indent == 0 && dash_at(s, i))) {
             end = ls;
             end_line = line;
             break;
-        } else if (column == split.indent && dash_at(s, i) &&
-                   i - split.pieces.back().begin >= piece_bytes) {
-            split.pieces.back().end = i;
-            split.pieces.push_back({i, 0, line, ls});
+        } else if (column == split.indent && dash_at(s, i)) {
+            if (i - split.pieces.back().begin >= piece_bytes) {
+                split.pieces.back().end = i;
+                split.pieces.push_back({i, 0, line, ls, 0});
+            }
+            ++split.pieces.back().items;
         }
     }
     if (first)

@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 using namespace skforge;
 using test::header;
 using test::op;
@@ -107,8 +109,10 @@ TEST_CASE("a graph parsed in pieces is the graph parsed whole, errors included",
             auto split = graph::YamlDoc::split(std::make_shared<const std::string>(text), "ops", 1);
             REQUIRE(split);
             graph::YamlDoc piece;
-            for (std::size_t i = 0; i < split->pieces.size(); ++i)
+            for (std::size_t i = 0; i < split->pieces.size(); ++i) {
                 CHECK(graph::YamlDoc::parse_piece(*split, i, piece));
+                CHECK(piece.root().size() == split->pieces[i].items); // the items counted
+            }
         }
         std::string whole = test::dump_graph(text, 0);
         for (std::size_t piece_bytes : {1u, 50u, 200u})
@@ -143,4 +147,34 @@ TEST_CASE("diagnostics gathered elsewhere are appended in order, errors counted"
     CHECK(all.error_count() == 1);
     CHECK(all.has_errors());
     CHECK_THAT(all.format(), Catch::Contains("b.yaml:2:3: error: second (hint)"));
+}
+
+TEST_CASE("scopes used but not declared are added in order of first use, at that operator",
+          "[graph][loader]") {
+    std::string text = "name: t\nscopes: {s2: \"early-start=1\"}\nops:\n";
+    int line = 4;
+    std::vector<std::pair<std::string, int>> first_use;
+    for (std::string scope : {"s1", "s1", "s2", "s1", "", "s3", "s1", "s4", "s3"}) {
+        text += "  - {name: op" + std::to_string(line) + ", type: T, json_path: k.json" +
+                (scope.empty() ? "" : ", scope: " + scope) + "}\n";
+        if (!scope.empty() && scope != "s2" &&
+            std::none_of(first_use.begin(), first_use.end(),
+                         [&](const auto& u) { return u.first == scope; }))
+            first_use.emplace_back(scope, line);
+        ++line;
+    }
+    for (std::size_t piece_bytes : {0u, 1u, 100u}) {
+        INFO("piece bytes " << piece_bytes);
+        graph::Diagnostics diags;
+        auto g = graph::parse_graph_text(text, "g.yaml", diags, piece_bytes);
+        REQUIRE_FALSE(diags.has_errors());
+        REQUIRE(g.scopes.size() == 1 + first_use.size());
+        CHECK(g.scopes[0].name == "s2");
+        CHECK(g.scopes[0].options == "early-start=1");
+        for (std::size_t i = 0; i < first_use.size(); ++i) {
+            CHECK(g.scopes[i + 1].name == first_use[i].first);
+            CHECK(g.scopes[i + 1].options.empty());
+            CHECK(g.scopes[i + 1].where.line == first_use[i].second);
+        }
+    }
 }

@@ -143,6 +143,7 @@ struct YamlDoc::Split {
         std::size_t end;        ///< where the next piece, or what follows the sequence, begins
         std::uint32_t line;     ///< 1-based line of `begin`
         std::size_t line_start; ///< offset of that line's first byte
+        std::size_t items = 0;  ///< lines that start an item (the items, if the piece parses)
     };
     YamlDoc rest; ///< the document with the sequence's lines left blank: the key maps to null
     std::uint32_t key_line = 0; ///< where the key is
