@@ -20,21 +20,29 @@ namespace skforge::fusion::json_text {
 class Out {
   public:
     Out& operator+=(char c) {
-        room(1)[0] = c;
+        tail(1)[0] = c;
         ++m_len;
         return *this;
     }
     Out& operator+=(std::string_view s) {
-        std::memcpy(room(s.size()), s.data(), s.size());
+        std::memcpy(tail(s.size()), s.data(), s.size());
         m_len += s.size();
         return *this;
     }
     /// Makes the text `n` bytes longer and returns where they go (the caller writes them all).
     char* extend(std::size_t n) {
-        char* p = room(n);
+        char* p = tail(n);
         m_len += n;
         return p;
     }
+    /// Room for at least `n` more bytes at the end of the text: the caller writes what it
+    /// needs of them, then commits that many.
+    char* tail(std::size_t n) {
+        if (m_len + n > m_buf.size()) [[unlikely]]
+            grow(n);
+        return m_buf.data() + m_len;
+    }
+    void commit(std::size_t n) { m_len += n; }
     char back() const { return m_len == 0 ? '\0' : m_buf[m_len - 1]; }
     std::size_t size() const { return m_len; }
     void clear() { m_len = 0; }
@@ -42,10 +50,8 @@ class Out {
     std::string str() const { return std::string(view()); }
 
   private:
-    char* room(std::size_t n) {
-        if (m_len + n > m_buf.size())
-            m_buf.resize(std::max(m_buf.size() * 2, m_len + n + 4096));
-        return m_buf.data() + m_len;
+    [[gnu::noinline]] void grow(std::size_t n) {
+        m_buf.resize(std::max(m_buf.size() * 2, m_len + n + 4096));
     }
     std::string m_buf; ///< bytes [0, m_len) are the text; the rest is room
     std::size_t m_len = 0;
@@ -53,12 +59,26 @@ class Out {
 
 /// Appends `s` as a JSON string literal.
 inline void string(Out& out, std::string_view s) {
+    // Most strings (names) need no escape: checked without a branch per byte, copied whole.
+    bool plain = true;
+    for (char c : s) {
+        auto u = static_cast<unsigned char>(c);
+        plain &= (u >= 0x20) & (u != '"') & (u != '\\');
+    }
+    if (plain) {
+        char* p = out.tail(s.size() + 2);
+        p[0] = '"';
+        std::memcpy(p + 1, s.data(), s.size());
+        p[s.size() + 1] = '"';
+        out.commit(s.size() + 2);
+        return;
+    }
     out += '"';
     std::size_t run = 0; // start of the characters not yet appended
     for (std::size_t i = 0; i < s.size(); ++i) {
         auto u = static_cast<unsigned char>(s[i]);
         if (u >= 0x20 && u != '"' && u != '\\')
-            continue; // most names need no escape: append them in one piece
+            continue;
         out += s.substr(run, i - run);
         run = i + 1;
         if (u == '"' || u == '\\') {
@@ -98,9 +118,10 @@ template <std::size_t N> void key(Out& out, const char (&k)[N]) {
 
 /// Appends an integer.
 template <class T> void integer(Out& out, T v) {
-    char buf[24];
-    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-    out += std::string_view(buf, static_cast<std::size_t>(end - buf));
+    constexpr std::size_t digits = 24; // any 64-bit integer, with its sign
+    char* p = out.tail(digits);
+    auto [end, ec] = std::to_chars(p, p + digits, v);
+    out.commit(static_cast<std::size_t>(end - p));
 }
 
 /// Appends `"key":<number>`.

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <random>
-#include <unordered_map>
+#include <span>
 
 namespace skforge::fusion {
 
@@ -45,11 +45,20 @@ std::uint64_t tensor_bytes(const graph::Tensor* t) {
     return aligned(n * (size == 0 ? 1 : size));
 }
 
+// The positions (sub-kernels) that use each buffer of a segment, in order, all in one array.
+struct Uses {
+    std::vector<std::size_t> start; ///< buffer b's positions are [start[b], start[b + 1])
+    std::vector<int> positions;
+    std::span<const int> of(std::size_t b) const {
+        return {positions.data() + start[b], start[b + 1] - start[b]};
+    }
+};
+
 // Two arena tensors may share memory only when every use of one happens before the other's
 // producer starts.
-bool conflict(const SyncOrder& clock, const Buffer& a, const std::vector<int>& a_uses,
-              const Buffer& b, const std::vector<int>& b_uses) {
-    auto all_before = [&](const std::vector<int>& uses, int start) {
+bool conflict(const SyncOrder& clock, const Buffer& a, std::span<const int> a_uses, const Buffer& b,
+              std::span<const int> b_uses) {
+    auto all_before = [&](std::span<const int> uses, int start) {
         return std::all_of(uses.begin(), uses.end(), [&](int u) {
             return clock.before(static_cast<std::size_t>(u), static_cast<std::size_t>(start));
         });
@@ -167,7 +176,7 @@ std::uint64_t clique_bound(const Conflicts& conflicts, const std::vector<std::ui
     return best;
 }
 
-void place_arena(const SyncOrder& clock, Segment& s, const std::vector<std::vector<int>>& uses) {
+void place_arena(const SyncOrder& clock, Segment& s, const Uses& uses) {
     std::vector<int> arena; // buffer indices
     for (std::size_t b = 0; b < s.buffers.size(); ++b)
         if (s.buffers[b].arena)
@@ -180,7 +189,7 @@ void place_arena(const SyncOrder& clock, Segment& s, const std::vector<std::vect
         for (std::size_t j = 0; j < i; ++j) {
             const auto ai = static_cast<std::size_t>(arena[i]);
             const auto aj = static_cast<std::size_t>(arena[j]);
-            if (conflict(clock, s.buffers[ai], uses[ai], s.buffers[aj], uses[aj]))
+            if (conflict(clock, s.buffers[ai], uses.of(ai), s.buffers[aj], uses.of(aj)))
                 conflicts.set(i, j);
         }
     }
@@ -309,16 +318,29 @@ void segment_memory(const PlanContext& ctx, Segment& s) {
     const auto& deps = ctx.deps;
     // A tensor is known by its number (graph::Dependencies): an output's number, a graph input
     // as -1 - its index. An input nothing produces (only in a graph that fails validation,
-    // whose plan is dropped) gets a buffer of its own.
-    std::unordered_map<int, int> buffer_of;
-    buffer_of.reserve(s.ops.size() * 3);
+    // whose plan is dropped) gets a buffer of its own. The segment's tensor numbers, sorted,
+    // index the buffer each one has (a segment has tens of tensors: no hash table).
+    std::vector<int> ids;
+    std::size_t args = 0;
+    for (int i : s.ops) {
+        const auto iu = static_cast<std::size_t>(i);
+        for (int id : deps.sources(iu))
+            ids.push_back(id);
+        for (std::size_t k = 0; k < g.ops[iu].outputs.size(); ++k)
+            ids.push_back(deps.output_id(iu, k));
+        args += g.ops[iu].inputs.size() + g.ops[iu].outputs.size();
+    }
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    std::vector<int> buffer_of(ids.size(), -1);
+    s.buffers.reserve(ids.size());
     std::vector<std::uint32_t> reads_here; // per buffer
     std::vector<std::uint32_t> reads_all;  // per buffer: inputs of the whole graph reading it
-    std::vector<std::vector<int>> uses;
+    std::vector<std::pair<int, int>> used; // (buffer, position), in position order
+    used.reserve(args);
     auto add_buffer = [&](const graph::Tensor& named, const graph::Tensor* decl,
                           std::uint32_t reads) {
         s.buffers.push_back({named.name, tensor_bytes(decl)});
-        uses.emplace_back();
         reads_here.push_back(0);
         reads_all.push_back(reads);
         return static_cast<int>(s.buffers.size() - 1);
@@ -326,35 +348,50 @@ void segment_memory(const PlanContext& ctx, Segment& s) {
     auto buffer = [&](int id, const graph::Tensor& named) {
         if (id == graph::Dependencies::k_unknown)
             return add_buffer(named, nullptr, 0);
-        auto [it, fresh] = buffer_of.emplace(id, static_cast<int>(s.buffers.size()));
-        if (!fresh)
-            return it->second;
+        int& known = buffer_of[static_cast<std::size_t>(
+            std::lower_bound(ids.begin(), ids.end(), id) - ids.begin())];
+        if (known >= 0)
+            return known;
         if (id < 0)
-            return add_buffer(named, &g.inputs[static_cast<std::size_t>(-1 - id)], 0);
+            return known = add_buffer(named, &g.inputs[static_cast<std::size_t>(-1 - id)], 0);
         auto [op, k] = deps.output(id);
-        return add_buffer(named,
-                          &g.ops[static_cast<std::size_t>(op)].outputs[static_cast<std::size_t>(k)],
-                          deps.reads(id));
+        return known = add_buffer(
+                   named, &g.ops[static_cast<std::size_t>(op)].outputs[static_cast<std::size_t>(k)],
+                   deps.reads(id));
     };
     for (std::size_t p = 0; p < s.ops.size(); ++p) {
         const auto i = static_cast<std::size_t>(s.ops[p]);
         const auto& op = g.ops[i];
         auto& sub = s.subs[p];
         auto sources = deps.sources(i);
+        sub.args.reserve(op.inputs.size() + op.outputs.size());
         for (std::size_t j = 0; j < op.inputs.size(); ++j) {
             int b = buffer(sources[j], op.inputs[j]);
             s.buffers[static_cast<std::size_t>(b)].last = static_cast<int>(p);
             ++reads_here[static_cast<std::size_t>(b)];
-            uses[static_cast<std::size_t>(b)].push_back(static_cast<int>(p));
+            used.emplace_back(b, static_cast<int>(p));
             sub.args.push_back({b, false, 0});
         }
         for (std::size_t k = 0; k < op.outputs.size(); ++k) {
             int b = buffer(deps.output_id(i, k), op.outputs[k]);
             s.buffers[static_cast<std::size_t>(b)].first = static_cast<int>(p);
-            uses[static_cast<std::size_t>(b)].push_back(static_cast<int>(p));
+            used.emplace_back(b, static_cast<int>(p));
             sub.args.push_back({b, true, 0});
         }
         sub.workspace = g.kernels[static_cast<std::size_t>(op.kernel_index)].meta.workspace.total();
+    }
+    // The uses by buffer, each buffer's in position order (a counting sort of `used`).
+    Uses uses;
+    uses.start.assign(s.buffers.size() + 1, 0);
+    for (auto [b, p] : used)
+        ++uses.start[static_cast<std::size_t>(b) + 1];
+    for (std::size_t b = 0; b < s.buffers.size(); ++b)
+        uses.start[b + 1] += uses.start[b];
+    uses.positions.resize(used.size());
+    {
+        std::vector<std::size_t> next(uses.start.begin(), uses.start.end() - 1);
+        for (auto [b, p] : used)
+            uses.positions[next[static_cast<std::size_t>(b)]++] = p;
     }
     // Internal: produced here, read, and read only here (every read of it is one of ours).
     for (std::size_t i = 0; i < s.buffers.size(); ++i) {
