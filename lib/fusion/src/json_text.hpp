@@ -101,33 +101,43 @@ inline void string(Out& out, std::string_view s) {
     out += '"';
 }
 
-/// Appends `"key":`, preceded by a comma unless it is the object's first member. Keys are the
-/// writer's own names (string literals), which need no escapes.
-template <std::size_t N> void key(Out& out, const char (&k)[N]) {
+/// Writes `"key":` at `p` (room for N + 3 bytes), preceded by a comma unless `after` (the
+/// byte before it) opens the object; returns the end. Keys are the writer's own names (string
+/// literals), which need no escapes.
+template <std::size_t N> char* put_key(char* p, char after, const char (&k)[N]) {
     constexpr std::size_t n = N - 1;
-    bool comma = out.back() != '{';
-    char* p = out.extend(n + 3 + (comma ? 1 : 0));
-    if (comma)
+    if (after != '{')
         *p++ = ',';
     *p++ = '"';
     std::memcpy(p, k, n);
     p += n;
     *p++ = '"';
-    *p = ':';
+    *p++ = ':';
+    return p;
 }
+
+/// Appends `"key":`, preceded by a comma unless it is the object's first member.
+template <std::size_t N> void key(Out& out, const char (&k)[N]) {
+    char after = out.back();
+    char* p = out.tail(N + 3);
+    out.commit(static_cast<std::size_t>(put_key(p, after, k) - p));
+}
+
+/// Any 64-bit integer, with its sign, fits in this many bytes.
+inline constexpr std::size_t k_digits = 24;
 
 /// Appends an integer.
 template <class T> void integer(Out& out, T v) {
-    constexpr std::size_t digits = 24; // any 64-bit integer, with its sign
-    char* p = out.tail(digits);
-    auto [end, ec] = std::to_chars(p, p + digits, v);
-    out.commit(static_cast<std::size_t>(end - p));
+    char* p = out.tail(k_digits);
+    out.commit(static_cast<std::size_t>(std::to_chars(p, p + k_digits, v).ptr - p));
 }
 
-/// Appends `"key":<number>`.
+/// Appends `"key":<number>`, with one check for room.
 template <std::size_t N, class T> void number(Out& out, const char (&k)[N], T v) {
-    key(out, k);
-    integer(out, v);
+    char after = out.back();
+    char* p = out.tail(N + 3 + k_digits);
+    char* q = put_key(p, after, k);
+    out.commit(static_cast<std::size_t>(std::to_chars(q, q + k_digits, v).ptr - p));
 }
 
 /// Appends `"key":"text"`.
