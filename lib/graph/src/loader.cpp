@@ -438,11 +438,11 @@ bool read_split_ops(Graph& g, const YamlDoc::Split& split, Diagnostics& diags,
 
 Graph parse_graph_text(const std::string& text, const std::string& file, Diagnostics& diags,
                        std::size_t piece_bytes) {
-    return parse_graph_text(std::make_shared<const std::string>(text), file, diags, piece_bytes);
+    return parse_graph_text(support::share_text(text), file, diags, piece_bytes);
 }
 
-Graph parse_graph_text(std::shared_ptr<const std::string> text, const std::string& file,
-                       Diagnostics& diags, std::size_t piece_bytes) {
+Graph parse_graph_text(support::SharedText text, const std::string& file, Diagnostics& diags,
+                       std::size_t piece_bytes) {
     Graph g;
     g.file = file;
     g.file_ref = std::make_shared<const std::string>(file);
@@ -602,14 +602,14 @@ std::string resolve_path(const Graph& g, const std::string& p) {
 }
 
 Graph load_graph(const std::string& path, Diagnostics& diags) {
-    std::string text;
+    support::SharedText text;
     try {
-        text = support::read_file(path);
+        text = support::read_file_shared(path);
     } catch (const support::Error& e) {
         diags.error({path, 0, 0}, e.what());
         return Graph{};
     }
-    Graph g = parse_graph_text(std::make_shared<const std::string>(std::move(text)), path, diags);
+    Graph g = parse_graph_text(std::move(text), path, diags);
     load_kernels(g, diags);
     return g;
 }

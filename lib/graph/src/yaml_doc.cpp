@@ -529,7 +529,7 @@ std::uint32_t convert(YamlDoc& doc, const YAML::Node& n, int depth = 1) {
     return node;
 }
 
-YamlDoc fresh(std::shared_ptr<const std::string> text) {
+YamlDoc fresh(support::SharedText text) {
     YamlDoc doc;
     doc.m_text = std::move(text);
     doc.m_owned = std::make_shared<std::deque<std::string>>();
@@ -553,11 +553,11 @@ YamlDoc YamlDoc::parse_with_yaml_cpp(std::string text) {
             throw YamlError("nesting deeper than " + std::to_string(k_max_depth) + " levels", line,
                             1);
     }
-    YamlDoc doc = fresh(std::make_shared<const std::string>(std::move(text)));
+    YamlDoc doc = fresh(support::share_text(std::move(text)));
     doc.m_fast = false;
     YAML::Node root;
     try {
-        root = YAML::Load(*doc.m_text);
+        root = YAML::Load(std::string(*doc.m_text));
     } catch (const YAML::DeepRecursion& e) { // its own message says only "bad file"
         throw YamlError("nesting deeper than yaml-cpp reads (" + std::to_string(e.depth()) +
                             " levels)",
@@ -570,10 +570,10 @@ YamlDoc YamlDoc::parse_with_yaml_cpp(std::string text) {
 }
 
 YamlDoc YamlDoc::parse(std::string text) {
-    return parse(std::make_shared<const std::string>(std::move(text)));
+    return parse(support::share_text(std::move(text)));
 }
 
-YamlDoc YamlDoc::parse(std::shared_ptr<const std::string> text) {
+YamlDoc YamlDoc::parse(support::SharedText text) {
     YamlDoc doc = fresh(std::move(text));
     try {
         FastParser p(doc, doc.m_text->size());
@@ -587,9 +587,8 @@ YamlDoc YamlDoc::parse(std::shared_ptr<const std::string> text) {
 namespace {
 
 // `key:` at `ls`, then only spaces and perhaps a comment to the end of the line `le`.
-bool key_line_at(const std::string& s, std::size_t ls, std::size_t le, std::string_view key) {
-    if (le - ls <= key.size() || std::string_view(s).substr(ls, key.size()) != key ||
-        s[ls + key.size()] != ':')
+bool key_line_at(std::string_view s, std::size_t ls, std::size_t le, std::string_view key) {
+    if (le - ls <= key.size() || s.substr(ls, key.size()) != key || s[ls + key.size()] != ':')
         return false;
     std::size_t i = ls + key.size() + 1;
     while (i < le && s[i] == ' ')
@@ -599,9 +598,9 @@ bool key_line_at(const std::string& s, std::size_t ls, std::size_t le, std::stri
 
 } // namespace
 
-std::optional<YamlDoc::Split> YamlDoc::split(std::shared_ptr<const std::string> text,
-                                             std::string_view key, std::size_t piece_bytes) {
-    const std::string& s = *text;
+std::optional<YamlDoc::Split> YamlDoc::split(support::SharedText text, std::string_view key,
+                                             std::size_t piece_bytes) {
+    const std::string_view s = *text;
     auto line_end = [&](std::size_t from) {
         const void* nl = std::memchr(s.data() + from, '\n', s.size() - from);
         return nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - s.data()) : s.size();

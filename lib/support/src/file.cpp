@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -62,6 +63,46 @@ std::string read_file(const std::string& path) {
     }
     out.resize(have);
     return out;
+}
+
+SharedText share_text(std::string text) {
+    struct Owned {
+        std::string bytes;
+        std::string_view view;
+    };
+    auto owned = std::make_shared<Owned>();
+    owned->bytes = std::move(text);
+    owned->view = owned->bytes;
+    return {owned, &owned->view};
+}
+
+SharedText read_file_shared(const std::string& path) {
+    constexpr std::size_t k_map_from = 1 << 20; // smaller files are read: mapping costs more
+    UniqueFd fd = open_read(path);
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
+        static_cast<std::size_t>(st.st_size) < k_map_from)
+        return share_text(read_file(path));
+    struct Mapping {
+        void* addr = nullptr;
+        std::size_t size = 0;
+        std::string_view view;
+        Mapping() = default;
+        Mapping(const Mapping&) = delete;
+        Mapping& operator=(const Mapping&) = delete;
+        ~Mapping() {
+            if (addr != nullptr)
+                ::munmap(addr, size);
+        }
+    };
+    auto m = std::make_shared<Mapping>();
+    m->size = static_cast<std::size_t>(st.st_size);
+    void* addr = ::mmap(nullptr, m->size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
+    if (addr == MAP_FAILED)
+        return share_text(read_file(path));
+    m->addr = addr;
+    m->view = std::string_view(static_cast<const char*>(addr), m->size);
+    return {m, &m->view};
 }
 
 std::size_t pread_full(int fd, std::span<std::uint8_t> buf, std::uint64_t offset,

@@ -106,7 +106,7 @@ TEST_CASE("a graph parsed in pieces is the graph parsed whole, errors included",
         INFO(text);
         // The pieces do parse (so the comparison is between the two paths).
         if (text.find("type: [") == std::string::npos) {
-            auto split = graph::YamlDoc::split(std::make_shared<const std::string>(text), "ops", 1);
+            auto split = graph::YamlDoc::split(support::share_text(text), "ops", 1);
             REQUIRE(split);
             graph::YamlDoc piece;
             for (std::size_t i = 0; i < split->pieces.size(); ++i) {

@@ -122,8 +122,7 @@ TEST_CASE("a split document's pieces parse to the whole document's items", "[gra
         REQUIRE(whole.fast_path());
         auto ops = *whole.root().find("ops");
         for (std::size_t piece_bytes : {1u, 8u, 20u, 1000u}) {
-            auto split =
-                YamlDoc::split(std::make_shared<const std::string>(text), "ops", piece_bytes);
+            auto split = YamlDoc::split(skforge::support::share_text(text), "ops", piece_bytes);
             REQUIRE(split);
             CHECK(split->pieces.size() >= (piece_bytes == 1 ? ops.size() : 1));
             CHECK(dump_pieces(*split) == dump(ops));
@@ -143,7 +142,7 @@ TEST_CASE("a split document's pieces parse to the whole document's items", "[gra
 
 TEST_CASE("a document of another shape is not split, or its pieces refuse", "[graph][yaml]") {
     auto split = [](const std::string& text) {
-        return YamlDoc::split(std::make_shared<const std::string>(text), "ops", 1);
+        return YamlDoc::split(skforge::support::share_text(text), "ops", 1);
     };
     CHECK_FALSE(split("name: g\n"));               // no key
     CHECK_FALSE(split("ops: [a, b]\n"));           // a flow list

@@ -3,6 +3,7 @@
 #include "skforge/graph/diagnostics.hpp"
 #include "skforge/graph/options.hpp"
 #include "skforge/kernel/kernel_meta.hpp"
+#include "skforge/support/file.hpp"
 
 #include <cstdint>
 #include <limits>
@@ -106,8 +107,8 @@ inline constexpr std::size_t k_graph_piece_bytes = 64 * 1024;
 /// Parses graph YAML text: like load_graph but without reading kernel files. `piece_bytes` is
 /// for tests: a graph longer than it is parsed in pieces of about that size (0: always whole);
 /// the result is the same either way.
-Graph parse_graph_text(std::shared_ptr<const std::string> text, const std::string& file,
-                       Diagnostics& diags, std::size_t piece_bytes = k_graph_piece_bytes);
+Graph parse_graph_text(support::SharedText text, const std::string& file, Diagnostics& diags,
+                       std::size_t piece_bytes = k_graph_piece_bytes);
 /// The same, copying the text.
 Graph parse_graph_text(const std::string& text, const std::string& file, Diagnostics& diags,
                        std::size_t piece_bytes = k_graph_piece_bytes);

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "skforge/support/file.hpp"
+
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -63,7 +65,7 @@ class YamlDoc {
     /// Parses `text`; throws YamlError for invalid YAML.
     static YamlDoc parse(std::string text);
     /// The same, for text the caller shares (the tree points into it, without a copy).
-    static YamlDoc parse(std::shared_ptr<const std::string> text);
+    static YamlDoc parse(support::SharedText text);
     /// Parses with yaml-cpp only (for tests that compare the two paths).
     static YamlDoc parse_with_yaml_cpp(std::string text);
 
@@ -73,7 +75,7 @@ class YamlDoc {
     /// pieces of about `piece_bytes`, each parsed on its own by parse_piece. Returns nullopt when
     /// the document does not have that shape (the caller then uses parse); the split is only an
     /// offer, which parse_piece confirms piece by piece.
-    static std::optional<Split> split(std::shared_ptr<const std::string> text, std::string_view key,
+    static std::optional<Split> split(support::SharedText text, std::string_view key,
                                       std::size_t piece_bytes);
     /// Parses piece `i` of `split` into `out` (reusing its storage), whose root becomes a
     /// sequence of the piece's items. Returns false unless the piece parses with the fast parser
@@ -99,7 +101,7 @@ class YamlDoc {
         Node::Kind kind;
     };
     // Held through pointers so the string_views stay valid when the document is moved.
-    std::shared_ptr<const std::string> m_text;
+    support::SharedText m_text;
     std::shared_ptr<std::deque<std::string>> m_owned; ///< unescaped scalars
     std::vector<Raw> m_nodes;
     std::vector<std::uint32_t> m_children;
@@ -147,7 +149,7 @@ struct YamlDoc::Split {
     };
     YamlDoc rest; ///< the document with the sequence's lines left blank: the key maps to null
     std::uint32_t key_line = 0; ///< where the key is
-    std::shared_ptr<const std::string> text;
+    support::SharedText text;
     std::vector<Piece> pieces;
     int indent = 0; ///< the items' dash column, 0-based
 };
