@@ -60,8 +60,11 @@ bool supported_collective(std::string_view type) {
 
 } // namespace
 
-std::optional<std::pair<Reason, std::string>> unfusible(const graph::Graph& g, const Op& op,
-                                                        int scope_index) {
+namespace {
+
+// unfusible, with the SoC's cores looked up once for the whole graph.
+std::optional<std::pair<Reason, std::string>>
+unfusible_on(const graph::Graph& g, const Op& op, int scope_index, kernel::SocCores cores) {
     using R = std::pair<Reason, std::string>;
     if (op.no_fusion)
         return R{Reason::no_fusion_mark, "marked no_fusion"};
@@ -91,12 +94,18 @@ std::optional<std::pair<Reason, std::string>> unfusible(const graph::Graph& g, c
                  "kernel type '" + meta.kernel_type_text + "' cannot be fused"};
     if (!meta.support_super_kernel)
         return R{Reason::op_unsupport, "supportSuperKernel is 0"};
-    auto cores = kernel::soc_cores(g.soc_version, g.npu_arch);
     int max = kernel::is_vector_only(*meta.kernel_type) ? cores.aiv : cores.aic;
     if (static_cast<int>(meta.block_dim) > max)
         return R{Reason::exceed_core_max, "blockDim " + std::to_string(meta.block_dim) + " > " +
                                               std::to_string(max) + " cores"};
     return std::nullopt;
+}
+
+} // namespace
+
+std::optional<std::pair<Reason, std::string>> unfusible(const graph::Graph& g, const Op& op,
+                                                        int scope_index) {
+    return unfusible_on(g, op, scope_index, kernel::soc_cores(g.soc_version, g.npu_arch));
 }
 
 namespace {
@@ -164,13 +173,17 @@ void segment_pass(PlanContext& ctx) {
     std::vector<int> position(n, 0);
     std::vector<std::optional<std::pair<Reason, std::string>>> pending_cut(n);
     std::vector<int> scope_of_segment;
+    const auto cores = kernel::soc_cores(g.soc_version, g.npu_arch);
+    int sid = -1;
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const Op& op = g.ops[i];
-        int sid = op.scope.empty() ? -1 : scope_index.at(op.scope);
+        // Operators of a scope come in runs: the scope is looked up where a run starts.
+        if (i == 0 || op.scope != g.ops[i - 1].scope)
+            sid = op.scope.empty() ? -1 : scope_index.at(op.scope);
         auto su = static_cast<std::size_t>(sid);
         int pos = sid < 0 ? 0 : position[su]++;
-        if (auto why = unfusible(g, op, sid)) {
-            plan.ops[i] = {-1, why->first, why->second};
+        if (auto why = unfusible_on(g, op, sid, cores)) {
+            plan.ops[i].reason = why->first;
             if (sid >= 0 && open[su]) {
                 open[su].reset();
                 pending_cut[su] =
@@ -178,6 +191,7 @@ void segment_pass(PlanContext& ctx) {
                                                             std::string(reason_code(why->first)) +
                                                             ") came between"};
             }
+            plan.ops[i].detail = std::move(why->second);
             continue;
         }
         std::optional<std::pair<Reason, std::string>> split;
@@ -199,7 +213,7 @@ void segment_pass(PlanContext& ctx) {
         auto& seg = plan.segments[static_cast<std::size_t>(open[su]->segment)];
         seg.ops.push_back(static_cast<int>(i));
         seg.scope_end = pos;
-        plan.ops[i] = {open[su]->segment, std::nullopt, ""};
+        plan.ops[i].segment = open[su]->segment;
     }
     name_segments(ctx, position, scope_of_segment);
 }
