@@ -38,12 +38,10 @@ std::string reduced_ratio(int aic, int aiv) {
     return g == 0 ? "0:0" : std::to_string(aic / g) + ":" + std::to_string(aiv / g);
 }
 
-// Positions (within the segment) of the segment's ops, by op index.
-std::map<int, int> positions(const Segment& s) {
-    std::map<int, int> out;
-    for (std::size_t p = 0; p < s.ops.size(); ++p)
-        out.emplace(s.ops[p], static_cast<int>(p));
-    return out;
+// The position of operator `op` in the segment, or -1 (a segment's operators are in order).
+int position_of(const Segment& s, int op) {
+    auto it = std::lower_bound(s.ops.begin(), s.ops.end(), op);
+    return it != s.ops.end() && *it == op ? static_cast<int>(it - s.ops.begin()) : -1;
 }
 
 // The stream a sub-kernel runs on inside the SuperKernel: its own with stream fusion, else one.
@@ -165,13 +163,21 @@ void stream_pass(const PlanContext& ctx, Segment& s, graph::Diagnostics& diags) 
 
 namespace {
 
-BarrierKind narrowest(const std::vector<KernelType>& types) {
-    bool all_vector = std::all_of(types.begin(), types.end(),
-                                  [](KernelType t) { return kernel::is_vector_only(t); });
-    bool all_cube = std::all_of(types.begin(), types.end(),
-                                [](KernelType t) { return kernel::is_cube_only(t); });
-    return all_vector ? BarrierKind::vector : all_cube ? BarrierKind::cube : BarrierKind::full;
-}
+// The narrowest barrier holding the cores of every kernel type added.
+class Narrowest {
+  public:
+    void add(KernelType t) {
+        m_vector = m_vector && kernel::is_vector_only(t);
+        m_cube = m_cube && kernel::is_cube_only(t);
+    }
+    BarrierKind kind() const {
+        return m_vector ? BarrierKind::vector : m_cube ? BarrierKind::cube : BarrierKind::full;
+    }
+
+  private:
+    bool m_vector = true;
+    bool m_cube = true;
+};
 
 } // namespace
 
@@ -180,17 +186,17 @@ namespace {
 // A dependency across streams is ordered by the event pair between them only for what ran on
 // the sender's kind of core (sync_order.hpp); where the barriers and flags leave a dependency
 // unordered, the barrier before the consumer is made wide enough.
-void cover_dependencies(const PlanContext& ctx, Segment& s, const std::map<int, int>& pos) {
+void cover_dependencies(const PlanContext& ctx, Segment& s) {
     SyncOrder order(ctx.graph, s);
     bool widened = false;
     for (std::size_t j = 0; j < s.ops.size(); ++j) {
         order.advance(j);
         unsigned need = 0;
         for (int d : ctx.deps[static_cast<std::size_t>(s.ops[j])]) {
-            auto it = pos.find(d);
-            if (it == pos.end())
+            int at = position_of(s, d);
+            if (at < 0)
                 continue;
-            auto i = static_cast<std::size_t>(it->second);
+            auto i = static_cast<std::size_t>(at);
             if (!order.before(i, j))
                 need |= SyncOrder::kind_of(ctx.graph, s, i) | SyncOrder::kind_of(ctx.graph, s, j);
         }
@@ -206,8 +212,8 @@ void cover_dependencies(const PlanContext& ctx, Segment& s, const std::map<int, 
 } // namespace
 
 void barrier_pass(const PlanContext& ctx, Segment& s) {
-    auto pos = positions(s);
     std::map<std::uint32_t, int> last_on_queue;
+    std::vector<int> same; // per operator, kept to spare allocations
     for (int j = 0; j < static_cast<int>(s.ops.size()); ++j) {
         std::uint32_t q = queue_of(ctx, s, j);
         auto prev = last_on_queue.find(q);
@@ -221,11 +227,13 @@ void barrier_pass(const PlanContext& ctx, Segment& s) {
         }
         // Dependencies inside the segment on the same queue need synchronisation here;
         // cross-queue ones are covered by the event set/wait pairs of stream_pass.
-        std::vector<int> same;
+        same.clear();
         for (int d : ctx.deps[static_cast<std::size_t>(s.ops[static_cast<std::size_t>(j)])])
-            if (auto it = pos.find(d); it != pos.end() && queue_of(ctx, s, it->second) == q)
-                same.push_back(it->second);
-        std::vector<KernelType> covered = {type_at(ctx, s, j)};
+            if (int at = position_of(s, d); at >= 0 && queue_of(ctx, s, at) == q)
+                same.push_back(at);
+        Narrowest covered;
+        covered.add(type_at(ctx, s, j));
+        bool covers_more = false;
         for (int i : same) {
             bool early =
                 (s.options.early_start == 1 && i == predecessor) || s.options.early_start == 2;
@@ -234,18 +242,19 @@ void barrier_pass(const PlanContext& ctx, Segment& s) {
                 s.subs[static_cast<std::size_t>(i)].early_start_set = true;
                 s.subs[static_cast<std::size_t>(j)].early_start_wait = true;
             } else {
-                covered.push_back(type_at(ctx, s, i));
+                covered.add(type_at(ctx, s, i));
+                covers_more = true;
             }
         }
-        if (covered.size() > 1) {
-            s.barriers.push_back({j, narrowest(covered)});
+        if (covers_more) {
+            s.barriers.push_back({j, covered.kind()});
         } else if (!s.options.stream_fusion && predecessor >= 0 && same.empty()) {
             // Without stream fusion the sub-kernels run one after another.
-            s.barriers.push_back(
-                {j, narrowest({type_at(ctx, s, predecessor), type_at(ctx, s, j)})});
+            covered.add(type_at(ctx, s, predecessor));
+            s.barriers.push_back({j, covered.kind()});
         }
     }
-    cover_dependencies(ctx, s, pos);
+    cover_dependencies(ctx, s);
 }
 
 void cache_pass(const PlanContext& ctx, Segment& s) {

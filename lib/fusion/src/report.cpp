@@ -80,25 +80,49 @@ std::string_view preload_name(graph::PreloadCode c) {
                                           : "per-func";
 }
 
-json options_json(const graph::ScopeOptions& o) {
-    json j = {{"func_align", o.func_align},
-              {"preload_code", preload_name(o.preload_code)},
-              {"early_start", o.early_start},
-              {"stream_fusion", o.stream_fusion},
-              {"debug_dcci_all", o.debug_dcci_all},
-              {"debug_sync_all", o.debug_sync_all},
-              {"feed_sync_all", o.feed_sync_all},
-              {"profiling", o.profiling},
-              {"compile_options", o.compile_options},
-              {"strict_scope_check",
-               o.strict_scope_check == graph::StrictScopeCheck::abort ? "abort" : "bypass"},
-              {"dcci_before_kernel_start", o.dcci_before_kernel_start},
-              {"dcci_after_kernel_end", o.dcci_after_kernel_end},
-              {"dcci_disable_on_kernel", o.dcci_disable_on_kernel},
-              {"split_mode", o.split_mode},
-              {"debug_aic_num", o.debug_aic_num ? json(*o.debug_aic_num) : json(nullptr)},
-              {"debug_aiv_num", o.debug_aiv_num ? json(*o.debug_aiv_num) : json(nullptr)}};
-    return j;
+// A segment's options as one JSON object, keys sorted (as nlohmann writes them).
+void write_options(json_text::Out& out, const graph::ScopeOptions& o) {
+    namespace jt = json_text;
+    auto flag = [&](const char* text, bool v) {
+        out += text;
+        out += v ? "true" : "false";
+    };
+    auto list = [&](const char* text, const std::vector<std::string>& items) {
+        out += text;
+        out += '[';
+        for (std::size_t i = 0; i < items.size(); ++i) {
+            if (i)
+                out += ',';
+            jt::string(out, items[i]);
+        }
+        out += ']';
+    };
+    auto maybe = [&](const char* text, const std::optional<int>& v) {
+        out += text;
+        if (v)
+            jt::integer(out, *v);
+        else
+            out += "null";
+    };
+    out += "{\"compile_options\":";
+    jt::string(out, o.compile_options);
+    list(",\"dcci_after_kernel_end\":", o.dcci_after_kernel_end);
+    list(",\"dcci_before_kernel_start\":", o.dcci_before_kernel_start);
+    list(",\"dcci_disable_on_kernel\":", o.dcci_disable_on_kernel);
+    maybe(",\"debug_aic_num\":", o.debug_aic_num);
+    maybe(",\"debug_aiv_num\":", o.debug_aiv_num);
+    flag(",\"debug_dcci_all\":", o.debug_dcci_all);
+    flag(",\"debug_sync_all\":", o.debug_sync_all);
+    jt::number(out, "early_start", o.early_start);
+    flag(",\"feed_sync_all\":", o.feed_sync_all);
+    jt::number(out, "func_align", o.func_align);
+    jt::text(out, "preload_code", preload_name(o.preload_code));
+    flag(",\"profiling\":", o.profiling);
+    jt::number(out, "split_mode", o.split_mode);
+    flag(",\"stream_fusion\":", o.stream_fusion);
+    jt::text(out, "strict_scope_check",
+             o.strict_scope_check == graph::StrictScopeCheck::abort ? "abort" : "bypass");
+    out += '}';
 }
 
 std::string quoted(const std::string& s) {
@@ -222,7 +246,7 @@ void plan_json(const graph::Graph& g, const Plan& p,
         }
         part += ']';
         jt::key(part, "options");
-        part += options_json(seg.options).dump();
+        write_options(part, seg.options);
         jt::text(part, "scope", seg.scope);
         jt::text(part, "split_detail", seg.split_detail);
         jt::key(part, "split_reason");

@@ -4,6 +4,7 @@
 #include "skforge/kernel/kernel_meta.hpp"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 
@@ -447,4 +448,34 @@ TEST_CASE("barriers: an event orders only what ran on the sender's cores; the re
                          op("s1", "vec", "x", "scope: s, stream_id: 1, send_event_list: [7]") +
                          op("w", "vec", "v1", "scope: s, recv_event_list: [7]"));
     CHECK(t.barriers.empty());
+}
+
+TEST_CASE("the plan JSON shows a segment's options as nlohmann writes them", "[fusion][report]") {
+    test::GraphFixture f;
+    fusion::Plan p;
+    only_segment(f, p,
+                 header("scopes: {s: \"early-start=2:split-mode=8:debug-aic-num=1:"
+                        "debug-aiv-num=2:compile-options=-O2 \\\"x\\\":feed-sync-all=1:"
+                        "dcci-before-kernel-start=Tvec,Mat*:preload-code=max:"
+                        "strict-scope-check=abort:profiling=1:stream-fusion=0\"}\n") +
+                     op("a", "vec", "x", "scope: s") + op("b", "vec", "a", "scope: s"));
+    auto text = fusion::plan_json(f.graph, p);
+    auto at = text.find("\"options\":{"); // the segment's (the graph's is a string)
+    REQUIRE(at != std::string::npos);
+    auto begin = at + std::string("\"options\":").size();
+    auto written = text.substr(begin, text.find('}', begin) + 1 - begin);
+    auto options = nlohmann::json::parse(written);
+    CHECK(written == options.dump()); // key order, spacing, escapes
+    CHECK(options["early_start"] == 2);
+    CHECK(options["split_mode"] == 8);
+    CHECK(options["debug_aic_num"] == 1);
+    CHECK(options["debug_aiv_num"] == 2);
+    CHECK(options["compile_options"] == "-O2 \"x\"");
+    CHECK(options["feed_sync_all"] == true);
+    CHECK(options["stream_fusion"] == false);
+    CHECK(options["profiling"] == true);
+    CHECK(options["preload_code"] == "max");
+    CHECK(options["strict_scope_check"] == "abort");
+    CHECK(options["dcci_before_kernel_start"] == nlohmann::json{"Tvec", "Mat*"});
+    CHECK(options["dcci_after_kernel_end"] == nlohmann::json::array());
 }
