@@ -54,18 +54,6 @@ struct Uses {
     }
 };
 
-// Two arena tensors may share memory only when every use of one happens before the other's
-// producer starts.
-bool conflict(const SyncOrder& clock, const Buffer& a, std::span<const int> a_uses, const Buffer& b,
-              std::span<const int> b_uses) {
-    auto all_before = [&](std::span<const int> uses, int start) {
-        return std::all_of(uses.begin(), uses.end(), [&](int u) {
-            return clock.before(static_cast<std::size_t>(u), static_cast<std::size_t>(start));
-        });
-    };
-    return !(all_before(a_uses, b.first) || all_before(b_uses, a.first));
-}
-
 // Who conflicts with whom: one bit row per tensor (conflicts are sparse, most lifetimes being
 // short, and each() visits only the set bits).
 class Conflicts {
@@ -183,16 +171,36 @@ void place_arena(const SyncOrder& clock, Segment& s, const Uses& uses) {
             arena.push_back(static_cast<int>(b));
     std::size_t n = arena.size();
     std::vector<std::uint64_t> bytes(n);
-    Conflicts conflicts(n);
+    // Two arena tensors may share memory only when every use of one happens before the other's
+    // producer starts: when its uses, as a bitset of positions, are all in what the clock has
+    // complete before that producer.
+    const std::size_t words = clock.words();
+    std::vector<std::uint64_t> used_at(n * words, 0);
+    std::vector<int> last_use(n, -1);
     for (std::size_t i = 0; i < n; ++i) {
-        bytes[i] = s.buffers[static_cast<std::size_t>(arena[i])].bytes;
-        for (std::size_t j = 0; j < i; ++j) {
-            const auto ai = static_cast<std::size_t>(arena[i]);
-            const auto aj = static_cast<std::size_t>(arena[j]);
-            if (conflict(clock, s.buffers[ai], uses.of(ai), s.buffers[aj], uses.of(aj)))
-                conflicts.set(i, j);
+        const auto b = static_cast<std::size_t>(arena[i]);
+        bytes[i] = s.buffers[b].bytes;
+        for (int u : uses.of(b)) {
+            auto uu = static_cast<std::size_t>(u);
+            used_at[i * words + uu / 64] |= std::uint64_t{1} << (uu % 64);
+            last_use[i] = std::max(last_use[i], u);
         }
     }
+    auto all_before = [&](std::size_t i, std::size_t j) { // i's uses before j's producer
+        const int start = s.buffers[static_cast<std::size_t>(arena[j])].first;
+        if (last_use[i] >= start)
+            return false;
+        const std::uint64_t* done = clock.complete_before(static_cast<std::size_t>(start));
+        for (std::size_t w = 0; w < words; ++w)
+            if ((used_at[i * words + w] & ~done[w]) != 0)
+                return false;
+        return true;
+    };
+    Conflicts conflicts(n);
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < i; ++j)
+            if (!all_before(i, j) && !all_before(j, i))
+                conflicts.set(i, j);
     auto start = [&](int i) {
         return s.buffers[static_cast<std::size_t>(arena[static_cast<std::size_t>(i)])].first;
     };
@@ -324,6 +332,9 @@ void segment_memory(const PlanContext& ctx, Segment& s) {
     std::size_t args = 0;
     for (int i : s.ops) {
         const auto iu = static_cast<std::size_t>(i);
+        // The loop below reads every tensor: ask for them now, while this one counts.
+        __builtin_prefetch(g.ops[iu].inputs.data());
+        __builtin_prefetch(g.ops[iu].outputs.data());
         for (int id : deps.sources(iu))
             ids.push_back(id);
         for (std::size_t k = 0; k < g.ops[iu].outputs.size(); ++k)

@@ -40,6 +40,9 @@ class SyncOrder {
     void widen_barrier(std::size_t p, unsigned bits);
     /// True when x is complete on every core before any core starts y (both advanced).
     bool before(std::size_t x, std::size_t y) const;
+    /// The positions x < y for which before(x, y) holds, as a bitset of words() words.
+    const std::uint64_t* complete_before(std::size_t y) const { return row(y); }
+    std::size_t words() const { return m_words; }
     /// The barriers, by position, as widened.
     std::vector<Barrier> barriers() const;
 
