@@ -126,8 +126,10 @@ struct Reader {
             std::string_view key = n.key(i).scalar();
             std::size_t index = 0;
             for (std::string_view k : known) {
-                // The first byte first: most keys differ there, without a call to memcmp.
-                if (!key.empty() && key.size() == k.size() && key[0] == k[0] && key == k)
+                // Compared here, not by a call to memcmp: keys are short, and most differ in
+                // length or in their first byte.
+                if (key.size() == k.size() && std::equal(k.begin(), k.end(), key.begin(),
+                                                         [](char a, char b) { return a == b; }))
                     break;
                 ++index;
             }
