@@ -223,20 +223,24 @@ struct DependenciesBuilder {
     }
 
     // Operator i's list: the producers of what its inputs read and the senders of the events it
-    // receives (`sender(e)`: the first sender of e, or -1), sorted and unique, appended to `list`.
+    // receives, `recv` (`sender(e)`: the first sender of e, or -1), sorted and unique, appended
+    // to `list`.
     template <class Sender>
-    static void append_list(const Graph& g, const Dependencies& deps, std::size_t i,
-                            Sender&& sender, std::vector<int>& list) {
+    static void append_list(const Dependencies& deps, std::size_t i,
+                            std::span<const std::int64_t> recv, Sender&& sender,
+                            std::vector<int>& list) {
         std::size_t first = list.size();
         for (std::size_t k = deps.m_first_input[i]; k < deps.m_first_input[i + 1]; ++k)
             if (int source = deps.m_sources[k]; source >= 0)
                 list.push_back(deps.m_output_op[static_cast<std::size_t>(source)]);
-        for (auto e : g.ops[i].recv_events)
+        for (auto e : recv)
             if (int s = sender(e); s >= 0 && s < static_cast<int>(i))
                 list.push_back(s);
-        auto from = list.begin() + static_cast<std::ptrdiff_t>(first);
-        std::sort(from, list.end());
-        list.erase(std::unique(from, list.end()), list.end());
+        if (list.size() - first > 1) { // most operators depend on one other
+            auto from = list.begin() + static_cast<std::ptrdiff_t>(first);
+            std::sort(from, list.end());
+            list.erase(std::unique(from, list.end()), list.end());
+        }
     }
 
     static void count_reads(Dependencies& deps) {
@@ -269,7 +273,7 @@ Dependencies dependencies_in_order(const Graph& g) {
         for (std::size_t j = 0; j < op.inputs.size(); ++j)
             if (const int* p = producer.find(op.inputs[j].name))
                 deps.m_sources[deps.m_first_input[i] + j] = *p;
-        DependenciesBuilder::append_list(g, deps, i, sender_of, deps.m_list);
+        DependenciesBuilder::append_list(deps, i, op.recv_events, sender_of, deps.m_list);
         deps.m_start.push_back(deps.m_list.size());
         for (std::size_t j = 0; j < op.outputs.size(); ++j) {
             int id = deps.output_id(i, j);
@@ -344,17 +348,36 @@ Dependencies dependencies(const Graph& g) {
     // reads was mostly added a moment before and is still in cache. An input whose producer
     // another thread has not reached yet is looked up again afterwards; a repeated name (an
     // invalid graph) sends the whole graph to the serial walk, which reports it exactly.
+    auto run = [&](unsigned t) { return std::pair{n * t / threads, n * (t + 1) / threads}; };
+    // How many inputs and outputs each run has, so that each thread numbers its own.
+    std::vector<std::size_t> ins(threads + 1, 0), outs(threads + 1, 0);
+    support::on_threads(threads, [&](unsigned t) {
+        for (auto [i, end] = run(t); i < end; ++i) {
+            ins[t + 1] += g.ops[i].inputs.size();
+            outs[t + 1] += g.ops[i].outputs.size();
+        }
+    });
+    for (unsigned t = 0; t < threads; ++t) {
+        ins[t + 1] += ins[t];
+        outs[t + 1] += outs[t];
+    }
     Dependencies deps;
-    DependenciesBuilder::number_tensors(g, deps);
-    // Entries: 1 + k for graph input k, 1 + inputs + id for output number id.
+    deps.m_first_input.resize(n + 1);
+    deps.m_first_output.resize(n + 1);
+    deps.m_first_input[n] = ins[threads];
+    deps.m_first_output[n] = outs[threads];
+    deps.m_output_op.resize(outs[threads]);
+    deps.m_sources.assign(ins[threads], Dependencies::k_unknown);
+    // Entries: 1 + k for graph input k, 1 + inputs + id for output number id. A thread finds
+    // another's entry only after that thread has numbered it (the table publishes it), so
+    // key_of and source_of read only what is written.
     const auto first_output_entry = static_cast<std::uint32_t>(g.inputs.size() + 1);
-    auto key_of = [&](std::uint32_t entry) -> std::string_view {
-        if (entry < first_output_entry)
-            return g.inputs[entry - 1].name;
-        auto id = static_cast<int>(entry - first_output_entry);
-        auto [op, k] = deps.output(id);
-        return g.ops[static_cast<std::size_t>(op)].outputs[static_cast<std::size_t>(k)].name;
-    };
+    // Each entry's name, in one array: comparing a key reads one view, written before the
+    // entry is added, not the operator and tensor it came from.
+    std::vector<std::string_view> names_of(first_output_entry + outs[threads]);
+    for (std::size_t k = 0; k < g.inputs.size(); ++k)
+        names_of[k + 1] = g.inputs[k].name;
+    auto key_of = [&](std::uint32_t entry) { return names_of[entry]; };
     auto source_of = [&](std::uint32_t entry, std::size_t reader) {
         if (entry == 0)
             return Dependencies::k_unknown;
@@ -374,9 +397,16 @@ Dependencies dependencies(const Graph& g) {
     std::atomic<bool> repeated{false};
     std::vector<std::vector<std::pair<std::size_t, std::size_t>>> later(threads); // (op, input)
     std::vector<std::vector<std::pair<std::int64_t, int>>> sends(threads);
+    std::vector<std::vector<std::pair<std::size_t, std::int64_t>>> recvs(threads); // (op, event)
     support::on_threads(threads, [&](unsigned t) {
-        for (std::size_t i = n * t / threads; i < n * (t + 1) / threads; ++i) {
+        std::size_t in_at = ins[t], out_at = outs[t];
+        for (auto [i, end] = run(t); i < end; ++i) {
             const Op& op = g.ops[i];
+            deps.m_first_input[i] = in_at;
+            deps.m_first_output[i] = out_at;
+            in_at += op.inputs.size();
+            for (std::size_t j = 0; j < op.outputs.size(); ++j)
+                deps.m_output_op[out_at++] = static_cast<int>(i);
             for (std::size_t j = 0; j < op.inputs.size(); ++j) {
                 const auto& name = op.inputs[j].name;
                 std::uint32_t entry = names.find(name, SharedNames::hash(name), key_of);
@@ -389,11 +419,14 @@ Dependencies dependencies(const Graph& g) {
                 const auto& name = op.outputs[j].name;
                 auto entry =
                     static_cast<std::uint32_t>(deps.m_first_output[i] + j) + first_output_entry;
+                names_of[entry] = name;
                 if (names.insert(name, SharedNames::hash(name), entry, key_of) != 0)
                     repeated.store(true, std::memory_order_relaxed);
             }
             for (auto e : op.send_events)
                 sends[t].emplace_back(e, static_cast<int>(i));
+            for (auto e : op.recv_events)
+                recvs[t].emplace_back(i, e);
         }
     });
     if (repeated)
@@ -415,8 +448,13 @@ Dependencies dependencies(const Graph& g) {
     std::vector<std::vector<std::size_t>> ends(threads); // of each operator's list in lists[t]
     support::on_threads(threads, [&](unsigned t) {
         lists[t].reserve(deps.m_sources.size() / threads + 16);
-        for (std::size_t i = n * t / threads; i < n * (t + 1) / threads; ++i) {
-            DependenciesBuilder::append_list(g, deps, i, sender_of, lists[t]);
+        std::vector<std::int64_t> recv; // of one operator
+        auto next = recvs[t].begin();
+        for (auto [i, end] = run(t); i < end; ++i) {
+            recv.clear();
+            for (; next != recvs[t].end() && next->first == i; ++next)
+                recv.push_back(next->second);
+            DependenciesBuilder::append_list(deps, i, recv, sender_of, lists[t]);
             ends[t].push_back(lists[t].size());
         }
     });
