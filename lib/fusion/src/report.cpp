@@ -1,6 +1,7 @@
 #include "skforge/fusion/report.hpp"
 
 #include "metadata_text.hpp"
+#include "skforge/support/memory.hpp"
 #include "skforge/support/parallel.hpp"
 
 #include <algorithm>
@@ -267,6 +268,7 @@ void plan_json(const graph::Graph& g, const Plan& p,
     in_parallel(g.ops.size(), sink, [&](std::size_t i, json_text::Out& part) {
         const auto& r = p.ops[i];
         const auto& op = g.ops[i];
+        support::prefetch_ahead(g.ops, i);
         part += i ? ",\n  {\"name\": " : "\n  {\"name\": ";
         append_string(part, op.name);
         part += ", \"type\": ";

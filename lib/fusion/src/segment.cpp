@@ -1,6 +1,7 @@
 #include "skforge/fusion/plan.hpp"
 
 #include "skforge/kernel/soc.hpp"
+#include "skforge/support/memory.hpp"
 #include "skforge/support/parallel.hpp"
 
 #include <algorithm>
@@ -177,6 +178,7 @@ void segment_pass(PlanContext& ctx) {
     int sid = -1;
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const Op& op = g.ops[i];
+        support::prefetch_ahead(g.ops, i);
         // Operators of a scope come in runs: the scope is looked up where a run starts.
         if (i == 0 || op.scope != g.ops[i - 1].scope)
             sid = op.scope.empty() ? -1 : scope_index.at(op.scope);

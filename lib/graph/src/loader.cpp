@@ -526,7 +526,9 @@ void load_kernels(Graph& g, Diagnostics& diags) {
     std::unordered_map<std::string_view, int> by_written_path; // skips resolve_path() for repeats
     std::unordered_map<std::string, std::string> binary_digest;
     std::array<std::pair<const std::string*, int>, 4> mru{}; // recently used json_paths
-    for (auto& op : g.ops) {
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+        auto& op = g.ops[i];
+        support::prefetch_ahead(g.ops, i);
         if (op.kernel.json_path.empty())
             continue;
         if (op.kernel.bin_path.empty()) {

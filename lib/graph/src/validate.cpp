@@ -1,4 +1,5 @@
 #include "skforge/graph/graph.hpp"
+#include "skforge/support/memory.hpp"
 #include "skforge/support/parallel.hpp"
 #include "skforge/support/string_map.hpp"
 
@@ -21,7 +22,9 @@ class StreamClocks {
     explicit StreamClocks(const Graph& g) {
         // Graphs have a few streams: a short sorted list, runs of one stream skipped.
         const std::uint32_t* last = nullptr;
-        for (const auto& op : g.ops) {
+        for (std::size_t i = 0; i < g.ops.size(); ++i) {
+            const Op& op = g.ops[i];
+            support::prefetch_ahead(g.ops, i);
             if (last && *last == op.stream_id)
                 continue;
             last = &op.stream_id;
@@ -62,7 +65,9 @@ std::size_t output_count(const Graph& g) {
 void check_names_and_scopes(const Graph& g, Diagnostics& diags) {
     support::StringMap<const Op*> names;
     names.reserve(g.ops.size());
-    for (const auto& op : g.ops) {
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+        const Op& op = g.ops[i];
+        support::prefetch_ahead(g.ops, i);
         if (op.name.empty())
             continue;
         auto [first, fresh] = names.emplace(op.name, &op);
@@ -119,6 +124,7 @@ void validate_graph(const Graph& g, const Dependencies& deps, Diagnostics& diags
     auto next_repeated = repeated.begin(); // outputs come in order of their numbers
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const Op& op = g.ops[i];
+        support::prefetch_ahead(g.ops, i);
         auto& clock = clocks.of(op.stream_id);
         for (auto e : op.recv_events) {
             auto it = sent.find(e);
@@ -353,6 +359,7 @@ Dependencies dependencies(const Graph& g) {
     std::vector<std::size_t> ins(threads + 1, 0), outs(threads + 1, 0);
     support::on_threads(threads, [&](unsigned t) {
         for (auto [i, end] = run(t); i < end; ++i) {
+            support::prefetch_ahead(g.ops, i);
             ins[t + 1] += g.ops[i].inputs.size();
             outs[t + 1] += g.ops[i].outputs.size();
         }
@@ -402,6 +409,7 @@ Dependencies dependencies(const Graph& g) {
         std::size_t in_at = ins[t], out_at = outs[t];
         for (auto [i, end] = run(t); i < end; ++i) {
             const Op& op = g.ops[i];
+            support::prefetch_ahead(g.ops, i);
             deps.m_first_input[i] = in_at;
             deps.m_first_output[i] = out_at;
             in_at += op.inputs.size();
