@@ -399,6 +399,8 @@ bool read_split_ops(Graph& g, const YamlDoc::Split& split, Diagnostics& diags,
     ops[0].reserve(first_op[threads]);
     for (unsigned t = 1; t < threads; ++t)
         ops[t].reserve(first_op[t + 1] - first_op[t]);
+    for (auto& o : ops)
+        support::advise_huge_pages(o.data(), o.capacity() * sizeof(Op));
     Op* joined = ops[0].data();
     std::vector<Diagnostics> found(threads);
     std::vector<std::vector<Scope>> runs(threads);

@@ -24,6 +24,22 @@ inline void prefault(void* p, std::size_t bytes) {
 #endif
 }
 
+/// Asks the kernel to back the 2 MiB-aligned part of [p, p + bytes) with huge pages as it is
+/// first written: one fault per 2 MiB instead of one per 4 KiB, for the largest arrays (a
+/// graph's operators). Only a hint: without transparent huge pages nothing changes.
+inline void advise_huge_pages(void* p, std::size_t bytes) {
+#ifdef MADV_HUGEPAGE
+    constexpr std::uintptr_t huge = std::uintptr_t{2} << 20;
+    auto begin = (reinterpret_cast<std::uintptr_t>(p) + huge - 1) & ~(huge - 1);
+    auto end = (reinterpret_cast<std::uintptr_t>(p) + bytes) & ~(huge - 1);
+    if (end > begin)
+        (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
+
 /// Asks for every cache line of `*p` ahead of use. For walks over large arrays of large
 /// objects (a graph's operators are hundreds of bytes each): the hardware's own prefetch stops
 /// at every page boundary, which such a walk crosses every few elements.
