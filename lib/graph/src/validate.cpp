@@ -209,7 +209,7 @@ void validate_graph(const Graph& g, const Dependencies& deps, Diagnostics& diags
 
 // What both ways of finding dependencies share (a friend of Dependencies).
 struct DependenciesBuilder {
-    // The inputs, outputs and events of `g` counted, and the tables that follow from the counts:
+    // The inputs and outputs of `g` counted, and the tables that follow from the counts:
     // where each operator's inputs and outputs start, and which operator makes each output.
     static void number_tensors(const Graph& g, Dependencies& deps) {
         const std::size_t n = g.ops.size();
@@ -297,7 +297,8 @@ namespace {
 
 // Tensor names, filled by several threads at once: open addressing over one array of 64-bit
 // slots (the hash's upper half and an entry number), each claimed with a compare-and-swap.
-// Keys are not stored: `key_of(entry)` reads them from the graph, which does not change.
+// Keys are not stored here: `key_of(entry)` gives them, and must give an entry's key before the
+// entry is added (a thread that finds the entry then reads it).
 class SharedNames {
   public:
     explicit SharedNames(std::size_t entries)
