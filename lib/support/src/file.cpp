@@ -38,14 +38,19 @@ UniqueFd open_read(const std::string& path, bool follow) {
     return UniqueFd(fd);
 }
 
-std::string read_file(const std::string& path) {
-    UniqueFd fd = open_read(path);
-    // Straight into the string, sized by fstat (a graph can be tens of megabytes: growing it
-    // would copy it several times); a file that grows meanwhile is read to its end all the same.
+namespace {
+
+// The size of the regular file open at `fd`, or 0 (not regular, or fstat failed).
+std::size_t regular_size(const UniqueFd& fd) {
     struct stat st {};
-    std::size_t size = ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode)
-                           ? static_cast<std::size_t>(st.st_size)
-                           : 0;
+    return ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) ? static_cast<std::size_t>(st.st_size)
+                                                              : 0;
+}
+
+// Reads what is left of the file open at `fd`, expecting about `size` bytes. Straight into the
+// string (a graph can be tens of megabytes: growing it would copy it several times); a file that
+// grows meanwhile is read to its end all the same.
+std::string read_rest(const UniqueFd& fd, std::size_t size, const std::string& path) {
     std::string out(size + 1, '\0');
     std::size_t have = 0;
     for (;;) {
@@ -65,6 +70,13 @@ std::string read_file(const std::string& path) {
     return out;
 }
 
+} // namespace
+
+std::string read_file(const std::string& path) {
+    UniqueFd fd = open_read(path);
+    return read_rest(fd, regular_size(fd), path);
+}
+
 SharedText share_text(std::string text) {
     struct Owned {
         std::string bytes;
@@ -79,10 +91,9 @@ SharedText share_text(std::string text) {
 SharedText read_file_shared(const std::string& path) {
     constexpr std::size_t k_map_from = 1 << 20; // smaller files are read: mapping costs more
     UniqueFd fd = open_read(path);
-    struct stat st {};
-    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
-        static_cast<std::size_t>(st.st_size) < k_map_from)
-        return share_text(read_file(path));
+    const std::size_t size = regular_size(fd);
+    if (size < k_map_from)
+        return share_text(read_rest(fd, size, path));
     struct Mapping {
         void* addr = nullptr;
         std::size_t size = 0;
@@ -96,10 +107,10 @@ SharedText read_file_shared(const std::string& path) {
         }
     };
     auto m = std::make_shared<Mapping>();
-    m->size = static_cast<std::size_t>(st.st_size);
-    void* addr = ::mmap(nullptr, m->size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
+    m->size = size;
+    void* addr = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
     if (addr == MAP_FAILED)
-        return share_text(read_file(path));
+        return share_text(read_rest(fd, size, path));
     m->addr = addr;
     m->view = std::string_view(static_cast<const char*>(addr), m->size);
     return {m, &m->view};
