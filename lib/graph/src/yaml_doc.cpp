@@ -36,6 +36,20 @@ bool dash_at(std::string_view s, std::size_t i) {
 // Thrown when the document uses something the fast parser does not read; yaml-cpp takes over.
 struct Unsupported {};
 
+// Adds a node to `doc`'s tree (both parsers build it this way); returns its index. Written in
+// place: a node built on the stack and then copied is read back before its field-by-field
+// stores have landed, and stalls (a fifth of the fast parser's time, measured).
+std::uint32_t add_node(YamlDoc& doc, Kind kind, std::uint32_t line, std::uint32_t col,
+                       std::string_view text) {
+    YamlDoc::Raw& r = doc.m_nodes.emplace_back();
+    r.line = line;
+    r.column = col;
+    r.text = text.data();
+    r.size = static_cast<std::uint32_t>(text.size());
+    r.kind = kind;
+    return static_cast<std::uint32_t>(doc.m_nodes.size() - 1);
+}
+
 // Deeper nesting is refused outright: no graph needs it, and recursive parsers (yaml-cpp's
 // included) would exhaust the stack on it.
 constexpr int k_max_depth = 200;
@@ -158,15 +172,7 @@ class FastParser {
 
     std::uint32_t add(Kind kind, std::uint32_t line, std::uint32_t col,
                       std::string_view text = {}) {
-        // Written in place: a node built on the stack and then copied is read back before its
-        // field-by-field stores have landed, and stalls (a fifth of the parse, measured).
-        YamlDoc::Raw& r = m_doc.m_nodes.emplace_back();
-        r.line = line;
-        r.column = col;
-        r.text = text.data();
-        r.size = static_cast<std::uint32_t>(text.size());
-        r.kind = kind;
-        return static_cast<std::uint32_t>(m_doc.m_nodes.size() - 1);
+        return add_node(m_doc, kind, line, col, text);
     }
     std::uint32_t add_scalar_null() { return add(Kind::null, m_line, column()); }
     // Moves the children pushed since `mark` from the stack to the node's contiguous range.
@@ -503,14 +509,7 @@ std::uint32_t convert(YamlDoc& doc, const YAML::Node& n, int depth = 1) {
         throw YamlError("nesting deeper than " + std::to_string(k_max_depth) + " levels",
                         static_cast<int>(line), static_cast<int>(col));
     auto add = [&](Kind kind, std::string_view text) {
-        YamlDoc::Raw r{};
-        r.line = line;
-        r.column = col;
-        r.text = text.data();
-        r.size = static_cast<std::uint32_t>(text.size());
-        r.kind = kind;
-        doc.m_nodes.push_back(r);
-        return static_cast<std::uint32_t>(doc.m_nodes.size() - 1);
+        return add_node(doc, kind, line, col, text);
     };
     if (n.IsScalar()) {
         doc.m_owned->push_back(n.Scalar());
@@ -558,11 +557,9 @@ YamlDoc YamlDoc::parse_with_yaml_cpp(std::string text) {
             throw YamlError("nesting deeper than " + std::to_string(k_max_depth) + " levels", line,
                             1);
     }
-    YamlDoc doc = fresh(support::share_text(std::move(text)));
-    doc.m_fast = false;
     YAML::Node root;
     try {
-        root = YAML::Load(std::string(*doc.m_text));
+        root = YAML::Load(text);
     } catch (const YAML::DeepRecursion& e) { // its own message says only "bad file"
         throw YamlError("nesting deeper than yaml-cpp reads (" + std::to_string(e.depth()) +
                             " levels)",
@@ -570,6 +567,8 @@ YamlDoc YamlDoc::parse_with_yaml_cpp(std::string text) {
     } catch (const YAML::Exception& e) {
         throw YamlError(e.msg, e.mark.line + 1, e.mark.column + 1);
     }
+    YamlDoc doc = fresh(support::share_text(std::move(text)));
+    doc.m_fast = false;
     doc.m_root = convert(doc, root);
     return doc;
 }
