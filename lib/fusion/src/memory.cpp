@@ -1,6 +1,7 @@
 // The memory pass: one argument per distinct buffer, scratch workspace shared where the
 // sub-kernels are ordered, and an arena for tensors that live only inside a SuperKernel, placed
 // by lifetime.
+#include "skforge/support/memory.hpp"
 #include "skforge/fusion/plan.hpp"
 #include "skforge/kernel/kernel_meta.hpp"
 #include "sync_order.hpp"
@@ -8,7 +9,6 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
-#include <map>
 #include <random>
 #include <span>
 
@@ -333,8 +333,8 @@ void segment_memory(const PlanContext& ctx, Segment& s) {
     for (int i : s.ops) {
         const auto iu = static_cast<std::size_t>(i);
         // The loop below reads every tensor: ask for them now, while this one counts.
-        __builtin_prefetch(g.ops[iu].inputs.data());
-        __builtin_prefetch(g.ops[iu].outputs.data());
+        support::prefetch(g.ops[iu].inputs.data());
+        support::prefetch(g.ops[iu].outputs.data());
         for (int id : deps.sources(iu))
             ids.push_back(id);
         for (std::size_t k = 0; k < g.ops[iu].outputs.size(); ++k)

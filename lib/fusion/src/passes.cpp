@@ -9,7 +9,6 @@
 #include <climits>
 #include <map>
 #include <numeric>
-#include <set>
 
 namespace skforge::fusion {
 

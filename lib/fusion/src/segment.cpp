@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <map>
 #include <unordered_map>
 
 namespace skforge::fusion {

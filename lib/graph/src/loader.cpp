@@ -10,9 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <fstream>
 #include <iterator>
-#include <map>
 #include <set>
 #include <unordered_map>
 
