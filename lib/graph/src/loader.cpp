@@ -354,6 +354,15 @@ std::shared_ptr<const std::string> thread_file_ref(const std::shared_ptr<const s
     return {holder, holder->get()};
 }
 
+// What the reader threads found, joined in thread order (their operators' order).
+void join_reports(std::vector<Diagnostics>& found, std::vector<std::vector<Scope>>& runs,
+                  Diagnostics& diags, std::vector<Scope>& scope_runs) {
+    for (std::size_t t = 0; t < found.size(); ++t) {
+        diags.append(found[t]);
+        std::move(runs[t].begin(), runs[t].end(), std::back_inserter(scope_runs));
+    }
+}
+
 // Reads the operators on every core: each is independent, and each thread reports into its own
 // Diagnostics, merged afterwards in operator order, so the result does not depend on the
 // number of threads.
@@ -370,10 +379,7 @@ void read_ops(Graph& g, const YNode& list, Diagnostics& diags, std::vector<Scope
         runs[t] = std::move(r.scope_runs);
     });
     scope_runs.clear(); // of an earlier `ops`, if the key was repeated
-    for (unsigned t = 0; t < threads; ++t) {
-        diags.append(found[t]);
-        std::move(runs[t].begin(), runs[t].end(), std::back_inserter(scope_runs));
-    }
+    join_reports(found, runs, diags, scope_runs);
 }
 
 // The operators of a split document (YamlDoc::split), parsed and read piece by piece on every
@@ -429,10 +435,7 @@ bool read_split_ops(Graph& g, const YamlDoc::Split& split, Diagnostics& diags,
     g.ops.reserve(total);
     for (unsigned t = 1; t < threads; ++t)
         std::move(ops[t].begin(), ops[t].end(), std::back_inserter(g.ops));
-    for (unsigned t = 0; t < threads; ++t) {
-        diags.append(found[t]);
-        std::move(runs[t].begin(), runs[t].end(), std::back_inserter(scope_runs));
-    }
+    join_reports(found, runs, diags, scope_runs);
     return true;
 }
 

@@ -229,19 +229,19 @@ struct DependenciesBuilder {
     }
 
     // Operator i's list: the producers of what its inputs read and the senders of the events it
-    // receives, `recv` (`sender(e)`: the first sender of e, or -1), sorted and unique, appended
-    // to `list`.
-    template <class Sender>
+    // receives, `recv` (`sender`: event -> its first sender), sorted and unique, appended to
+    // `list`.
     static void append_list(const Dependencies& deps, std::size_t i,
-                            std::span<const std::int64_t> recv, Sender&& sender,
+                            std::span<const std::int64_t> recv,
+                            const std::unordered_map<std::int64_t, int>& sender,
                             std::vector<int>& list) {
         std::size_t first = list.size();
         for (std::size_t k = deps.m_first_input[i]; k < deps.m_first_input[i + 1]; ++k)
             if (int source = deps.m_sources[k]; source >= 0)
                 list.push_back(deps.m_output_op[static_cast<std::size_t>(source)]);
         for (auto e : recv)
-            if (int s = sender(e); s >= 0 && s < static_cast<int>(i))
-                list.push_back(s);
+            if (auto s = sender.find(e); s != sender.end() && s->second < static_cast<int>(i))
+                list.push_back(s->second);
         if (list.size() - first > 1) { // most operators depend on one other
             auto from = list.begin() + static_cast<std::ptrdiff_t>(first);
             std::sort(from, list.end());
@@ -268,10 +268,6 @@ Dependencies dependencies_in_order(const Graph& g) {
         if (!producer.emplace(g.inputs[k].name, -1 - static_cast<int>(k)).second)
             deps.m_repeated_inputs.push_back(k);
     std::unordered_map<std::int64_t, int> sender;
-    auto sender_of = [&](std::int64_t e) {
-        auto it = sender.find(e);
-        return it == sender.end() ? -1 : it->second;
-    };
     deps.m_list.reserve(deps.m_sources.size());
     deps.m_start.reserve(g.ops.size() + 1);
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
@@ -279,7 +275,7 @@ Dependencies dependencies_in_order(const Graph& g) {
         for (std::size_t j = 0; j < op.inputs.size(); ++j)
             if (const int* p = producer.find(op.inputs[j].name))
                 deps.m_sources[deps.m_first_input[i] + j] = *p;
-        DependenciesBuilder::append_list(deps, i, op.recv_events, sender_of, deps.m_list);
+        DependenciesBuilder::append_list(deps, i, op.recv_events, sender, deps.m_list);
         deps.m_start.push_back(deps.m_list.size());
         for (std::size_t j = 0; j < op.outputs.size(); ++j) {
             int id = deps.output_id(i, j);
@@ -449,10 +445,6 @@ Dependencies dependencies(const Graph& g) {
     for (const auto& s : sends)
         for (auto [e, i] : s)
             sender.emplace(e, i);
-    auto sender_of = [&](std::int64_t e) {
-        auto it = sender.find(e);
-        return it == sender.end() ? -1 : it->second;
-    };
     std::vector<std::vector<int>> lists(threads);
     std::vector<std::vector<std::size_t>> ends(threads); // of each operator's list in lists[t]
     support::on_threads(threads, [&](unsigned t) {
@@ -463,7 +455,7 @@ Dependencies dependencies(const Graph& g) {
             recv.clear();
             for (; next != recvs[t].end() && next->first == i; ++next)
                 recv.push_back(next->second);
-            DependenciesBuilder::append_list(deps, i, recv, sender_of, lists[t]);
+            DependenciesBuilder::append_list(deps, i, recv, sender, lists[t]);
             ends[t].push_back(lists[t].size());
         }
     });
