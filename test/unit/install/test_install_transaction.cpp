@@ -470,3 +470,34 @@ TEST_CASE("a trusted key alone requires a signature", "[install][adversarial]") 
     f.policy.trusted.push_back(package::Key::generate(f.dir / "trusted"));
     f.expect_refused(unsigned_run, "not signed, and a signature by a trusted key is required");
 }
+
+TEST_CASE("a package whose index can no longer be read does not block the others",
+          "[install][index]") {
+    struct Collect final : support::Log {
+        std::vector<std::string> warnings;
+        void info(const std::string&) override {}
+        void warn(const std::string& m) override { warnings.push_back(m); }
+    };
+    Fixture f;
+    f.run(f.packed("old"));
+    f.run(f.packed("k2"));
+    // What an older skforge left: the dynamic-kernel format.
+    test::write_text(f.ai() + "/old/config/soc/binary_info_config.json",
+                     R"({"Add":{"binaryList":[{"binPath":"soc/Add/add.o"}]}})");
+    Collect log;
+    auto pkg = verify_package(f.packed("k3"), f.policy);
+    auto tree = InstallTree::open(f.root(), Create::no);
+    TreeLock lock(*tree, LockMode::exclusive);
+    install_package(*tree, pkg, InstallMode::install, f.policy, log);
+    REQUIRE(log.warnings.size() == 1);
+    CHECK_THAT(log.warnings[0], Catch::Contains("package old contributes no kernels"));
+    CHECK_THAT(log.warnings[0], Catch::Contains("uses binaryList"));
+    CHECK_THAT(log.warnings[0], Catch::Contains("skinstall upgrade old.run"));
+    auto index = test::read_text(f.ai() + "/config/soc/binary_info_config.json");
+    CHECK_THAT(index, Catch::Contains("k3/soc/Add/add.o"));
+    CHECK_THAT(index, !Catch::Contains("old/soc"));
+    CHECK(tree->install_order() == std::vector<std::string>{"old", "k2", "k3"});
+    // And it can still be removed.
+    uninstall_package(*tree, "old", Force::yes, log);
+    CHECK(tree->install_order() == std::vector<std::string>{"k2", "k3"});
+}
