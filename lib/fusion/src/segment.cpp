@@ -148,43 +148,53 @@ bool in_segment(const PlanContext& ctx, const Open& open, int op) {
     return ctx.plan.ops[static_cast<std::size_t>(op)].segment == open.segment;
 }
 
+// What a walk does with an operator it reaches.
+enum class Step { skip, through, stop };
+
+// Walks back from `from` through what it depends on: `step(d)` says, for each operator reached,
+// whether to go on through it, pass it by, or end the walk.
+template <class StepFn>
+void walk_back(const PlanContext& ctx, int from, Marks& marks, StepFn step) {
+    marks.next_round();
+    std::vector<int> todo{from};
+    while (!todo.empty()) {
+        int at = todo.back();
+        todo.pop_back();
+        for (int d : ctx.deps[static_cast<std::size_t>(at)]) {
+            Step next = step(d);
+            if (next == Step::stop)
+                return;
+            if (next == Step::through && marks.mark(d))
+                todo.push_back(d);
+        }
+    }
+}
+
 // True when `outside` depends on the open segment, directly or through other operators. Only
 // operators after the segment's start can lead back to it (the graph is in execution order).
 bool reaches_segment(const PlanContext& ctx, const Open& open, int outside, Marks& marks) {
-    marks.next_round();
-    std::vector<int> todo{outside};
-    while (!todo.empty()) {
-        int at = todo.back();
-        todo.pop_back();
-        for (int d : ctx.deps[static_cast<std::size_t>(at)]) {
-            if (in_segment(ctx, open, d))
-                return true;
-            if (d > open.start && marks.mark(d))
-                todo.push_back(d);
-        }
-    }
-    return false;
+    bool found = false;
+    walk_back(ctx, outside, marks, [&](int d) {
+        found = in_segment(ctx, open, d);
+        return found ? Step::stop : d > open.start ? Step::through : Step::skip;
+    });
+    return found;
 }
 
-// The operators outside the segment, run after it starts, that `i` depends on. An ignored
-// operator (ignored_by_segmentation) is seen through: what it depends on counts instead.
+// The operators outside the segment, run after it starts, that `i` depends on, in order. An
+// ignored operator (ignored_by_segmentation) is seen through: what it depends on counts instead.
 std::vector<int> late_dependencies(const PlanContext& ctx, const Open& open, int i, Marks& marks) {
     std::vector<int> late;
-    marks.next_round();
-    std::vector<int> todo{i};
-    while (!todo.empty()) {
-        int at = todo.back();
-        todo.pop_back();
-        for (int d : ctx.deps[static_cast<std::size_t>(at)]) {
-            if (d <= open.start || in_segment(ctx, open, d) || !marks.mark(d))
-                continue;
-            if (ignored_by_segmentation(ctx.graph.ops[static_cast<std::size_t>(d)].type))
-                todo.push_back(d);
-            else
-                late.push_back(d);
-        }
-    }
+    walk_back(ctx, i, marks, [&](int d) {
+        if (d <= open.start || in_segment(ctx, open, d))
+            return Step::skip;
+        if (ignored_by_segmentation(ctx.graph.ops[static_cast<std::size_t>(d)].type))
+            return Step::through;
+        late.push_back(d);
+        return Step::skip;
+    });
     std::sort(late.begin(), late.end());
+    late.erase(std::unique(late.begin(), late.end()), late.end());
     return late;
 }
 
