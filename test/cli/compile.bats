@@ -169,3 +169,19 @@ PY
     [ ! -e "$OUT/static_demo_dav-2201.run" ]
     [ -z "$(ls -A "$OUT" | grep '^\.skc-build')" ]
 }
+
+@test "strict-scope-check=abort fails the compile when its scope loses an operator" {
+    mkgraph true
+    sed -i -e 's/^inputs:/scopes: {s: "strict-scope-check=abort"}\ninputs:/' \
+        -e '/name: m,/s/scope: s}/scope: s, no_fusion: true}/' g/graph.yaml
+    run "$SKC" compile g/graph.yaml
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"graph.yaml:"*"scope 's' has strict-scope-check=abort and cannot be fused whole: 'm' is left out (NO_FUSION_MARK"* ]]
+    grep -q "strict-scope-check=abort" "$OUT/static_demo_dav-2201_compile_error.log"
+    [ ! -e "$OUT/static_demo_dav-2201.run" ]
+    # bypass lets it through: the scope is split (here: one operator fused, one left out).
+    sed -i 's/strict-scope-check=abort/strict-scope-check=bypass/' g/graph.yaml
+    run "$SKC" plan g/graph.yaml
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"m  Mul  NO_FUSION_MARK"* ]]
+}

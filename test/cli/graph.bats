@@ -119,3 +119,25 @@ seg_ops = sum(len(s["ops"]) for s in d["segments"])
 assert seg_ops == len(fused)
 PY
 }
+
+@test "plan --format json names the partners of every early-start pair" {
+    "$SKC" plan "$EX/tbe_cut/graph.yaml" --format json >p.json
+    python3 - <<'PY'
+import json
+d = json.load(open("p.json"))
+segs = {s["name"]: s for s in d["segments"]}
+assert segs["sk_attn_split_0_1"]["early_start_partners"] == [{"set": "norm", "wait": "qkv"}], segs
+assert segs["sk_attn_split_3_4"]["early_start_partners"] == [{"set": "o_proj", "wait": "bias_add"}], segs
+for s in d["segments"]:
+    assert s["early_start_pairs"] == len(s["early_start_partners"])
+PY
+}
+
+@test "check refuses a scope with strict-scope-check=abort that would be cut" {
+    mkdir ex
+    cp -r "$EX/tbe_cut" "$EX/host_kernels" ex/
+    sed -i 's/"early-start=2"/"early-start=2:strict-scope-check=abort"/' ex/tbe_cut/graph.yaml
+    run "$SKC" check ex/tbe_cut/graph.yaml
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"graph.yaml:"*"scope 'sk_attn' has strict-scope-check=abort and cannot be fused whole: 'transpose' is left out (OP_UNSUPPORT: TBE kernel"* ]]
+}

@@ -48,6 +48,26 @@ std::uint32_t queue_of(const PlanContext& ctx, const Segment& s, int pos) {
     return s.options.stream_fusion ? op_at(ctx, s, pos).stream_id : 0;
 }
 
+// debug-aic-num:debug-aiv-num replace the SuperKernel's cores; a count of 0 for a kind of core a
+// sub-kernel runs on would leave that sub-kernel nowhere to run. Reports the first such one.
+void check_debug_cores(const PlanContext& ctx, const Segment& s, graph::Diagnostics& diags) {
+    const int aic = *s.options.debug_aic_num, aiv = *s.options.debug_aiv_num;
+    for (int p = 0; p < static_cast<int>(s.ops.size()); ++p) {
+        KernelType t = type_at(ctx, s, p);
+        bool no_cube = aic == 0 && !kernel::is_vector_only(t);
+        if (!no_cube && (aiv != 0 || kernel::is_cube_only(t)))
+            continue;
+        const std::string kind = no_cube ? "cube" : "vector";
+        const std::string key = no_cube ? "debug-aic-num" : "debug-aiv-num";
+        const auto* scope = ctx.graph.find_scope(s.scope);
+        diags.error(scope ? scope->where : op_at(ctx, s, p).where,
+                    "SuperKernel " + s.name + ": " + key + "=0 leaves no " + kind + " cores for '" +
+                        op_at(ctx, s, p).name + "' (" + meta_at(ctx, s, p).kernel_type_text + ")",
+                    "give " + key + " a positive count, or remove debug-aic-num and debug-aiv-num");
+        return;
+    }
+}
+
 } // namespace
 
 void cores_pass(const PlanContext& ctx, Segment& s, graph::Diagnostics& diags) {
@@ -66,6 +86,7 @@ void cores_pass(const PlanContext& ctx, Segment& s, graph::Diagnostics& diags) {
     }
     if (s.options.debug_aic_num) {
         s.task_ration = reduced_ratio(*s.options.debug_aic_num, *s.options.debug_aiv_num);
+        check_debug_cores(ctx, s, diags);
     } else if (cube && vector) {
         s.task_ration = one_to_one && !one_to_two ? "1:1" : "1:2";
     } else {

@@ -126,6 +126,23 @@ void write_options(json_text::Out& out, const graph::ScopeOptions& o) {
     out += '}';
 }
 
+// Who sets and who waits for each early-start flag, by operator name, in the pairs' order.
+void write_early_start_partners(json_text::Out& out, const graph::Graph& g, const Segment& s) {
+    auto name = [&](int pos) -> const std::string& {
+        return g.ops[static_cast<std::size_t>(s.ops[static_cast<std::size_t>(pos)])].name;
+    };
+    json_text::key(out, "early_start_partners");
+    out += '[';
+    for (std::size_t k = 0; k < s.early_start_pairs.size(); ++k) {
+        out += k ? ",{\"set\":" : "{\"set\":";
+        json_text::string(out, name(s.early_start_pairs[k].first));
+        out += ",\"wait\":";
+        json_text::string(out, name(s.early_start_pairs[k].second));
+        out += '}';
+    }
+    out += ']';
+}
+
 std::string quoted(const std::string& s) {
     std::string out = "\"";
     for (char c : s) {
@@ -234,6 +251,7 @@ void plan_json(const graph::Graph& g, const Plan& p,
         jt::number(part, "vector", counts[0]);
         part += '}';
         jt::number(part, "early_start_pairs", seg.early_start_pairs.size());
+        write_early_start_partners(part, g, seg);
         jt::number(part, "event_pairs", seg.event_pairs.size());
         jt::key(part, "kernel_meta");
         write_kernel_meta(part, g, seg);

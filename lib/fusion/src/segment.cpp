@@ -60,16 +60,28 @@ bool supported_collective(std::string_view type) {
 
 } // namespace
 
+bool ignored_by_segmentation(std::string_view type) {
+    // Graph inputs, constants and variables run nothing; sends and receives are the event tasks
+    // GE's own pass turns into synchronisation. GE drops their scope mark before it cuts scopes.
+    static constexpr std::string_view k_ignored[] = {
+        "Send", "SendNotify", "SendMem", "Recv",     "RecvNotify",      "RecvMem",
+        "Data", "Variable",   "Const",   "Constant", "ConstPlaceHolder"};
+    return std::find(std::begin(k_ignored), std::end(k_ignored), type) != std::end(k_ignored);
+}
+
 namespace {
 
 // unfusible, with the SoC's cores looked up once for the whole graph.
 std::optional<std::pair<Reason, std::string>>
 unfusible_on(const graph::Graph& g, const Op& op, int scope_index, kernel::SocCores cores) {
     using R = std::pair<Reason, std::string>;
-    if (op.no_fusion)
-        return R{Reason::no_fusion_mark, "marked no_fusion"};
+    // The graph-wide switch comes before anything said of one operator.
     if (!g.super_kernel_optimize)
         return R{Reason::fusion_disabled, "super_kernel_optimize is false"};
+    if (ignored_by_segmentation(op.type))
+        return R{Reason::not_in_scope, "'" + op.type + "' operators are ignored by segmentation"};
+    if (op.no_fusion)
+        return R{Reason::no_fusion_mark, "marked no_fusion"};
     if (op.scope.empty())
         return R{Reason::not_in_scope, "not in any SuperKernel scope"};
     if (scope_index >= static_cast<int>(graph::k_max_scopes))
@@ -115,27 +127,104 @@ struct Open {
     int start; ///< op index where the segment starts
 };
 
-// Splits when `i` depends on an op outside the segment that runs after the segment starts: the
-// fused kernel launches at its first op, so that op's output would not exist yet.
+// Operators marked by the walks below, by round, so a walk never clears the marks of the last.
+class Marks {
+  public:
+    explicit Marks(std::size_t n) : m_round(n, 0) {}
+    /// Starts a walk with no operator marked.
+    void next_round() { ++m_current; }
+    /// Marks `i`; false when it already was marked in this round.
+    bool mark(int i) {
+        auto& r = m_round[static_cast<std::size_t>(i)];
+        return r != m_current && (r = m_current, true);
+    }
+
+  private:
+    std::vector<std::uint32_t> m_round;
+    std::uint32_t m_current = 0;
+};
+
+bool in_segment(const PlanContext& ctx, const Open& open, int op) {
+    return ctx.plan.ops[static_cast<std::size_t>(op)].segment == open.segment;
+}
+
+// What a walk does with an operator it reaches.
+enum class Step { skip, through, stop };
+
+// Walks back from `from` through what it depends on: `step(d)` says, for each operator reached,
+// whether to go on through it, pass it by, or end the walk.
+template <class StepFn>
+void walk_back(const PlanContext& ctx, int from, Marks& marks, StepFn step) {
+    marks.next_round();
+    std::vector<int> todo{from};
+    while (!todo.empty()) {
+        int at = todo.back();
+        todo.pop_back();
+        for (int d : ctx.deps[static_cast<std::size_t>(at)]) {
+            Step next = step(d);
+            if (next == Step::stop)
+                return;
+            if (next == Step::through && marks.mark(d))
+                todo.push_back(d);
+        }
+    }
+}
+
+// True when `outside` depends on the open segment, directly or through other operators. Only
+// operators after the segment's start can lead back to it (the graph is in execution order).
+bool reaches_segment(const PlanContext& ctx, const Open& open, int outside, Marks& marks) {
+    bool found = false;
+    walk_back(ctx, outside, marks, [&](int d) {
+        found = in_segment(ctx, open, d);
+        return found ? Step::stop : d > open.start ? Step::through : Step::skip;
+    });
+    return found;
+}
+
+// The operators outside the segment, run after it starts, that `i` depends on, in order. An
+// ignored operator (ignored_by_segmentation) is seen through: what it depends on counts instead.
+std::vector<int> late_dependencies(const PlanContext& ctx, const Open& open, int i, Marks& marks) {
+    std::vector<int> late;
+    walk_back(ctx, i, marks, [&](int d) {
+        if (d <= open.start || in_segment(ctx, open, d))
+            return Step::skip;
+        if (ignored_by_segmentation(ctx.graph.ops[static_cast<std::size_t>(d)].type))
+            return Step::through;
+        late.push_back(d);
+        return Step::skip;
+    });
+    std::sort(late.begin(), late.end());
+    late.erase(std::unique(late.begin(), late.end()), late.end());
+    return late;
+}
+
+// Why `i` cannot join the open segment, or nullopt. The fused kernel launches where its first
+// operator was, so every operator it depends on must have run by then. Every late dependency is
+// looked at: one that itself depends on the segment would wait for the launch that waits for it
+// (EXIST_DEADLOCK, which wins); otherwise the first is named (EXTERNAL_DEPEND).
 std::optional<std::pair<Reason, std::string>> must_split(const PlanContext& ctx, const Open& open,
-                                                         int i) {
+                                                         int i, Marks& marks) {
     const auto& seg = ctx.plan.segments[static_cast<std::size_t>(open.segment)];
     if (seg.ops.size() >= k_max_tasks)
         return std::pair{Reason::exceed_task_max, "a SuperKernel holds at most 1024 tasks"};
-    for (int d : ctx.deps[static_cast<std::size_t>(i)]) {
-        if (d <= open.start || ctx.plan.ops[static_cast<std::size_t>(d)].segment == open.segment)
-            continue;
-        const auto& outside = ctx.graph.ops[static_cast<std::size_t>(d)];
-        bool cycle = std::any_of(ctx.deps[static_cast<std::size_t>(d)].begin(),
-                                 ctx.deps[static_cast<std::size_t>(d)].end(), [&](int dd) {
-                                     return ctx.plan.ops[static_cast<std::size_t>(dd)].segment ==
-                                            open.segment;
-                                 });
-        return std::pair{cycle ? Reason::exist_deadlock : Reason::external_depend,
-                         "depends on '" + outside.name + "', which runs after the segment starts" +
-                             (cycle ? " and depends on the segment itself" : "")};
-    }
-    return std::nullopt;
+    auto direct = ctx.deps[static_cast<std::size_t>(i)];
+    if (std::none_of(direct.begin(), direct.end(),
+                     [&](int d) { return d > open.start && !in_segment(ctx, open, d); }))
+        return std::nullopt;
+    auto late = late_dependencies(ctx, open, i, marks);
+    if (late.empty())
+        return std::nullopt;
+    auto name = [&](int op) {
+        return "'" + ctx.graph.ops[static_cast<std::size_t>(op)].name + "'";
+    };
+    for (int d : late)
+        if (reaches_segment(ctx, open, d, marks))
+            return std::pair{
+                Reason::exist_deadlock,
+                "depends on " + name(d) +
+                    ", which runs after the segment starts and depends on the segment itself"};
+    return std::pair{Reason::external_depend,
+                     "depends on " + name(late.front()) + ", which runs after the segment starts"};
 }
 
 void name_segments(PlanContext& ctx, const std::vector<int>& scope_sizes,
@@ -151,6 +240,47 @@ void name_segments(PlanContext& ctx, const std::vector<int>& scope_sizes,
                          : seg.scope + "_split_" + std::to_string(seg.scope_begin) + "_" +
                                std::to_string(seg.scope_end);
     }
+}
+
+// strict-scope-check=abort: a scope that is split, or loses an operator, fails the compile, as in
+// GE's SuperKernel pass. The scope's first lost operator, else its first cut, is the reason given.
+void check_strict_scopes(PlanContext& ctx, const std::vector<graph::ScopeOptions>& options,
+                         const std::vector<int>& first_lost,
+                         const std::vector<int>& scope_of_segment) {
+    const auto& g = ctx.graph;
+    auto strict = [&](std::size_t s) {
+        return options[s].strict_scope_check == graph::StrictScopeCheck::abort;
+    };
+    bool any = false;
+    for (std::size_t s = 0; s < options.size(); ++s)
+        any = any || strict(s);
+    if (!any || !g.super_kernel_optimize)
+        return;
+    std::vector<std::string> why(options.size());
+    for (std::size_t s = 0; s < options.size(); ++s) {
+        if (!strict(s) || first_lost[s] < 0)
+            continue;
+        auto i = static_cast<std::size_t>(first_lost[s]);
+        const auto& r = ctx.plan.ops[i];
+        why[s] = "'" + g.ops[i].name + "' is left out (" + std::string(reason_code(*r.reason)) +
+                 ": " + r.detail + ")";
+    }
+    for (std::size_t k = 0; k < scope_of_segment.size(); ++k) {
+        auto s = static_cast<std::size_t>(scope_of_segment[k]);
+        const auto& seg = ctx.plan.segments[k];
+        if (strict(s) && why[s].empty() && seg.split_reason)
+            why[s] = "it is cut before '" + g.ops[static_cast<std::size_t>(seg.ops.front())].name +
+                     "' (" + std::string(reason_code(*seg.split_reason)) + ": " + seg.split_detail +
+                     ")";
+    }
+    for (std::size_t s = 0; s < why.size(); ++s)
+        if (!why[s].empty())
+            ctx.diags.error(
+                g.scopes[s].where,
+                "scope '" + g.scopes[s].name +
+                    "' has strict-scope-check=abort and cannot be fused whole: " + why[s],
+                "fix the cause, or set strict-scope-check=bypass to let the scope be "
+                "split");
 }
 
 } // namespace
@@ -173,18 +303,24 @@ void segment_pass(PlanContext& ctx) {
     std::vector<int> position(n, 0);
     std::vector<std::optional<std::pair<Reason, std::string>>> pending_cut(n);
     std::vector<int> scope_of_segment;
+    std::vector<int> first_lost(n, -1); // per scope, its first operator left out
     const auto cores = kernel::soc_cores(g.soc_version, g.npu_arch);
-    int sid = -1;
+    Marks marks(g.ops.size());
+    int run_sid = -1;
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const Op& op = g.ops[i];
         support::prefetch_ahead(g.ops, i);
         // Operators of a scope come in runs: the scope is looked up where a run starts.
         if (i == 0 || op.scope != g.ops[i - 1].scope)
-            sid = op.scope.empty() ? -1 : scope_index.at(op.scope);
+            run_sid = op.scope.empty() ? -1 : scope_index.at(op.scope);
+        // An ignored operator is no member of its scope: it takes no position and cuts nothing.
+        int sid = ignored_by_segmentation(op.type) ? -1 : run_sid;
         auto su = static_cast<std::size_t>(sid);
         int pos = sid < 0 ? 0 : position[su]++;
         if (auto why = unfusible_on(g, op, sid, cores)) {
             plan.ops[i].reason = why->first;
+            if (sid >= 0 && first_lost[su] < 0)
+                first_lost[su] = static_cast<int>(i);
             if (sid >= 0 && open[su]) {
                 open[su].reset();
                 pending_cut[su] =
@@ -196,7 +332,7 @@ void segment_pass(PlanContext& ctx) {
             continue;
         }
         std::optional<std::pair<Reason, std::string>> split;
-        if (open[su] && (split = must_split(ctx, *open[su], static_cast<int>(i))))
+        if (open[su] && (split = must_split(ctx, *open[su], static_cast<int>(i), marks)))
             open[su].reset();
         if (!open[su]) {
             Segment seg;
@@ -217,6 +353,7 @@ void segment_pass(PlanContext& ctx) {
         plan.ops[i].segment = open[su]->segment;
     }
     name_segments(ctx, position, scope_of_segment);
+    check_strict_scopes(ctx, options, first_lost, scope_of_segment);
 }
 
 Plan make_plan(const graph::Graph& graph, graph::Diagnostics& diags, PlanDepth depth) {

@@ -479,3 +479,55 @@ TEST_CASE("the plan JSON shows a segment's options as nlohmann writes them", "[f
     CHECK(options["dcci_before_kernel_start"] == nlohmann::json{"Tvec", "Mat*"});
     CHECK(options["dcci_after_kernel_end"] == nlohmann::json::array());
 }
+
+TEST_CASE("the plan JSON names each early-start pair's partners", "[fusion][report]") {
+    test::GraphFixture f;
+    fusion::Plan p;
+    only_segment(f, p,
+                 header("scopes: {s: \"early-start=1\"}\n") + op("a", "vec", "x", "scope: s") +
+                     op("b", "vec", "a", "scope: s") + op("c", "vec", "a, b", "scope: s"));
+    auto plan = nlohmann::json::parse(fusion::plan_json(f.graph, p));
+    const auto& seg = plan["segments"][0];
+    CHECK(seg["early_start_pairs"] == 2); // the count stays
+    REQUIRE(seg.contains("early_start_partners"));
+    CHECK(seg["early_start_partners"] ==
+          nlohmann::json::parse(R"([{"set":"a","wait":"b"},{"set":"b","wait":"c"}])"));
+    test::GraphFixture g;
+    only_segment(g, p,
+                 header() + op("a", "vec", "x", "scope: s") + op("b", "vec", "a", "scope: s"));
+    auto none = nlohmann::json::parse(fusion::plan_json(g.graph, p));
+    CHECK(none["segments"][0]["early_start_partners"] == nlohmann::json::array());
+}
+
+TEST_CASE("cores: debug core counts that leave a kernel type no cores are an error",
+          "[fusion][passes]") {
+    struct Case {
+        const char* options;
+        const char* kernel;
+        const char* message; // empty: accepted
+    };
+    for (const Case& c : {
+             Case{"debug-aic-num=2:debug-aiv-num=0", "vec",
+                  "debug-aiv-num=0 leaves no vector cores"},
+             Case{"debug-aic-num=0:debug-aiv-num=4", "cube",
+                  "debug-aic-num=0 leaves no cube cores"},
+             Case{"debug-aic-num=0:debug-aiv-num=4", "mix", "debug-aic-num=0 leaves no cube cores"},
+             Case{"debug-aic-num=2:debug-aiv-num=0", "mix",
+                  "debug-aiv-num=0 leaves no vector cores"},
+             Case{"debug-aic-num=2:debug-aiv-num=0", "cube", ""},
+             Case{"debug-aic-num=0:debug-aiv-num=4", "vec", ""},
+             Case{"debug-aic-num=2:debug-aiv-num=4", "mix", ""},
+         }) {
+        INFO(c.options << " " << c.kernel);
+        test::GraphFixture f;
+        REQUIRE(f.load(header(std::string("scopes: {s: \"") + c.options + "\"}\n") +
+                       op("a", c.kernel, "x", "scope: s")));
+        fusion::make_plan(f.graph, f.diags);
+        if (*c.message == 0) {
+            CHECK_FALSE(f.diags.has_errors());
+            continue;
+        }
+        CHECK_THAT(f.first(), Catch::Contains("g.yaml:") && Catch::Contains("SuperKernel s: ") &&
+                                  Catch::Contains(c.message) && Catch::Contains("for 'a'"));
+    }
+}

@@ -146,3 +146,118 @@ TEST_CASE("scope options reach their segment over the graph's defaults", "[fusio
     CHECK(p.segments[0].options.early_start == 2);
     CHECK(p.segments[0].options.split_mode == 2);
 }
+
+TEST_CASE("an outside operator that depends on the segment through others is a deadlock",
+          "[fusion][segment]") {
+    test::GraphFixture f;
+    // a -> o1 -> o2 -> b: o2 depends on the segment only through o1.
+    auto p = plan_of(f, header() + op("a", "vec", "x", "scope: s") + op("o1", "vec", "a_out") +
+                            op("o2", "vec", "o1_out") + op("b", "vec", "o2_out", "scope: s"));
+    REQUIRE(p.segments.size() == 2);
+    CHECK(fusion::reason_code(*p.segments[1].split_reason) == "EXIST_DEADLOCK");
+    CHECK_THAT(p.segments[1].split_detail, Catch::Contains("'o2'"));
+}
+
+TEST_CASE("every late dependency is looked at, and a deadlock wins", "[fusion][segment]") {
+    test::GraphFixture f;
+    // b depends on o1 (independent of the segment) and on o2 (which depends on a).
+    auto p =
+        plan_of(f, header() + op("a", "vec", "x", "scope: s") + op("o1", "vec", "x") +
+                       op("o2", "vec", "a_out") + op("b", "vec", "o1_out, o2_out", "scope: s"));
+    REQUIRE(p.segments.size() == 2);
+    CHECK(fusion::reason_code(*p.segments[1].split_reason) == "EXIST_DEADLOCK");
+    CHECK_THAT(p.segments[1].split_detail, Catch::Contains("'o2'"));
+    test::GraphFixture g;
+    // With no deadlock the first late dependency is named.
+    auto q = plan_of(g, header() + op("a", "vec", "x", "scope: s") + op("o1", "vec", "x") +
+                            op("o2", "vec", "x") + op("b", "vec", "o1_out, o2_out", "scope: s"));
+    REQUIRE(q.segments.size() == 2);
+    CHECK(fusion::reason_code(*q.segments[1].split_reason) == "EXTERNAL_DEPEND");
+    CHECK_THAT(q.segments[1].split_detail, Catch::Contains("'o1'"));
+}
+
+TEST_CASE("super_kernel_optimize false comes before an operator's no_fusion mark",
+          "[fusion][segment]") {
+    test::GraphFixture f;
+    auto p = plan_of(f, header("super_kernel_optimize: false\n") +
+                            op("a", "vec", "x", "scope: s, no_fusion: true"));
+    CHECK(reason(p, 0) == "FUSION_DISABLED");
+}
+
+TEST_CASE("Send, Recv, Data, Variable and Const are neither fused nor cut a scope",
+          "[fusion][segment]") {
+    for (const char* type : {"Send", "SendNotify", "SendMem", "Recv", "RecvNotify", "RecvMem",
+                             "Data", "Variable", "Const", "Constant", "ConstPlaceHolder"}) {
+        INFO(type);
+        test::GraphFixture f;
+        // A fusible kernel in the scope, and a TBE one that would cut it were it a member.
+        auto p = plan_of(
+            f, header() + op("a", "vec", "x", "scope: s") +
+                   op("i", "vec", "a_out", std::string("scope: s, type: ") + type) +
+                   op("t", "vec", "x", std::string("scope: s, engine: tbe, type: ") + type) +
+                   op("b", "vec", "i_out", "scope: s"));
+        REQUIRE(p.segments.size() == 1);
+        CHECK(p.segments[0].name == "s");
+        CHECK(names(f, p.segments[0]) == std::vector<std::string>{"a", "b"});
+        CHECK(reason(p, 1) == "NOT_IN_SCOPE");
+        CHECK(reason(p, 2) == "NOT_IN_SCOPE");
+        CHECK_THAT(p.ops[1].detail, Catch::Contains("ignored by segmentation"));
+    }
+}
+
+TEST_CASE("a dependency through an ignored operator counts as a dependency on what it reads",
+          "[fusion][segment]") {
+    test::GraphFixture f;
+    // b reads r (a Recv, ignored), which reads o: outside, late, independent of the segment.
+    auto p =
+        plan_of(f, header() + op("a", "vec", "x", "scope: s") + op("o", "vec", "x") +
+                       op("r", "vec", "o_out", "type: Recv") + op("b", "vec", "r_out", "scope: s"));
+    REQUIRE(p.segments.size() == 2);
+    CHECK(fusion::reason_code(*p.segments[1].split_reason) == "EXTERNAL_DEPEND");
+    CHECK_THAT(p.segments[1].split_detail, Catch::Contains("'o'"));
+}
+
+TEST_CASE("strict-scope-check=abort refuses a scope that is split or loses operators",
+          "[fusion][segment]") {
+    const std::string abort = "scopes: {s: \"strict-scope-check=abort\"}\n";
+    test::GraphFixture f;
+    plan_of(f, header(abort) + op("a", "vec", "x", "scope: s") +
+                   op("t", "vec", "a_out", "scope: s, engine: tbe") +
+                   op("b", "vec", "t_out", "scope: s"));
+    REQUIRE(f.diags.has_errors());
+    CHECK_THAT(f.first(), Catch::Contains("g.yaml:") &&
+                              Catch::Contains("scope 's' has strict-scope-check=abort") &&
+                              Catch::Contains("'t' is left out (OP_UNSUPPORT"));
+    test::GraphFixture g;
+    // Split with nothing left out.
+    plan_of(g, header(abort) + op("a", "vec", "x", "scope: s") + op("o", "vec", "x") +
+                   op("b", "vec", "o_out", "scope: s"));
+    CHECK_THAT(g.first(), Catch::Contains("cut before 'b' (EXTERNAL_DEPEND"));
+    test::GraphFixture h;
+    // Loses its only operator: no segment at all, still refused.
+    plan_of(h, header(abort) + op("t", "vec", "x", "scope: s, no_fusion: true"));
+    CHECK_THAT(h.first(), Catch::Contains("'t' is left out (NO_FUSION_MARK"));
+}
+
+TEST_CASE("strict-scope-check lets a whole scope, or a bypassed one, through",
+          "[fusion][segment]") {
+    test::GraphFixture f;
+    // Whole, with an ignored operator in it.
+    auto p = plan_of(
+        f, header("scopes: {s: \"strict-scope-check=abort\"}\n") + op("a", "vec", "x", "scope: s") +
+               op("d", "vec", "x", "scope: s, type: Data") + op("b", "vec", "a_out", "scope: s"));
+    CHECK_FALSE(f.diags.has_errors());
+    CHECK(p.segments.size() == 1);
+    test::GraphFixture g;
+    auto q = plan_of(g, header("scopes: {s: \"strict-scope-check=bypass\"}\n") +
+                            op("a", "vec", "x", "scope: s") +
+                            op("t", "vec", "a_out", "scope: s, engine: tbe") +
+                            op("b", "vec", "t_out", "scope: s"));
+    CHECK_FALSE(g.diags.has_errors());
+    CHECK(q.segments.size() == 2);
+    test::GraphFixture h;
+    // Nothing is fused when fusion is off: there is nothing to check.
+    plan_of(h, header("super_kernel_optimize: false\nscopes: {s: \"strict-scope-check=abort\"}\n") +
+                   op("a", "vec", "x", "scope: s"));
+    CHECK_FALSE(h.diags.has_errors());
+}

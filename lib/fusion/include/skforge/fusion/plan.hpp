@@ -17,7 +17,8 @@ enum class Reason {
     not_in_scope,           ///< in no SuperKernel scope
     exceed_core_max,        ///< blockDim larger than the SoC has cores
     isolated_event,         ///< reserved: events are checked by validation
-    exist_deadlock,  ///< split reason: an outside op depends on the segment and the segment on it
+    exist_deadlock,  ///< split reason: the segment depends on an outside op that depends on it
+                     ///< (directly or through other ops)
     external_depend, ///< split reason: depends on an outside op that runs after the segment starts
     unsupport_event_type, ///< reserved
     simt_op_unsupport,    ///< engine simt
@@ -142,6 +143,10 @@ struct PlanContext {
     const graph::Dependencies& deps;
     Plan plan;
 };
+
+/// True for the OpTypes segmentation ignores (Send, Recv, Data, Variable, Const and their kin, as
+/// GE's SuperKernel pass does): they are never fused and never cut a scope.
+bool ignored_by_segmentation(std::string_view type);
 
 /// Why `op` cannot be fused, or nullopt (its scope's position among scopes is `scope_index`).
 std::optional<std::pair<Reason, std::string>> unfusible(const graph::Graph& g, const graph::Op& op,
