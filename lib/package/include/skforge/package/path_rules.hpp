@@ -1,5 +1,7 @@
 #pragma once
 
+#include "skforge/support/safe_path.hpp"
+
 #include <optional>
 #include <string>
 #include <string_view>
@@ -10,7 +12,7 @@ namespace skforge::package {
 /// Longest path (bytes) a package may hold.
 inline constexpr std::size_t k_max_path_bytes = 4096;
 /// Longest path component (bytes).
-inline constexpr std::size_t k_max_component_bytes = 255;
+inline constexpr std::size_t k_max_component_bytes = support::k_max_component_bytes;
 
 /// Why `text` is not valid UTF-8 (overlong forms, surrogates and code points past U+10FFFF
 /// included), or nullopt when it is.
@@ -21,9 +23,8 @@ std::optional<std::string> check_utf8(std::string_view text);
 /// most 255 bytes and at most 4096 bytes in all.
 std::optional<std::string> check_entry_path(std::string_view path);
 
-/// Why `name` is not a package name, or nullopt: one component of letters, digits and `._+-`,
-/// starting with a letter, digit or `_`, at most 255 bytes. The installed directory and the
-/// shell scripts use it verbatim, hence the narrow alphabet.
+/// Why `name` is not a package name, or nullopt: the rule for every name that becomes a path
+/// component (support::check_name_component).
 std::optional<std::string> check_package_name(std::string_view name);
 
 /// Why `text` is not a valid version / arch / SoC label (letters, digits, `._+~-`, 1..64 bytes;
