@@ -48,8 +48,8 @@ outside_digest() {
         find . -path "./$OUT" -prune -o -type f -exec sha256sum {} + | sort) | sha256sum
 }
 
-# compile_refused WHAT: skc compile fails naming the graph position and WHAT; nothing outside
-# the output directory changed, and in it no .run.
+# compile_refused WHAT: skc compile fails saying WHAT; nothing outside the output directory
+# changed, and in it no .run.
 compile_refused() {
     local before
     before=$(outside_digest)
@@ -112,20 +112,12 @@ compile_refused() {
     mkdir -p "$OUT" elsewhere/cache elsewhere/log
     echo canary >elsewhere/cache/keep
     ln -s "$W/elsewhere/cache" "$OUT/static_kernel_cache"
-    before=$(outside_digest)
-    run "$SKC" compile g/graph.yaml --npu-arch host -o "$OUT" --name names_host
-    echo "$output"
-    [ "$status" -eq 1 ]
-    [[ "$output" == *"refusing to write under '$OUT/static_kernel_cache': it is a symbolic link leading out of '$OUT'"* ]]
-    [ "$(outside_digest)" = "$before" ]
-    [ ! -e "$OUT/names_host.run" ]
+    compile_refused "refusing to write under '$OUT/static_kernel_cache': it is a symbolic link leading out of '$OUT'"
     # The compile log directory likewise.
     rm "$OUT/static_kernel_cache"
     ln -s "$W/elsewhere/log" "$OUT/names_host_compile_log"
-    run "$SKC" compile g/graph.yaml --npu-arch host -o "$OUT" --name names_host
-    [ "$status" -eq 1 ]
-    [[ "$output" == *"'$OUT/names_host_compile_log': it is a symbolic link leading out of"* ]]
-    [ "$(outside_digest)" = "$before" ]
+    compile_refused "'$OUT/names_host_compile_log': it is a symbolic link leading out of"
+    [ -z "$(ls elsewhere/log)" ]
 }
 
 @test "valid names still compile" {
