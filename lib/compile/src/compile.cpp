@@ -12,6 +12,7 @@
 #include "skforge/support/atomic_file.hpp"
 #include "skforge/support/error.hpp"
 #include "skforge/support/file.hpp"
+#include "skforge/support/safe_path.hpp"
 #include "skforge/support/sha256.hpp"
 
 #include <algorithm>
@@ -95,15 +96,21 @@ std::string cache_key(const graph::Graph& g, const CompileOptions& o, const std:
     return support::digest_hex(h.finish());
 }
 
+// Every path under the output directory, each made by support::path_beneath.
 struct Outputs {
     std::string dir, name;
-    std::string run() const { return dir + "/" + name + ".run"; }
-    std::string log_dir() const { return dir + "/" + name + "_compile_log"; }
-    std::string succ_log() const { return log_dir() + "/" + name + "_compile_succ.log"; }
-    std::string error_log() const { return dir + "/" + name + "_compile_error.log"; }
-    std::string sources() const { return dir + "/" + name + "_sources"; }
+    std::string run() const { return support::path_beneath(dir, name + ".run"); }
+    std::string log_dir() const { return support::path_beneath(dir, name + "_compile_log"); }
+    std::string succ_log() const {
+        return support::path_beneath(dir, name + "_compile_log/" + name + "_compile_succ.log");
+    }
+    std::string error_log() const {
+        return support::path_beneath(dir, name + "_compile_error.log");
+    }
+    std::string sources() const { return support::path_beneath(dir, name + "_sources"); }
     std::string cache_file(const std::string& arch) const {
-        return dir + "/static_kernel_cache/skforge-" SKFORGE_VERSION "_" + arch + ".json";
+        return support::path_beneath(dir, "static_kernel_cache/skforge-" SKFORGE_VERSION "_" +
+                                              arch + ".json");
     }
 };
 

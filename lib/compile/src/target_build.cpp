@@ -12,6 +12,7 @@
 #include "skforge/support/error.hpp"
 #include "skforge/support/file.hpp"
 #include "skforge/support/process.hpp"
+#include "skforge/support/safe_path.hpp"
 #include "skforge/support/sha256.hpp"
 
 #include <algorithm>
@@ -240,10 +241,11 @@ void stage_superkernel(const graph::Graph& g, const fusion::Segment& s, const Su
                     " for SuperKernel " + s.name);
     std::string binary = support::read_file(binary_path.string());
     json meta = superkernel_meta(g, s, f, support::sha256_hex(binary));
-    write_text(stage / (f.dir + s.name + ".json"), meta.dump(2) + "\n");
-    write_text(stage / (f.dir + s.name + f.suffix), binary);
-    fs::copy_file(build / "gen" / (s.name + ".cpp"), stage / (f.dir + s.name + ".cpp"));
-    fs::permissions(stage / (f.dir + s.name + ".cpp"), fs::perms(0644));
+    write_text(support::path_beneath(stage, f.dir + s.name + ".json"), meta.dump(2) + "\n");
+    write_text(support::path_beneath(stage, f.dir + s.name + f.suffix), binary);
+    const fs::path source = support::path_beneath(stage, f.dir + s.name + ".cpp");
+    fs::copy_file(build / "gen" / (s.name + ".cpp"), source);
+    fs::permissions(source, fs::perms(0644));
     index["SuperKernel"]["binaryList"].push_back(
         {{"simplifiedKey", {"SuperKernel/" + s.name}}, {"binPath", f.dir + s.name + ".json"}});
     log += "SuperKernel " + s.name + ": " + std::to_string(s.ops.size()) + " sub-kernels -> " +
@@ -290,19 +292,19 @@ void build_host_package(const graph::Graph& g, const fusion::Plan& plan,
             continue;
         const std::string& name = g.kernels[k].meta.kernel_name;
         if (!in.object.empty()) {
-            fs::copy_file(in.object, build / "obj" / (name + ".o"),
+            fs::copy_file(in.object, support::path_beneath(build, "obj/" + name + ".o"),
                           fs::copy_options::overwrite_existing);
             log += "kernel " + name + ": host object " + in.object + "\n";
             continue;
         }
         fs::create_directories(build / "src");
-        fs::copy_file(in.source, build / "src" / (name + ".cpp"),
+        fs::copy_file(in.source, support::path_beneath(build, "src/" + name + ".cpp"),
                       fs::copy_options::overwrite_existing);
         log += "kernel " + name + ": source " + in.source + "\n";
         auto cmd = std::vector<std::string>{cxx};
         cmd.insert(cmd.end(), cflags.begin(), cflags.end());
         cmd.insert(cmd.end(), {"-DSKFORGE_KERNEL_NAME=" + name, "-c", "src/" + name + ".cpp", "-o",
-                               "obj/" + name + ".o"});
+                               support::checked_beneath(build_dir, "obj/" + name + ".o")});
         commands.push_back(cmd);
         what.push_back("kernel " + name + " (" + in.source + ", used by '" + in.first_op->name +
                        "')");
@@ -317,19 +319,24 @@ void build_host_package(const graph::Graph& g, const fusion::Plan& plan,
         if (inputs[k].first_op == nullptr)
             continue;
         const std::string& name = g.kernels[k].meta.kernel_name;
-        commands.push_back({cxx, "-shared", "-o", "lib/" + name + ".so", "obj/" + name + ".o"});
+        commands.push_back({cxx, "-shared", "-o",
+                            support::checked_beneath(build_dir, "lib/" + name + ".so"),
+                            "obj/" + name + ".o"});
         what.push_back("kernel library " + name);
     }
     for (const auto& s : plan.segments) {
         std::string entry = codegen::host_entry_symbol(s);
-        write_text(build / "gen" / (s.name + ".cpp"), codegen::host_entry_source(g, s));
-        write_text(build / "gen" / (s.name + ".map"), codegen::host_version_script(s));
+        write_text(support::path_beneath(build, "gen/" + s.name + ".cpp"),
+                   codegen::host_entry_source(g, s));
+        write_text(support::path_beneath(build, "gen/" + s.name + ".map"),
+                   codegen::host_version_script(s));
         auto cmd = std::vector<std::string>{cxx};
         cmd.insert(cmd.end(), cflags.begin(), cflags.end());
         for (const auto& w : split_words(s.options.compile_options))
             cmd.push_back(w);
         cmd.insert(cmd.end(), {"-shared", "-Wl,--version-script=gen/" + s.name + ".map", "-o",
-                               "lib/" + s.name + ".so", "gen/" + s.name + ".cpp"});
+                               support::checked_beneath(build_dir, "lib/" + s.name + ".so"),
+                               "gen/" + s.name + ".cpp"});
         std::set<std::string> linked;
         for (int op : s.ops) {
             const auto& name = g.kernels[static_cast<std::size_t>(
@@ -361,10 +368,11 @@ void build_host_package(const graph::Graph& g, const fusion::Plan& plan,
         meta["binFileName"] = name;
         meta["binFileSuffix"] = ".o";
         meta["sha256"] = support::sha256_hex(object);
-        write_text(stage / (dir + name + ".json"), meta.dump(2) + "\n");
-        write_text(stage / (dir + name + ".o"), object);
-        fs::copy_file(build / "lib" / (name + ".so"), stage / (dir + name + ".so"));
-        fs::permissions(stage / (dir + name + ".so"), fs::perms(0644));
+        write_text(support::path_beneath(stage, dir + name + ".json"), meta.dump(2) + "\n");
+        write_text(support::path_beneath(stage, dir + name + ".o"), object);
+        const fs::path library = support::path_beneath(stage, dir + name + ".so");
+        fs::copy_file(build / "lib" / (name + ".so"), library);
+        fs::permissions(library, fs::perms(0644));
         files.kernel_library[k] = dir + name + ".so";
         files.kernel_symbol[k] = name;
     }
@@ -400,14 +408,17 @@ std::string stage_static_kernels(const graph::Graph& g, const fusion::Plan* plan
             continue;
         const auto& op = g.ops[i];
         const auto& k = g.kernels[static_cast<std::size_t>(op.kernel_index)];
-        std::string rel = soc_dir + "/" + op.type + "/" + fs::path(k.path).filename().string();
+        std::string rel = support::checked_beneath(
+            stage_dir, soc_dir + "/" + op.type + "/" + fs::path(k.path).filename().string());
         if (done.insert(rel).second) {
-            fs::create_directories(stage / soc_dir / op.type);
+            fs::create_directories(support::path_beneath(stage_dir, soc_dir + "/" + op.type));
             fs::copy_file(k.path, stage / rel);
             auto bin = fs::path(graph::resolve_path(g, op.kernel.bin_path));
-            fs::copy_file(bin, stage / soc_dir / op.type / bin.filename());
+            const fs::path staged_bin = support::path_beneath(
+                stage_dir, soc_dir + "/" + op.type + "/" + bin.filename().string());
+            fs::copy_file(bin, staged_bin);
             fs::permissions(stage / rel, fs::perms(0644));
-            fs::permissions(stage / soc_dir / op.type / bin.filename(), fs::perms(0644));
+            fs::permissions(staged_bin, fs::perms(0644));
             log += "  " + rel + " + " + bin.filename().string() + "\n";
         }
         auto& list = index[op.type]["binaryList"];
@@ -416,7 +427,8 @@ std::string stage_static_kernels(const graph::Graph& g, const fusion::Plan* plan
             list.push_back(entry);
     }
     std::string text = index.dump(2) + "\n";
-    write_text(stage / "config" / soc_dir / "binary_info_config.json", text);
+    write_text(support::path_beneath(stage_dir, "config/" + soc_dir + "/binary_info_config.json"),
+               text);
     return text;
 }
 
@@ -442,13 +454,15 @@ void build_npu_package(const graph::Graph& g, const fusion::Plan& plan,
                 g.kernels[static_cast<std::size_t>(op.kernel_index)].meta.kernel_name;
             if (copied.insert(name).second)
                 fs::copy_file(graph::resolve_path(g, op.kernel.bin_path),
-                              build / "obj" / (name + ".o"));
+                              support::path_beneath(build, "obj/" + name + ".o"));
         }
     // Entries compile in parallel; each links after its own compile.
     std::vector<std::vector<std::string>> compiles, links;
     std::vector<std::string> what;
     for (const auto& s : plan.segments) {
-        write_text(build / "gen" / (s.name + ".cpp"), codegen::npu_entry_source(g, s, target));
+        // Checked here, so the bisheng commands' gen/, obj/ and lib/ paths of this name are too.
+        write_text(support::path_beneath(build, "gen/" + s.name + ".cpp"),
+                   codegen::npu_entry_source(g, s, target));
         write_vendor_compiler_inputs(g, s, target, build / "gen", log);
         auto cmds = codegen::bisheng_commands(g, s, target);
         compiles.push_back(cmds[0]);

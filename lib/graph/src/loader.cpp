@@ -484,13 +484,15 @@ Graph parse_graph_text(support::SharedText text, const std::string& file, Diagno
              {"name", "npu_arch", "soc_version", "super_kernel_optimize",
               "super_kernel_optimize_options", "inputs", "scopes", "ops"},
              [&](std::string_view k, const YNode& v) {
-                 if (k == "name")
+                 if (k == "name") {
                      g.name = r.str(v, "name").value_or("");
-                 else if (k == "npu_arch")
+                     g.name_where = r.at(v);
+                 } else if (k == "npu_arch") {
                      g.npu_arch = r.str(v, "npu_arch").value_or("");
-                 else if (k == "soc_version")
+                 } else if (k == "soc_version") {
                      g.soc_version = r.str(v, "soc_version").value_or("");
-                 else if (k == "super_kernel_optimize")
+                     g.soc_version_where = r.at(v);
+                 } else if (k == "super_kernel_optimize")
                      g.super_kernel_optimize = r.boolean(v, "super_kernel_optimize").value_or(true);
                  else if (k == "super_kernel_optimize_options")
                      r.options(g, v);

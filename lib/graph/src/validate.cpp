@@ -1,6 +1,7 @@
 #include "skforge/graph/graph.hpp"
 #include "skforge/support/memory.hpp"
 #include "skforge/support/parallel.hpp"
+#include "skforge/support/safe_path.hpp"
 #include "skforge/support/string_map.hpp"
 
 #include <algorithm>
@@ -78,10 +79,39 @@ void check_names_and_scopes(const Graph& g, Diagnostics& diags) {
     if (g.scopes.size() > k_max_scopes)
         diags.error({g.file_ref, 1, 1}, "the graph has " + std::to_string(g.scopes.size()) +
                                             " scopes, more than " + std::to_string(k_max_scopes));
+}
+
+// A name as a message shows it: long ones cut, control characters as '?'.
+std::string shown(std::string_view name) {
+    return name.size() > 60 ? support::printable(name.substr(0, 40)) + "..."
+                            : support::printable(name);
+}
+
+// Names that `skc compile` turns into file and directory names: each must be one safe path
+// component, or a name like "../x" would write outside the output directory.
+void check_path_names(const Graph& g, Diagnostics& diags) {
+    const std::string why = "it becomes a file or directory name, so it must be one path "
+                            "component of letters, digits and '._+-'";
+    auto check = [&](const Location& where, const std::string& what, const std::string& name) {
+        if (auto bad = support::check_name_component(name))
+            diags.error(where, what + " '" + shown(name) + "' " + *bad, why);
+    };
+    if (g.name_where.file)
+        check(g.name_where, "graph name", g.name);
+    else if (auto bad = support::check_name_component(g.name))
+        diags.error({g.file_ref, 1, 1},
+                    "graph name '" + shown(g.name) + "' (from the file name) " + *bad,
+                    "set 'name' in the graph");
+    if (!g.soc_version.empty())
+        check(g.soc_version_where, "soc_version", g.soc_version);
     for (const auto& s : g.scopes)
-        if (s.name.size() > k_max_scope_name || s.name.empty())
-            diags.error(s.where, "scope name '" + s.name.substr(0, 40) + "...' must be 1.." +
-                                     std::to_string(k_max_scope_name) + " bytes");
+        check(s.where, "scope name", s.name);
+    for (const auto& op : g.ops) // an empty OpType is the loader's to report
+        if (auto bad = op.type.empty() ? std::nullopt : support::check_name_component(op.type))
+            diags.error(op.where,
+                        "OpType '" + shown(op.type) + "' of operator '" + shown(op.name) + "' " +
+                            *bad,
+                        why);
 }
 
 } // namespace
@@ -92,6 +122,7 @@ void validate_graph(const Graph& g, Diagnostics& diags) {
 
 void validate_graph(const Graph& g, const Dependencies& deps, Diagnostics& diags) {
     check_names_and_scopes(g, diags);
+    check_path_names(g, diags);
     for (std::size_t k : deps.repeated_inputs())
         diags.error(g.inputs[k].where, "graph input '" + g.inputs[k].name + "' is declared twice");
     // Producers that appear later, to tell "produced later" from "never produced": built only

@@ -1,6 +1,7 @@
 #include "skforge/kernel/kernel_meta.hpp"
 
 #include "skforge/support/hex.hpp"
+#include "skforge/support/safe_path.hpp"
 
 #include <algorithm>
 #include <array>
@@ -220,6 +221,17 @@ void read_sub_operator_fields(const json& doc, KernelMeta& m, std::vector<MetaPr
     m.extra_json = unknown_fields(doc);
 }
 
+// Kernel names become file names (<kernelName>.o, .so, .cpp) in the build and package trees:
+// each must be one safe path component. False (with a problem) when it is not.
+bool check_file_name(const char* key, std::string_view what, const std::string& value,
+                     std::vector<MetaProblem>& problems) {
+    auto bad = support::check_name_component(value);
+    if (bad)
+        problems.push_back({key, std::string(what) + " '" + support::printable(value) + "' " +
+                                     *bad + " (it names files, so it must be one path component)"});
+    return !bad;
+}
+
 } // namespace
 
 bool uses_debug_buffer(const KernelMeta& meta) {
@@ -251,6 +263,13 @@ KernelMeta parse_kernel_meta(std::string_view json_text, std::vector<MetaProblem
     read_sub_operator_fields(doc, m, problems);
     if (m.kernel_name.empty())
         problems.push_back({"kernelName", "'kernelName' is missing"});
+    else
+        check_file_name("kernelName", "'kernelName'", m.kernel_name, problems);
+    // The binary is found by binFileName + binFileSuffix beside the metadata.
+    if (!m.bin_file_name.empty() &&
+        check_file_name("binFileName", "'binFileName'", m.bin_file_name, problems))
+        check_file_name("binFileSuffix", "'binFileName' + 'binFileSuffix'",
+                        m.bin_file_name + m.bin_file_suffix, problems);
     if (const Magic* magic = find_magic(m.magic_name)) {
         m.magic = magic->value;
         m.aicpu = magic->aicpu;

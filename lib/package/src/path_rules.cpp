@@ -1,5 +1,8 @@
 #include "skforge/package/path_rules.hpp"
 
+#include "skforge/support/safe_path.hpp"
+
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <sys/stat.h>
@@ -19,11 +22,6 @@ std::size_t utf8_length(std::uint8_t lead) {
     if (lead >= 0xf0 && lead <= 0xf4)
         return 4;
     return 0;
-}
-
-bool is_label_char(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-           c == '_' || c == '+' || c == '-';
 }
 
 } // namespace
@@ -50,55 +48,24 @@ std::optional<std::string> check_utf8(std::string_view text) {
 }
 
 std::optional<std::string> check_entry_path(std::string_view path) {
-    if (path.empty())
-        return "is empty";
     if (path.size() > k_max_path_bytes)
         return "is longer than " + std::to_string(k_max_path_bytes) + " bytes";
-    if (path.front() == '/')
-        return "is absolute";
-    for (char c : path) {
-        if (c == '\0')
-            return "contains a NUL byte";
+    if (auto bad = support::check_relative_path(path))
+        return bad;
+    for (char c : path)
         if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
             return "contains a control character";
-    }
     if (auto bad = check_utf8(path))
         return bad;
-    std::size_t start = 0;
-    std::size_t depth = 0;
-    while (start <= path.size()) {
-        if (++depth > k_max_path_depth)
-            return "has more than " + std::to_string(k_max_path_depth) + " components";
-        std::size_t slash = path.find('/', start);
-        std::size_t end = slash == std::string_view::npos ? path.size() : slash;
-        std::string_view comp = path.substr(start, end - start);
-        if (comp.empty())
-            return "has an empty component";
-        if (comp == "..")
-            return "has a '..' component";
-        if (comp == ".")
-            return "has a '.' component";
-        if (comp.size() > k_max_component_bytes)
-            return "has a component longer than " + std::to_string(k_max_component_bytes) +
-                   " bytes";
-        if (slash == std::string_view::npos)
-            break;
-        start = slash + 1;
-    }
+    std::size_t depth = 1 + static_cast<std::size_t>(std::count(path.begin(), path.end(), '/'));
+    if (depth > k_max_path_depth)
+        return "has more than " + std::to_string(k_max_path_depth) + " components";
     return std::nullopt;
 }
 
 std::optional<std::string> check_package_name(std::string_view name) {
-    if (name.empty())
-        return "is empty";
-    if (name.size() > k_max_component_bytes)
-        return "is longer than " + std::to_string(k_max_component_bytes) + " bytes";
-    char first = name.front();
-    if (first == '.' || first == '+' || first == '-')
-        return "must start with a letter, digit or '_'";
-    for (char c : name)
-        if (!is_label_char(c))
-            return "may contain only letters, digits and '._+-'";
+    if (auto bad = support::check_name_component(name))
+        return bad;
     for (auto reserved : k_reserved_names)
         if (name == reserved)
             return "is reserved: ai_core/" + std::string(reserved) +
@@ -122,7 +89,7 @@ std::optional<std::string> check_label(std::string_view text, bool allow_empty) 
     if (text.size() > 64)
         return "is longer than 64 bytes";
     for (char c : text)
-        if (!is_label_char(c) && c != '~')
+        if (!support::is_name_char(c) && c != '~')
             return "may contain only letters, digits and '._+~-'";
     return std::nullopt;
 }

@@ -72,13 +72,82 @@ TEST_CASE("validation rule: events are paired", "[graph][validate]") {
 TEST_CASE("validation rule: scope names and count", "[graph][validate]") {
     test::GraphFixture f;
     CHECK_FALSE(f.load(header() + op("a", "vec", "x", "scope: " + std::string(256, 's'))));
-    CHECK_THAT(f.first(), Catch::Contains("must be 1..255 bytes"));
+    CHECK_THAT(f.first(), Catch::Contains("is longer than 255 bytes"));
     std::string many = header();
     for (int i = 0; i < 1025; ++i)
         many += op("a" + std::to_string(i), "vec", "x", "scope: s" + std::to_string(i));
     test::GraphFixture g;
     CHECK_FALSE(g.load(many));
     CHECK_THAT(g.first(), Catch::Contains("1025 scopes, more than 1024"));
+}
+
+TEST_CASE("validation rule: a scope that becomes a path is refused at its place",
+          "[graph][validate]") {
+    test::GraphFixture f;
+    CHECK_FALSE(f.load(header() + op("a", "vec", "x", "scope: ../../../../ESC")));
+    CHECK(f.first() == "g.yaml:6:5: error: scope name '../../../../ESC' contains '/' (it becomes "
+                       "a file or directory name, so it must be one path component of letters, "
+                       "digits and '._+-')");
+    test::GraphFixture declared;
+    CHECK_FALSE(declared.load(header("scopes: {'..': x}\n") + op("a", "vec", "x", "scope: '..'")));
+    CHECK_THAT(declared.first(), Catch::StartsWith("g.yaml:4:10: error: scope name '..' is '.' or "
+                                                   "'..'"));
+    test::GraphFixture ok;
+    CHECK(ok.load(header() + op("a", "vec", "x", "scope: sk_1.2") +
+                  op("b", "vec", "a_out", "scope: sk_1.2")));
+}
+
+TEST_CASE("validation rule: an OpType that becomes a path is refused at each operator",
+          "[graph][validate]") {
+    test::GraphFixture f;
+    std::string ops;
+    for (const char* name : {"a", "b"})
+        ops += std::string("  - {name: ") + name + ", type: ../../x/OPT, kernel: {json_path: " +
+               "kernels/vec.json}, inputs: [x], outputs: [{name: " + name +
+               "_out, shape: [4], dtype: float16}]}\n";
+    CHECK_FALSE(f.load(header() + ops));
+    REQUIRE(f.diags.error_count() == 2);
+    CHECK(f.first() == "g.yaml:6:5: error: OpType '../../x/OPT' of operator 'a' contains '/' (it "
+                       "becomes a file or directory name, so it must be one path component of "
+                       "letters, digits and '._+-')");
+    CHECK(f.diags.items()[1].where.line == 7);
+}
+
+TEST_CASE("validation rule: the graph name and SoC become paths", "[graph][validate]") {
+    test::GraphFixture f;
+    CHECK_FALSE(f.load("name: ../../ESC_G\nsoc_version: Ascend/910\n"
+                       "inputs: [{name: x, shape: [4], dtype: float16}]\nops:\n" +
+                       op("a", "vec", "x")));
+    REQUIRE(f.diags.error_count() == 2);
+    CHECK_THAT(f.first(), Catch::StartsWith("g.yaml:1:7: error: graph name '../../ESC_G' "
+                                            "contains '/'"));
+    CHECK_THAT(graph::format_diagnostic(f.diags.items()[1]),
+               Catch::Contains("g.yaml:2:14: error: soc_version 'Ascend/910' contains '/'"));
+    // A name taken from the file name is checked too, and the hint says how to fix it.
+    graph::Diagnostics diags;
+    auto g = graph::parse_graph_text("ops: []\n", "dir/my graph.yaml", diags);
+    graph::validate_graph(g, diags);
+    REQUIRE(diags.error_count() == 1);
+    CHECK(graph::format_diagnostic(diags.items()[0]) ==
+          "dir/my graph.yaml:1:1: error: graph name 'my graph' (from the file name) may contain "
+          "only letters, digits and '._+-' (set 'name' in the graph)");
+}
+
+TEST_CASE("kernel metadata names that become paths are refused against the metadata file",
+          "[graph][validate]") {
+    test::GraphFixture f;
+    test::write_text(f.dir / "kernels/vec.json",
+                     R"({"kernelName":"../../../../ESC_K","blockDim":8,)"
+                     R"("magic":"RT_DEV_BINARY_MAGIC_ELF_AIVEC","binFileName":"..",)"
+                     R"("sub_operator_kernel_type":"KERNEL_TYPE_AIV_ONLY"})");
+    CHECK_FALSE(f.load(header() + op("a", "vec", "x")));
+    REQUIRE(f.diags.error_count() == 2);
+    CHECK_THAT(f.first(), Catch::StartsWith("g.yaml:6:35: error: kernel metadata "
+                                            "'kernels/vec.json': 'kernelName' '../../../../ESC_K' "
+                                            "contains '/'"));
+    CHECK_THAT(graph::format_diagnostic(f.diags.items()[1]),
+               Catch::Contains("g.yaml:6:35: error: kernel metadata 'kernels/vec.json': "
+                               "'binFileName' '..' is '.' or '..'"));
 }
 
 TEST_CASE("validation reports every error, not just the first", "[graph][validate]") {

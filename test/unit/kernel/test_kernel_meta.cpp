@@ -51,6 +51,29 @@ TEST_CASE("bad metadata is reported field by field", "[kernel][meta]") {
     CHECK(problems[0].message == "not a JSON object");
 }
 
+TEST_CASE("kernel and binary file names must be one path component", "[kernel][meta]") {
+    auto problems_of = [](const std::string& fields) {
+        std::vector<MetaProblem> problems;
+        parse_kernel_meta(R"({"magic":"RT_DEV_BINARY_MAGIC_ELF",)" + fields + "}", problems);
+        return problems;
+    };
+    CHECK(problems_of(R"("kernelName":"Add_1e3c","binFileName":"Add_1e3c")").empty());
+    auto p = problems_of(R"("kernelName":"a/b")");
+    REQUIRE(p.size() == 1);
+    CHECK(p[0].key == "kernelName");
+    CHECK(p[0].message == "'kernelName' 'a/b' contains '/' (it names files, so it must be one "
+                          "path component)");
+    p = problems_of(R"("kernelName":"k","binFileName":"..")");
+    REQUIRE(p.size() == 1);
+    CHECK(p[0].key == "binFileName");
+    CHECK_THAT(p[0].message, Catch::StartsWith("'binFileName' '..' is '.' or '..'"));
+    p = problems_of(R"("kernelName":"k","binFileName":"k","binFileSuffix":"/../../x")");
+    REQUIRE(p.size() == 1);
+    CHECK(p[0].key == "binFileSuffix");
+    CHECK_THAT(p[0].message,
+               Catch::StartsWith("'binFileName' + 'binFileSuffix' 'k/../../x' contains '/'"));
+}
+
 TEST_CASE("kernel types and core kinds", "[kernel][meta]") {
     CHECK(parse_kernel_type("KERNEL_TYPE_AIV_ONLY") == KernelType::aiv_only);
     CHECK_FALSE(parse_kernel_type("KERNEL_TYPE_MIX_AIC_2_1"));

@@ -81,6 +81,8 @@ struct Graph {
     std::string name;
     std::string npu_arch;
     std::string soc_version;
+    Location name_where;        ///< of `name`; no file when absent (the name is the file's stem)
+    Location soc_version_where; ///< of `soc_version`
     bool super_kernel_optimize = true;
     GraphOptionMap options;
     std::vector<Tensor> inputs;
@@ -172,7 +174,8 @@ Dependencies dependencies(const Graph& graph);
 Dependencies dependencies_in_order(const Graph& graph);
 
 /// Checks everything about a loaded graph that needs no metadata: unique names, inputs produced
-/// earlier on the stream or behind an event, events paired, scope limits.
+/// earlier on the stream or behind an event, events paired, scope limits, and that every name
+/// that becomes a path component (graph name, SoC, scope, OpType) is one safe component.
 void validate_graph(const Graph& graph, Diagnostics& diags);
 /// The same, with the graph's dependencies already found (planning needs them too).
 void validate_graph(const Graph& graph, const Dependencies& deps, Diagnostics& diags);

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "skforge/support/safe_path.hpp"
+
 #include <optional>
 #include <string>
 #include <string_view>
@@ -10,7 +12,7 @@ namespace skforge::package {
 /// Longest path (bytes) a package may hold.
 inline constexpr std::size_t k_max_path_bytes = 4096;
 /// Longest path component (bytes).
-inline constexpr std::size_t k_max_component_bytes = 255;
+inline constexpr std::size_t k_max_component_bytes = support::k_max_component_bytes;
 /// Most components a package path may have. CANN's layout needs four
 /// (`<soc>/<OpType>/<kernel>.o` under the package); the bound keeps every walk of an installed
 /// package within a few dozen open directories, far below the usual limit of 1024 descriptors.
