@@ -399,6 +399,7 @@ int cmd_compile(const Args& args) {
     std::string key;
     unsigned jobs = 0;
     bool no_cache = false;
+    std::string sk_backend = "auto";
     po::options_description desc("skc compile options");
     desc.add_options()("graph", po::value(&o.graph_path)->required(), "the graph YAML")(
         "npu-arch", po::value(&o.npu_arch), "host, dav-2201 or dav-3510 (default: the graph's)")(
@@ -407,14 +408,22 @@ int cmd_compile(const Args& args) {
         "version", po::value(&o.version)->default_value("1.0.0"), "package version")(
         "sign-key", po::value(&key), "Ed25519 private key (PEM) to sign the package")(
         "jobs", po::value(&jobs)->default_value(0), "parallel build jobs (0: all cores)")(
-        "no-cache", po::bool_switch(&no_cache), "rebuild even when the cache has the result");
+        "no-cache", po::bool_switch(&no_cache), "rebuild even when the cache has the result")(
+        "sk-backend", po::value(&sk_backend)->default_value("auto"),
+        "NPU SuperKernel generator: cann (the vendor's super_kernel.compile), skforge, or auto "
+        "(cann when python3 can import superkernel)");
     po::positional_options_description pos;
     pos.add("graph", 1);
     po::variables_map vm;
     if (!parse(args, desc, pos, vm,
                "skc compile GRAPH [--npu-arch A] [-o OUTDIR] [--name NAME] [--sign-key K] "
-               "[--jobs N] [--no-cache]"))
+               "[--jobs N] [--no-cache] [--sk-backend auto|cann|skforge]"))
         return 0;
+    auto backend = skforge::compile::parse_sk_backend(sk_backend);
+    if (!backend)
+        throw Error("--sk-backend '" + sk_backend + "': expected auto, cann or skforge",
+                    ErrorKind::usage);
+    o.sk_backend = *backend;
     if (!key.empty())
         o.sign_key = key;
     o.use_cache = !no_cache;
