@@ -123,6 +123,8 @@ SkBackend resolve_backend(SkBackend asked, std::size_t segments, std::string& to
                         "install the CANN toolkit and source its set_env.sh (PYTHONPATH), or use "
                         "--sk-backend skforge");
         log += "SuperKernel backend: skforge (python3 cannot import superkernel)\n";
+    } else {
+        log += "SuperKernel backend: skforge\n";
     }
     if (!on_path("bisheng"))
         throw Error("the graph asks for SuperKernel fusion (" + std::to_string(segments) +
