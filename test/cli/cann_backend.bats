@@ -190,6 +190,43 @@ PY
     cmp "$OUT/demo_dav-2201.run" again/demo_dav-2201.run
 }
 
+@test "two segments: one vendor call each, in parallel, both packaged and indexed" {
+    standin
+    npu_kernels g/kernels add mul
+    cat >g/graph.yaml <<'EOF'
+name: two
+npu_arch: dav-3510
+soc_version: Ascend910_9391
+inputs: [{name: x, shape: [16], dtype: float16}]
+ops:
+  - {name: a, type: Add, kernel: {json_path: kernels/add.json, bin_path: kernels/add.o}, inputs: [x], outputs: [{name: y, shape: [16], dtype: float16}], scope: first}
+  - {name: b, type: Mul, kernel: {json_path: kernels/mul.json, bin_path: kernels/mul.o}, inputs: [y], outputs: [{name: z, shape: [16], dtype: float16}], scope: first}
+  - {name: c, type: Add, kernel: {json_path: kernels/add.json, bin_path: kernels/add.o}, inputs: [z], outputs: [{name: w, shape: [16], dtype: float16}], scope: second}
+  - {name: d, type: Mul, kernel: {json_path: kernels/mul.json, bin_path: kernels/mul.o}, inputs: [w], outputs: [{name: v, shape: [16], dtype: float16}], scope: second}
+  - {name: e, type: Add, kernel: {json_path: kernels/add.json, bin_path: kernels/add.o}, inputs: [v], outputs: [{name: u, shape: [16], dtype: float16}]}
+EOF
+    skc_cann compile g/graph.yaml --sk-backend cann --jobs 2 >/dev/null
+    python3 - record.jsonl <<'PY'
+import json, sys
+calls = sorted(json.loads(line)["kernel_name"] for line in open(sys.argv[1]))
+assert calls == ["two_first", "two_second"], calls
+PY
+    run "$SKC" inspect "$OUT/two_dav-3510.run" --list
+    [[ "$output" == *" ascend910_9391/SuperKernel/two_first.o"* ]]
+    [[ "$output" == *" ascend910_9391/SuperKernel/two_second.json"* ]]
+    [[ "$output" == *" ascend910_9391/Add/add.o"* ]] # e, in no scope
+    sh "$OUT/two_dav-3510.run" --noexec --extract=x >/dev/null
+    python3 - x <<'PY'
+import json, sys
+index = json.load(open(sys.argv[1] + "/config/ascend910_9391/binary_info_config.json"))
+assert index["SuperKernel"] == {"binaryList": [
+    {"binPath": "ascend910_9391/SuperKernel/two_first.json", "simplifiedKey": ["SuperKernel/first"]},
+    {"binPath": "ascend910_9391/SuperKernel/two_second.json", "simplifiedKey": ["SuperKernel/second"]}]}, index
+assert index["Add"] == {"binaryList": [{"binPath": "ascend910_9391/Add/add.json",
+                                        "simplifiedKey": ["Add/add_k"]}]}, index
+PY
+}
+
 @test "--sk-backend auto picks cann only when python3 can import superkernel" {
     standin
     mkgraph

@@ -484,11 +484,15 @@ void stage_cann_superkernel(const graph::Graph& g, const fusion::Segment& s, con
     };
     place(object, name + ".o");
     place(meta, name + ".json");
-    // Its generated source, <name>[_<pid>]_kernel.cpp, kept as the skforge backend keeps its own.
+    // Its generated source, <name>[_<pid>]_kernel.cpp, kept as the skforge backend keeps its own
+    // (the first by name, should there be more).
+    std::set<fs::path> sources;
     for (const auto& e : fs::directory_iterator(out))
         if (auto f = e.path().filename().string();
             f.starts_with(name) && f.ends_with("_kernel.cpp"))
-            place(e.path(), name + ".cpp");
+            sources.insert(e.path());
+    if (!sources.empty())
+        place(*sources.begin(), name + ".cpp");
     index["SuperKernel"]["binaryList"].push_back(
         {{"simplifiedKey", {"SuperKernel/" + s.name}}, {"binPath", dir + name + ".json"}});
     log += "SuperKernel " + s.name + ": " + std::to_string(s.ops.size()) + " sub-kernels -> " +
