@@ -399,6 +399,7 @@ int cmd_compile(const Args& args) {
     std::string key;
     unsigned jobs = 0;
     bool no_cache = false;
+    bool sources_only = false;
     std::string sk_backend = "auto";
     po::options_description desc("skc compile options");
     desc.add_options()("graph", po::value(&o.graph_path)->required(), "the graph YAML")(
@@ -409,6 +410,9 @@ int cmd_compile(const Args& args) {
         "sign-key", po::value(&key), "Ed25519 private key (PEM) to sign the package")(
         "jobs", po::value(&jobs)->default_value(0), "parallel build jobs (0: all cores)")(
         "no-cache", po::bool_switch(&no_cache), "rebuild even when the cache has the result")(
+        "sources-only", po::bool_switch(&sources_only),
+        "NPU targets: write every SuperKernel's source and JSON to OUTDIR/<name>_sources, build "
+        "nothing, need no CANN tool")(
         "sk-backend", po::value(&sk_backend)->default_value("auto"),
         "NPU SuperKernel generator: cann (the vendor's super_kernel.compile), skforge, or auto "
         "(cann when python3 can import superkernel)");
@@ -417,8 +421,10 @@ int cmd_compile(const Args& args) {
     po::variables_map vm;
     if (!parse(args, desc, pos, vm,
                "skc compile GRAPH [--npu-arch A] [-o OUTDIR] [--name NAME] [--sign-key K] "
-               "[--jobs N] [--no-cache] [--sk-backend auto|cann|skforge]"))
+               "[--jobs N] [--no-cache] [--sources-only] [--sk-backend auto|cann|skforge]"))
         return 0;
+    if (sources_only)
+        o.mode = skforge::compile::CompileMode::sources_only;
     auto backend = skforge::compile::parse_sk_backend(sk_backend);
     if (!backend)
         throw Error("--sk-backend '" + sk_backend + "': expected auto, cann or skforge",
@@ -430,7 +436,7 @@ int cmd_compile(const Args& args) {
     o.jobs = jobs;
     skforge::cli::ConsoleLog log;
     auto r = skforge::compile::compile(o, log);
-    std::printf("%s\n", r.run_path.c_str());
+    std::printf("%s\n", (sources_only ? r.sources_dir : r.run_path).c_str());
     return 0;
 }
 

@@ -304,6 +304,46 @@ PY
     [ "$(wc -l <record.jsonl)" -eq 2 ]
 }
 
+@test "--sources-only writes each segment's kernel_info and the driver, which run the vendor later" {
+    mkgraph
+    run env PATH=/usr/bin:/bin "$SKC" compile g/graph.yaml --sources-only
+    [ "$status" -eq 0 ]
+    src=$OUT/demo_dav-2201_sources/ascend910b1/SuperKernel
+    [ -f "$src/s.cpp" ]
+    [ -f "$src/skforge_cann_driver.py" ]
+    # The same input a --sk-backend cann build hands the vendor.
+    standin
+    skc_cann compile g/graph.yaml --sk-backend cann >/dev/null
+    python3 - "$src/cann/s/kernel_info.json" record.jsonl <<'PY'
+import json, sys
+written = json.load(open(sys.argv[1]))
+passed = json.loads(open(sys.argv[2]).read())["kernel_info"]
+assert written == passed, (written, passed)
+PY
+    # Run as the build runs it, from the SuperKernel directory: the vendor writes beside it.
+    rm record.jsonl
+    (cd "$src" && PYTHONPATH="$W/py" python3 -B skforge_cann_driver.py cann/s/kernel_info.json demo_s Ascend910B1 cann/s)
+    [ "$(wc -l <record.jsonl)" -eq 1 ]
+    cmp "$src/cann/s/kernel_meta/demo_s.o" sk_copy/demo_s.o
+}
+
+@test "--sources-only: a segment the vendor cannot be given is logged, not fatal" {
+    mkgraph
+    sed -i 's/compile-options=-g -O2/compile-options=-Wl,--gc-sections/' g/graph.yaml
+    run env PATH=/usr/bin:/bin "$SKC" compile g/graph.yaml --sources-only
+    [ "$status" -eq 0 ]
+    [ -f "$OUT/demo_dav-2201_sources/ascend910b1/SuperKernel/s.cpp" ]
+    [ ! -e "$OUT/demo_dav-2201_sources/ascend910b1/SuperKernel/cann/s/kernel_info.json" ]
+    grep -q "no kernel_info for the vendor's compiler (SuperKernel s): compile-options word '-Wl,--gc-sections'" \
+        "$OUT/demo_dav-2201_compile_log/demo_dav-2201_compile_succ.log"
+    # The vendor backend itself refuses it.
+    standin
+    run skc_cann compile g/graph.yaml --sk-backend cann
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"compile-options word '-Wl,--gc-sections' holds ',' or ':'"* ]]
+    [ ! -e record.jsonl ]
+}
+
 @test "--sk-backend: cann on the host target and unknown values are usage errors" {
     mkgraph
     run "$SKC" compile g/graph.yaml --sk-backend cann --npu-arch host

@@ -182,8 +182,80 @@ struct SuperKernelFiles {
     std::string suffix;      ///< of the binary: .so on the host, .o on the NPU
     std::string kernel_name; ///< the entry's symbol
     std::uint64_t workspace; ///< bytes of its workspace block
-    bool host = false;       ///< host magic
+    std::string arch;        ///< host, dav-2201 or dav-3510: which metadata shape
 };
+
+// The SuperKernel's metadata as packaged: the plan's, with what the build decided. `sha256` is
+// the binary's, or empty when nothing was built (--sources-only).
+json superkernel_meta(const graph::Graph& g, const fusion::Segment& s, const SuperKernelFiles& f,
+                      const std::string& sha256) {
+    json meta = json::parse(fusion::kernel_meta_json(g, s, f.arch));
+    meta["binFileName"] = s.name;
+    meta["binFileSuffix"] = f.suffix;
+    meta["kernelName"] = f.kernel_name;
+    meta["sha256"] = sha256;
+    if (f.arch == "host") {
+        meta["workspace"]["size"] = {f.workspace};
+        return meta;
+    }
+    // The vendor writes a workspace only when the SuperKernel needs one.
+    if (f.workspace == 0)
+        meta.erase("workspace");
+    else
+        meta["workspace"] = {{"num", 1}, {"size", {f.workspace}}, {"type", {0}}};
+    return meta;
+}
+
+// What the vendor's SyncAll needs with feed-sync-all=1: 128 bytes per sub-kernel at least, in
+// per-core shares of a power of two from 512 bytes (a 1:2 MIX launch counts both vector cores).
+// h/ascendc's npu_sync_bytes(g, s, target) computes this for its entry and replaces it.
+std::uint64_t feed_sync_all_bytes(const fusion::Segment& s) {
+    if (!s.options.feed_sync_all)
+        return 0;
+    std::uint64_t cores = s.block_dim * (s.task_ration == "1:2" ? 2u : 1u);
+    std::uint64_t share = 512;
+    while (cores * share <= 128 * s.ops.size())
+        share *= 2;
+    return cores * share;
+}
+
+SuperKernelFiles npu_files(const graph::Graph& g, const fusion::Segment& s,
+                           const codegen::NpuTarget& target, const std::string& soc_dir) {
+    return {soc_dir + "/SuperKernel/", ".o", codegen::npu_entry_symbol(g, s),
+            codegen::host_layout(s).workspace_bytes + codegen::npu_sync_bytes(s) +
+                feed_sync_all_bytes(s),
+            target.arch};
+}
+
+// Where the vendor backend's input and output of segment `s` are, under the directory the
+// driver runs in.
+std::string cann_work_dir(const fusion::Segment& s) {
+    return "cann/" + s.name;
+}
+
+// The vendor compiler's inputs for segment `s` in `dir`: cann/<segment>/kernel_info.json and the
+// driver skforge_cann_driver.py. Throws when the segment cannot be given to the vendor.
+void write_cann_inputs(const graph::Graph& g, const fusion::Segment& s, const fs::path& dir) {
+    // Graph paths are relative to the working directory; the vendor runs in another one.
+    const std::string info = codegen::cann_kernel_info(g, s, fs::current_path().string());
+    write_text(dir / cann_work_dir(s) / "kernel_info.json", info);
+    write_text(dir / "skforge_cann_driver.py", codegen::cann_driver_program());
+}
+
+// The inputs of the vendor's own SuperKernel compiler for segment `s`, written into `dir`
+// beside the segment's source and JSON (by build_npu_package and by --sources-only). A segment
+// the vendor cannot be given (no bin_path, compile-options it cannot carry) is only logged: the
+// skforge backend does not need these inputs.
+void write_vendor_compiler_inputs(const graph::Graph& g, const fusion::Segment& s,
+                                  const codegen::NpuTarget& /*target*/, const fs::path& dir,
+                                  std::string& log) {
+    try {
+        write_cann_inputs(g, s, dir);
+    } catch (const Error& e) {
+        log += "no kernel_info for the vendor's compiler (SuperKernel " + s.name +
+               "): " + e.what() + "\n";
+    }
+}
 
 void stage_superkernel(const graph::Graph& g, const fusion::Segment& s, const SuperKernelFiles& f,
                        const fs::path& build, const fs::path& stage, json& index,
@@ -193,14 +265,7 @@ void stage_superkernel(const graph::Graph& g, const fusion::Segment& s, const Su
         throw Error("the build did not write " + binary_path.filename().string() +
                     " for SuperKernel " + s.name);
     std::string binary = support::read_file(binary_path.string());
-    json meta = json::parse(fusion::kernel_meta_json(g, s));
-    if (f.host)
-        meta["magic"] = kernel::k_host_magic_name;
-    meta["binFileName"] = s.name;
-    meta["binFileSuffix"] = f.suffix;
-    meta["kernelName"] = f.kernel_name;
-    meta["sha256"] = support::sha256_hex(binary);
-    meta["workspace"]["size"] = {f.workspace};
+    json meta = superkernel_meta(g, s, f, support::sha256_hex(binary));
     write_text(stage / (f.dir + s.name + ".json"), meta.dump(2) + "\n");
     write_text(stage / (f.dir + s.name + f.suffix), binary);
     fs::copy_file(build / "gen" / (s.name + ".cpp"), stage / (f.dir + s.name + ".cpp"));
@@ -342,7 +407,7 @@ void build_host_package(const graph::Graph& g, const fusion::Plan& plan,
     for (const auto& s : plan.segments) {
         stage_superkernel(g, s,
                           {"host/SuperKernel/", ".so", codegen::host_entry_symbol(s),
-                           codegen::host_layout(s).workspace_bytes, true},
+                           codegen::host_layout(s).workspace_bytes, "host"},
                           build, stage, index, log);
         files.segment_library.push_back("host/SuperKernel/" + s.name + ".so");
     }
@@ -410,6 +475,7 @@ void build_npu_package(const graph::Graph& g, const fusion::Plan& plan,
     std::vector<std::string> what;
     for (const auto& s : plan.segments) {
         write_text(build / "gen" / (s.name + ".cpp"), codegen::npu_entry_source(g, s, target));
+        write_vendor_compiler_inputs(g, s, target, build / "gen", log);
         auto cmds = codegen::bisheng_commands(g, s, target);
         compiles.push_back(cmds[0]);
         links.push_back(cmds[1]);
@@ -420,10 +486,7 @@ void build_npu_package(const graph::Graph& g, const fusion::Plan& plan,
     builder.run_all(links, what, jobs);
     json index = json::object();
     for (const auto& s : plan.segments)
-        stage_superkernel(g, s,
-                          {soc_dir + "/SuperKernel/", ".o", codegen::npu_entry_symbol(g, s),
-                           codegen::host_layout(s).workspace_bytes + codegen::npu_sync_bytes(s)},
-                          build, stage, index, log);
+        stage_superkernel(g, s, npu_files(g, s, target, soc_dir), build, stage, index, log);
     log += "static kernels (operators left out):\n";
     stage_static_kernels(g, &plan, soc_dir, stage_dir, log, index.dump());
 }
@@ -435,7 +498,7 @@ namespace {
 void append_cann_logs(const graph::Graph& g, const fusion::Plan& plan, const fs::path& build,
                       std::string& log) {
     for (const auto& s : plan.segments) {
-        const fs::path dir = build / "cann" / s.name / codegen::k_cann_kernel_meta;
+        const fs::path dir = build / cann_work_dir(s) / codegen::k_cann_kernel_meta;
         const std::string name = codegen::cann_kernel_name(g, s);
         std::error_code ec;
         std::set<std::string> logs; // sorted: the log reads the same every time
@@ -468,7 +531,7 @@ void stage_cann_superkernel(const graph::Graph& g, const fusion::Segment& s, con
                             const std::string& soc_dir, const fs::path& stage, json& index,
                             std::string& log) {
     const std::string name = codegen::cann_kernel_name(g, s);
-    const fs::path out = build / "cann" / s.name / codegen::k_cann_kernel_meta;
+    const fs::path out = build / cann_work_dir(s) / codegen::k_cann_kernel_meta;
     const fs::path object = out / (name + ".o"), meta = out / (name + ".json");
     for (const auto& p : {object, meta})
         if (!fs::is_regular_file(p))
@@ -531,13 +594,11 @@ void build_cann_package(const graph::Graph& g, const fusion::Plan& plan, const s
                         const std::string& soc_dir, const std::string& build_dir,
                         const std::string& stage_dir, unsigned jobs, std::string& log) {
     const fs::path build(build_dir);
-    const std::string base = fs::current_path().string(); // graph paths are relative to it
-    write_text(build / "skforge_cann_driver.py", codegen::cann_driver_program());
     std::vector<std::vector<std::string>> commands;
     std::vector<std::string> what;
     for (const auto& s : plan.segments) {
-        const std::string work = "cann/" + s.name;
-        write_text(build / work / "kernel_info.json", codegen::cann_kernel_info(g, s, base));
+        const std::string work = cann_work_dir(s);
+        write_cann_inputs(g, s, build);
         commands.push_back(codegen::cann_command("skforge_cann_driver.py",
                                                  work + "/kernel_info.json",
                                                  codegen::cann_kernel_name(g, s), soc, work));
@@ -555,6 +616,20 @@ void build_cann_package(const graph::Graph& g, const fusion::Plan& plan, const s
         stage_cann_superkernel(g, s, build, soc_dir, stage_dir, index, log);
     log += "static kernels (operators left out):\n";
     stage_static_kernels(g, &plan, soc_dir, stage_dir, log, index.dump());
+}
+
+void write_npu_sources(const graph::Graph& g, const fusion::Plan& plan,
+                       const codegen::NpuTarget& target, const std::string& soc_dir,
+                       const std::string& out_dir, std::string& log) {
+    const fs::path dir = fs::path(out_dir) / soc_dir / "SuperKernel";
+    for (const auto& s : plan.segments) {
+        write_text(dir / (s.name + ".cpp"), codegen::npu_entry_source(g, s, target));
+        json meta = superkernel_meta(g, s, npu_files(g, s, target, soc_dir), "");
+        write_text(dir / (s.name + ".json"), meta.dump(2) + "\n");
+        write_vendor_compiler_inputs(g, s, target, dir, log);
+        log += "SuperKernel " + s.name + ": " + std::to_string(s.ops.size()) + " sub-kernels -> " +
+               soc_dir + "/SuperKernel/" + s.name + ".{cpp,json}\n";
+    }
 }
 
 } // namespace skforge::compile

@@ -2,9 +2,11 @@
 
 #include "skforge/support/hex.hpp"
 
+#include <algorithm>
 #include <array>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <type_traits>
 
 namespace skforge::kernel {
 
@@ -75,6 +77,13 @@ void read(const json& doc, const char* key, T& out, std::vector<MetaProblem>& pr
     auto it = doc.find(key);
     if (it == doc.end())
         return;
+    // nlohmann converts a negative number to an unsigned one without complaint.
+    if constexpr (std::is_unsigned_v<T>) {
+        if (it->is_number_integer() && !it->is_number_unsigned()) {
+            problems.push_back({key, std::string("'") + key + "' must not be negative"});
+            return;
+        }
+    }
     try {
         out = it->get<T>();
     } catch (const json::exception&) {
@@ -113,7 +122,112 @@ bool read_flag(const json& doc, const char* key, std::vector<MetaProblem>& probl
     return false;
 }
 
+// The vendor writes obj_files as one path; a list is accepted too.
+void read_obj_files(const json& entry, const std::string& key, std::vector<std::string>& out,
+                    std::vector<MetaProblem>& problems) {
+    auto it = entry.find("obj_files");
+    if (it == entry.end())
+        return;
+    if (it->is_string())
+        out.push_back(it->get<std::string>());
+    else if (it->is_array() &&
+             std::all_of(it->begin(), it->end(), [](const json& v) { return v.is_string(); }))
+        out = it->get<std::vector<std::string>>();
+    else
+        problems.push_back({key, "'" + key + ".obj_files' must be a path or a list of paths"});
+}
+
+// Entries without func_name (a dynamic op's "dynamic_func_names") are not sub-kernels skforge
+// can call; they are skipped, not reported.
+void read_sub_kernel_names(const json& doc, std::map<std::string, SubKernelName>& out,
+                           std::vector<MetaProblem>& problems) {
+    const char* key = "sub_operator_kernel_name";
+    auto it = doc.find(key);
+    if (it == doc.end())
+        return;
+    if (!it->is_object()) {
+        problems.push_back({key, "'sub_operator_kernel_name' must be an object keyed by core"});
+        return;
+    }
+    for (const auto& [core, entry] : it->items()) {
+        const std::string entry_key = std::string(key) + "." + core;
+        if (!entry.is_object() || !entry.contains("func_name"))
+            continue;
+        SubKernelName name;
+        if (!entry["func_name"].is_string()) {
+            problems.push_back({entry_key, "'" + entry_key + ".func_name' must be a string"});
+            continue;
+        }
+        name.func_name = entry["func_name"].get<std::string>();
+        read_obj_files(entry, entry_key, name.obj_files, problems);
+        out.emplace(core, std::move(name));
+    }
+}
+
+// Every key parse_kernel_meta models; the rest go to extra_json untouched.
+constexpr std::array<std::string_view, 25> k_known_keys = {
+    "kernelName",
+    "blockDim",
+    "magic",
+    "opParaSize",
+    "binFileName",
+    "binFileSuffix",
+    "sha256",
+    "workspace",
+    "sub_operator_kernel_type",
+    "split_mode",
+    "supportSuperKernel",
+    "sub_op_with_sync_all",
+    "sub_operator_kernel_name",
+    "sub_operator_params",
+    "sub_operator_early_start_set_flag",
+    "sub_operator_early_start_wait_flag",
+    "sub_operator_call_dcci_before_kernel_start",
+    "sub_operator_call_dcci_after_kernel_end",
+    "sub_operator_call_dcci_disable_on_kernel",
+    "sub_operator_op_type",
+    "timestamp_option",
+    "debugBufSize",
+    "debugOptions",
+    "taskRation",
+    "coreType"};
+
+std::string unknown_fields(const json& doc) {
+    json extra = json::object();
+    for (const auto& [key, value] : doc.items())
+        if (std::find(k_known_keys.begin(), k_known_keys.end(), key) == k_known_keys.end())
+            extra[key] = value;
+    return extra.dump();
+}
+
+void read_sub_operator_fields(const json& doc, KernelMeta& m, std::vector<MetaProblem>& problems) {
+    read_sub_kernel_names(doc, m.sub_kernel_names, problems);
+    read(doc, "sub_operator_params", m.sub_operator_params, problems);
+    read(doc, "sub_operator_op_type", m.op_type, problems);
+    m.early_start_set_flag = read_flag(doc, "sub_operator_early_start_set_flag", problems);
+    m.early_start_wait_flag = read_flag(doc, "sub_operator_early_start_wait_flag", problems);
+    m.call_dcci_before_kernel_start =
+        read_flag(doc, "sub_operator_call_dcci_before_kernel_start", problems);
+    m.call_dcci_after_kernel_end =
+        read_flag(doc, "sub_operator_call_dcci_after_kernel_end", problems);
+    m.call_dcci_disable_on_kernel =
+        read_flag(doc, "sub_operator_call_dcci_disable_on_kernel", problems);
+    m.timestamp_option = read_flag(doc, "timestamp_option", problems);
+    read(doc, "debugBufSize", m.debug_buf_size, problems);
+    read(doc, "debugOptions", m.debug_options, problems);
+    read(doc, "taskRation", m.task_ration, problems);
+    read(doc, "coreType", m.core_type, problems);
+    m.extra_json = unknown_fields(doc);
+}
+
 } // namespace
+
+bool uses_debug_buffer(const KernelMeta& meta) {
+    for (std::string_view word : {"timestamp", "printf", "assert"})
+        if (meta.debug_options.find(word) != std::string::npos)
+            return true;
+    return false;
+}
 
 KernelMeta parse_kernel_meta(std::string_view json_text, std::vector<MetaProblem>& problems) {
     KernelMeta m;
@@ -134,6 +248,7 @@ KernelMeta parse_kernel_meta(std::string_view json_text, std::vector<MetaProblem
     read_workspace(doc, m.workspace, problems);
     m.support_super_kernel = read_flag(doc, "supportSuperKernel", problems);
     m.sync_all = read_flag(doc, "sub_op_with_sync_all", problems);
+    read_sub_operator_fields(doc, m, problems);
     if (m.kernel_name.empty())
         problems.push_back({"kernelName", "'kernelName' is missing"});
     if (const Magic* magic = find_magic(m.magic_name)) {

@@ -60,3 +60,78 @@ TEST_CASE("kernel types and core kinds", "[kernel][meta]") {
     CHECK(soc_cores("Ascend910B3", "dav-2201").aic == 20);
     CHECK(soc_cores("Unknown", "").aiv == 48);
 }
+
+// The shape CANN's op compiler writes for a SuperKernel sub-operator (graph-autofusion
+// super_kernel/tests/ut/test_super_kernel_sub_op_infos.py, asc-devkit
+// super_kernel_sub_op_compile.py).
+TEST_CASE("sub-operator fields of a SuperKernel sub-kernel are read", "[kernel][meta]") {
+    std::vector<MetaProblem> problems;
+    auto m = parse_kernel_meta(
+        R"({"binFileName":"te_op_add","binFileSuffix":".o","blockDim":36,"kernelName":"te_op_add",
+        "magic":"RT_DEV_BINARY_MAGIC_ELF_AIVEC","workspace":{"num":1,"size":[32],"type":[0]},
+        "sub_operator_params":["input_x","input_y","output_z","workspace"],
+        "sub_operator_kernel_type":"KERNEL_TYPE_AIV_ONLY",
+        "sub_operator_kernel_name":{"AiCore":{"func_name":"add_aiv","obj_files":"add_aiv.o"},
+            "dav-c220-cube":{"func_name":"add_aic","obj_files":"add_aic.o"},
+            "dav-c220-vec":{"func_name":"add_aiv","obj_files":["add_aiv.o","more.o"]}},
+        "sub_operator_early_start_set_flag":true,"sub_operator_early_start_wait_flag":false,
+        "sub_operator_call_dcci_after_kernel_end":true,"sub_operator_op_type":"Add",
+        "timestamp_option":false,"debugBufSize":2048,"debugOptions":"printf","taskRation":"0:1",
+        "coreType":"VectorCore","compileInfo":{},"vendor_future":{"a":[1,2]}})",
+        problems);
+    CHECK(problems.empty());
+    REQUIRE(m.sub_kernel_names.size() == 3);
+    CHECK(m.sub_kernel_names.at("AiCore").func_name == "add_aiv");
+    CHECK(m.sub_kernel_names.at("AiCore").obj_files == std::vector<std::string>{"add_aiv.o"});
+    CHECK(m.sub_kernel_names.at("dav-c220-cube").func_name == "add_aic");
+    CHECK(m.sub_kernel_names.at("dav-c220-vec").obj_files ==
+          std::vector<std::string>{"add_aiv.o", "more.o"});
+    CHECK(m.sub_operator_params ==
+          std::vector<std::string>{"input_x", "input_y", "output_z", "workspace"});
+    CHECK(m.early_start_set_flag);
+    CHECK_FALSE(m.early_start_wait_flag);
+    CHECK(m.call_dcci_after_kernel_end);
+    CHECK_FALSE(m.call_dcci_before_kernel_start);
+    CHECK(m.op_type == "Add");
+    CHECK_FALSE(m.timestamp_option);
+    CHECK(m.debug_buf_size == 2048);
+    CHECK(m.debug_options == "printf");
+    CHECK(uses_debug_buffer(m));
+    CHECK(m.task_ration == "0:1");
+    CHECK(m.core_type == "VectorCore");
+    CHECK(m.extra_json == R"({"compileInfo":{},"vendor_future":{"a":[1,2]}})");
+}
+
+TEST_CASE("a kernel without sub-operator fields keeps the defaults", "[kernel][meta]") {
+    std::vector<MetaProblem> problems;
+    auto m = parse_kernel_meta(R"({"kernelName":"k","magic":"RT_DEV_BINARY_MAGIC_ELF"})", problems);
+    CHECK(problems.empty());
+    CHECK(m.sub_kernel_names.empty());
+    CHECK(m.sub_operator_params.empty());
+    CHECK_FALSE(m.early_start_set_flag);
+    CHECK_FALSE(uses_debug_buffer(m));
+    CHECK(m.extra_json == "{}");
+}
+
+TEST_CASE("wrongly typed sub-operator fields are reported by key", "[kernel][meta]") {
+    std::vector<MetaProblem> problems;
+    auto m = parse_kernel_meta(
+        R"({"kernelName":"k","magic":"RT_DEV_BINARY_MAGIC_ELF","sub_operator_params":"x",
+        "sub_operator_kernel_name":{"AiCore":{"func_name":7},"dav-c220-vec":{"func_name":"v","obj_files":3},
+            "dynamic_func_names":{"1":{"AiCore":"f"}}},
+        "sub_operator_early_start_set_flag":"yes","debugBufSize":-1})",
+        problems);
+    std::vector<std::string> keys;
+    for (const auto& p : problems)
+        keys.push_back(p.key);
+    CHECK(keys == std::vector<std::string>{
+                      "sub_operator_kernel_name.AiCore", "sub_operator_kernel_name.dav-c220-vec",
+                      "sub_operator_params", "sub_operator_early_start_set_flag", "debugBufSize"});
+    CHECK(m.sub_kernel_names.count("dynamic_func_names") == 0);
+    problems.clear();
+    parse_kernel_meta(
+        R"({"kernelName":"k","magic":"RT_DEV_BINARY_MAGIC_ELF","sub_operator_kernel_name":[]})",
+        problems);
+    REQUIRE(problems.size() == 1);
+    CHECK(problems[0].key == "sub_operator_kernel_name");
+}

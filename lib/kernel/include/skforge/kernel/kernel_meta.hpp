@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,7 +45,15 @@ struct Workspace {
     std::uint64_t total() const;
 };
 
-/// The fields skforge reads from a compiled kernel's metadata JSON.
+/// One entry of `sub_operator_kernel_name`: the symbol the op compiler renamed for SuperKernel
+/// use and the object file(s) that define it (the vendor writes one path as a string).
+struct SubKernelName {
+    std::string func_name;
+    std::vector<std::string> obj_files;
+};
+
+/// The fields skforge reads from a compiled kernel's metadata JSON, including the
+/// `sub_operator_*` fields CANN's op compiler adds when it compiles a SuperKernel sub-operator.
 struct KernelMeta {
     std::string kernel_name;
     std::uint32_t block_dim = 1;
@@ -61,7 +70,31 @@ struct KernelMeta {
     bool support_super_kernel = false;
     bool sync_all = false;        ///< sub_op_with_sync_all
     std::uint32_t split_mode = 0; ///< 0 when not given
+    /// `sub_operator_kernel_name`, keyed exactly as the vendor writes it: "AiCore" for single-core
+    /// kernels, "dav-c220-vec"/"dav-c220-cube" for the halves of a MIX kernel.
+    std::map<std::string, SubKernelName> sub_kernel_names;
+    /// `sub_operator_params`: the kernel's GM parameter names in call order (the count is the
+    /// size).
+    std::vector<std::string> sub_operator_params;
+    bool early_start_set_flag = false;          ///< sub_operator_early_start_set_flag
+    bool early_start_wait_flag = false;         ///< sub_operator_early_start_wait_flag
+    bool call_dcci_before_kernel_start = false; ///< sub_operator_call_dcci_before_kernel_start
+    bool call_dcci_after_kernel_end = false;    ///< sub_operator_call_dcci_after_kernel_end
+    bool call_dcci_disable_on_kernel = false;   ///< sub_operator_call_dcci_disable_on_kernel
+    std::string op_type;                        ///< sub_operator_op_type; empty when not given
+    bool timestamp_option = false;              ///< timestamp_option (the vendor writes a boolean)
+    std::uint64_t debug_buf_size = 0;           ///< debugBufSize
+    std::string debug_options;                  ///< debugOptions, e.g. "printf,assert,timestamp"
+    std::string task_ration; ///< taskRation, "<cube>:<vector>" such as "0:1" or "1:2"
+    std::string core_type;   ///< coreType: "AiCore", "VectorCore", "MIX", ...
+    /// Every top-level field not listed above, kept verbatim as the text of one JSON object ("{}"
+    /// when there is none), so nothing the op compiler wrote is lost.
+    std::string extra_json = "{}";
 };
+
+/// True when the kernel writes a debug buffer (debugOptions names timestamp, printf or assert),
+/// the test the vendor's SuperKernel compiler applies before it reserves debugBufSize.
+bool uses_debug_buffer(const KernelMeta& meta);
 
 /// A problem in a metadata file: a message and the JSON key it concerns.
 struct MetaProblem {
