@@ -401,6 +401,7 @@ int cmd_compile(const Args& args) {
     unsigned jobs = 0;
     bool no_cache = false;
     bool sources_only = false;
+    std::string sk_backend = "auto";
     po::options_description desc("skc compile options");
     desc.add_options()("graph", po::value(&o.graph_path)->required(), "the graph YAML")(
         "npu-arch", po::value(&o.npu_arch), "host, dav-2201 or dav-3510 (default: the graph's)")(
@@ -412,16 +413,24 @@ int cmd_compile(const Args& args) {
         "no-cache", po::bool_switch(&no_cache), "rebuild even when the cache has the result")(
         "sources-only", po::bool_switch(&sources_only),
         "NPU targets: write every SuperKernel's source and JSON to OUTDIR/<name>_sources, build "
-        "nothing, need no CANN tool");
+        "nothing, need no CANN tool")(
+        "sk-backend", po::value(&sk_backend)->default_value("auto"),
+        "NPU SuperKernel generator: cann (the vendor's super_kernel.compile), skforge, or auto "
+        "(cann when python3 can import superkernel)");
     po::positional_options_description pos;
     pos.add("graph", 1);
     po::variables_map vm;
     if (!parse(args, desc, pos, vm,
                "skc compile GRAPH [--npu-arch A] [-o OUTDIR] [--name NAME] [--sign-key K] "
-               "[--jobs N] [--no-cache] [--sources-only]"))
+               "[--jobs N] [--no-cache] [--sources-only] [--sk-backend auto|cann|skforge]"))
         return 0;
     if (sources_only)
         o.mode = skforge::compile::CompileMode::sources_only;
+    auto backend = skforge::compile::parse_sk_backend(sk_backend);
+    if (!backend)
+        throw Error("--sk-backend '" + sk_backend + "': expected auto, cann or skforge",
+                    ErrorKind::usage);
+    o.sk_backend = *backend;
     if (!key.empty())
         o.sign_key = key;
     o.use_cache = !no_cache;

@@ -5,12 +5,7 @@ load helpers
 
 # mkgraph [super_kernel_optimize]: two precompiled kernels with metadata and a graph using them.
 mkgraph() {
-    mkdir -p g/kernels
-    for k in add mul; do
-        head -c 3000 /dev/urandom >"g/kernels/$k.o"
-        sha=$(sha256sum "g/kernels/$k.o" | cut -d' ' -f1)
-        printf '{"kernelName":"%s_k","blockDim":8,"magic":"RT_DEV_BINARY_MAGIC_ELF_AIVEC","sub_operator_kernel_type":"KERNEL_TYPE_AIV_ONLY","supportSuperKernel":1,"sha256":"%s"}\n' "$k" "$sha" >"g/kernels/$k.json"
-    done
+    npu_kernels g/kernels add mul
     cat >g/graph.yaml <<EOF
 name: static_demo
 npu_arch: dav-2201

@@ -55,3 +55,16 @@ header_value() {
 tree_digest() {
     (cd "$1" && find . -printf '%y %m %s %p %l\n' | sort && find . -type f -exec sha256sum {} + | sort) | sha256sum
 }
+
+# npu_kernels DIR NAME...: a precompiled vector kernel DIR/NAME.o (random bytes) with its
+# metadata DIR/NAME.json (kernelName NAME_k, blockDim 8, the binary's sha256) for each NAME.
+npu_kernels() {
+    local dir=$1 k sha
+    shift
+    mkdir -p "$dir"
+    for k in "$@"; do
+        head -c 3000 /dev/urandom >"$dir/$k.o"
+        sha=$(sha256sum "$dir/$k.o" | cut -d' ' -f1)
+        printf '{"kernelName":"%s_k","blockDim":8,"magic":"RT_DEV_BINARY_MAGIC_ELF_AIVEC","sub_operator_kernel_type":"KERNEL_TYPE_AIV_ONLY","supportSuperKernel":1,"sha256":"%s"}\n' "$k" "$sha" >"$dir/$k.json"
+    done
+}

@@ -38,6 +38,16 @@ std::string target_soc(const std::string& graph_soc) {
     return graph_soc.empty() ? "Ascend910_9391" : graph_soc;
 }
 
+std::optional<SkBackend> parse_sk_backend(std::string_view text) {
+    if (text == "auto")
+        return SkBackend::auto_detect;
+    if (text == "cann")
+        return SkBackend::cann;
+    if (text == "skforge")
+        return SkBackend::skforge;
+    return std::nullopt;
+}
+
 namespace {
 
 std::string ascend_home() {
@@ -94,6 +104,36 @@ std::string cache_key(const graph::Graph& g, const CompileOptions& o, const std:
             h.update(digest_of(graph::resolve_path(g, op.kernel.bin_path)));
     }
     return support::digest_hex(h.finish());
+}
+
+// The backend that builds this compile's NPU SuperKernels: `asked`, with auto resolved by the
+// import probe. Sets `toolchain` to the chosen compiler's identity for the cache key.
+SkBackend resolve_backend(SkBackend asked, std::size_t segments, std::string& toolchain,
+                          std::string& log) {
+    if (asked != SkBackend::skforge) {
+        CannProbe probe = probe_cann();
+        if (probe.ok) {
+            log += "SuperKernel backend: cann (" + probe.module + ")\n";
+            toolchain = cann_fingerprint(probe);
+            return SkBackend::cann;
+        }
+        if (asked == SkBackend::cann)
+            throw Error("--sk-backend cann: python3 cannot import the vendor's SuperKernel "
+                        "compiler (from superkernel import super_kernel):\n" +
+                        probe.output + (probe.output.ends_with('\n') ? "" : "\n") +
+                        "install the CANN toolkit and source its set_env.sh (PYTHONPATH), or use "
+                        "--sk-backend skforge");
+        log += "SuperKernel backend: skforge (python3 cannot import superkernel)\n";
+    } else {
+        log += "SuperKernel backend: skforge\n";
+    }
+    if (!on_path("bisheng"))
+        throw Error("the graph asks for SuperKernel fusion (" + std::to_string(segments) +
+                    " segment(s)), which needs the CANN compiler 'bisheng' on PATH: install the "
+                    "CANN toolkit and source its set_env.sh, set super_kernel_optimize: false to "
+                    "package the precompiled kernels unfused, or compile for --npu-arch host");
+    toolchain = npu_fingerprint();
+    return SkBackend::skforge;
 }
 
 // Every path under the output directory, each made by support::path_beneath.
@@ -199,27 +239,25 @@ CompileResult run_pipeline(const CompileOptions& o, const Outputs& out, const st
     // 2. Targets.
     std::string toolchain;
     bool npu_fusion = false;
+    SkBackend backend = SkBackend::skforge;
     if (arch == "host") {
+        if (o.sk_backend == SkBackend::cann)
+            throw Error("--sk-backend cann builds NPU SuperKernels; the host target has only "
+                        "skforge's generator",
+                        support::ErrorKind::usage);
         toolchain = host_fingerprint(g);
     } else if (!is_npu_arch(arch)) {
         throw Error("unsupported NPU architecture '" + arch + "' (host, dav-2201 or dav-3510)",
                     support::ErrorKind::usage);
     } else {
         npu_fusion = !plan->segments.empty();
-        if (npu_fusion && !on_path("bisheng"))
-            throw Error("the graph asks for SuperKernel fusion (" +
-                        std::to_string(plan->segments.size()) +
-                        " segment(s)), which needs the CANN compiler 'bisheng' on PATH: install "
-                        "the CANN toolkit and source its set_env.sh, set super_kernel_optimize: "
-                        "false to package the precompiled kernels unfused, or compile for "
-                        "--npu-arch host");
+        if (npu_fusion)
+            backend = resolve_backend(o.sk_backend, plan->segments.size(), toolchain, log);
         for (const auto& op : g.ops)
             if (op.kernel.bin_path.empty())
                 throw Error("operator '" + op.name + "' has no kernel binary (bin_path): " +
                             (npu_fusion ? "SuperKernels link the compiled sub-kernels"
                                         : "static packaging needs every kernel compiled"));
-        if (npu_fusion)
-            toolchain = npu_fingerprint();
     }
     // 3. Cache.
     std::string key = cache_key(g, o, arch, soc, toolchain);
@@ -245,6 +283,9 @@ CompileResult run_pipeline(const CompileOptions& o, const Outputs& out, const st
     if (arch == "host") {
         TempDir build(out.dir);
         build_host_package(g, *plan, build.path(), stage.path(), jobs, log);
+    } else if (npu_fusion && backend == SkBackend::cann) {
+        TempDir build(out.dir);
+        build_cann_package(g, *plan, soc, soc_dir, build.path(), stage.path(), jobs, log);
     } else if (npu_fusion) {
         TempDir build(out.dir);
         build_npu_package(g, *plan, {arch, soc, ascend_home()}, soc_dir, build.path(), stage.path(),

@@ -4,9 +4,12 @@
 // compiled and linked with its sub-kernels' objects into one shared object.
 // NPU: each segment's AscendC entry is compiled with bisheng and linked with the precompiled
 // sub-kernels into one device object; operators left out are packaged as static kernels.
+// NPU with the vendor's backend: each segment's kernel_info goes to CANN's
+// super_kernel.compile, and what it writes is packaged.
 #include "target_build.hpp"
 
 #include "skforge/codegen/ascendc.hpp"
+#include "skforge/codegen/cann_backend.hpp"
 #include "skforge/codegen/host.hpp"
 #include "skforge/support/atomic_file.hpp"
 #include "skforge/support/error.hpp"
@@ -23,6 +26,7 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -224,12 +228,34 @@ SuperKernelFiles npu_files(const graph::Graph& g, const fusion::Segment& s,
             target.arch};
 }
 
+// Where the vendor backend's input and output of segment `s` are, under the directory the
+// driver runs in.
+std::string cann_work_dir(const fusion::Segment& s) {
+    return "cann/" + s.name;
+}
+
+// The vendor compiler's inputs for segment `s` in `dir`: cann/<segment>/kernel_info.json and the
+// driver skforge_cann_driver.py. Throws when the segment cannot be given to the vendor.
+void write_cann_inputs(const graph::Graph& g, const fusion::Segment& s, const fs::path& dir) {
+    // Graph paths are relative to the working directory; the vendor runs in another one.
+    const std::string info = codegen::cann_kernel_info(g, s, fs::current_path().string());
+    write_text(dir / cann_work_dir(s) / "kernel_info.json", info);
+    write_text(dir / "skforge_cann_driver.py", codegen::cann_driver_program());
+}
+
 // The inputs of the vendor's own SuperKernel compiler for segment `s`, written into `dir`
-// beside the segment's source and JSON (by build_npu_package and by --sources-only).
-void write_vendor_compiler_inputs(const graph::Graph& /*g*/, const fusion::Segment& /*s*/,
-                                  const codegen::NpuTarget& /*target*/, const fs::path& /*dir*/,
-                                  std::string& /*log*/) {
-    // The CANN backend writes the vendor's kernel_info JSON here.
+// beside the segment's source and JSON (by build_npu_package and by --sources-only). A segment
+// the vendor cannot be given (no bin_path, compile-options it cannot carry) is only logged: the
+// skforge backend does not need these inputs.
+void write_vendor_compiler_inputs(const graph::Graph& g, const fusion::Segment& s,
+                                  const codegen::NpuTarget& /*target*/, const fs::path& dir,
+                                  std::string& log) {
+    try {
+        write_cann_inputs(g, s, dir);
+    } catch (const Error& e) {
+        log += "no kernel_info for the vendor's compiler (SuperKernel " + s.name +
+               "): " + e.what() + "\n";
+    }
 }
 
 void stage_superkernel(const graph::Graph& g, const fusion::Segment& s, const SuperKernelFiles& f,
@@ -475,6 +501,133 @@ void build_npu_package(const graph::Graph& g, const fusion::Plan& plan,
     json index = json::object();
     for (const auto& s : plan.segments)
         stage_superkernel(g, s, npu_files(g, s, target, soc_dir), build, stage, index, log);
+    log += "static kernels (operators left out):\n";
+    stage_static_kernels(g, &plan, soc_dir, stage_dir, log, index.dump());
+}
+
+namespace {
+
+// The vendor's log files (kernel_meta/<kernel name>*.log) of every segment, into `log`: on
+// failure as on success, they say what the vendor ran.
+void append_cann_logs(const graph::Graph& g, const fusion::Plan& plan, const fs::path& build,
+                      std::string& log) {
+    for (const auto& s : plan.segments) {
+        const fs::path dir = build / cann_work_dir(s) / codegen::k_cann_kernel_meta;
+        const std::string name = codegen::cann_kernel_name(g, s);
+        std::error_code ec;
+        std::set<std::string> logs; // sorted: the log reads the same every time
+        for (const auto& e : fs::directory_iterator(dir, ec))
+            if (auto f = e.path().filename().string(); f.starts_with(name) && f.ends_with(".log"))
+                logs.insert(e.path().string());
+        for (const auto& path : logs)
+            log += "vendor log " + fs::path(path).filename().string() + " (SuperKernel " + s.name +
+                   "):\n" + support::read_file(path);
+    }
+}
+
+// What is wrong with the vendor's metadata `meta` of `object`, or nullopt.
+std::optional<std::string> cann_meta_problem(const fs::path& meta, const fs::path& object,
+                                             const std::string& name) {
+    json j = json::parse(support::read_file(meta.string()), nullptr, false);
+    if (!j.is_object())
+        return "is not a JSON object";
+    if (!j.contains("binFileName") || j["binFileName"] != name)
+        return "does not name " + name + " as binFileName";
+    if (j.contains("sha256") &&
+        j["sha256"] != support::sha256_hex(support::read_file(object.string())))
+        return "has a sha256 that does not match " + object.filename().string();
+    return std::nullopt;
+}
+
+// What the vendor wrote for segment `s`, checked (present, metadata naming the object, sha256
+// when given) and copied into the package under the vendor's names.
+void stage_cann_superkernel(const graph::Graph& g, const fusion::Segment& s, const fs::path& build,
+                            const std::string& soc_dir, const fs::path& stage, json& index,
+                            std::string& log) {
+    const std::string name = codegen::cann_kernel_name(g, s);
+    const fs::path out = build / cann_work_dir(s) / codegen::k_cann_kernel_meta;
+    const fs::path object = out / (name + ".o"), meta = out / (name + ".json");
+    for (const auto& p : {object, meta})
+        if (!fs::is_regular_file(p))
+            throw Error("the vendor's super_kernel.compile did not write " + p.filename().string() +
+                        " for SuperKernel " + s.name + " (in " + out.string() + ")");
+    if (auto why = cann_meta_problem(meta, object, name))
+        throw Error("the vendor's " + meta.string() + " for SuperKernel " + s.name + " " + *why);
+    const std::string dir = soc_dir + "/SuperKernel/";
+    fs::create_directories(stage / dir);
+    auto place = [&](const fs::path& from, const std::string& to) {
+        fs::copy_file(from, stage / (dir + to));
+        fs::permissions(stage / (dir + to), fs::perms(0644));
+    };
+    place(object, name + ".o");
+    place(meta, name + ".json");
+    // Its generated source, <name>[_<pid>]_kernel.cpp, kept as the skforge backend keeps its own
+    // (the first by name, should there be more).
+    std::set<fs::path> sources;
+    for (const auto& e : fs::directory_iterator(out))
+        if (auto f = e.path().filename().string();
+            f.starts_with(name) && f.ends_with("_kernel.cpp"))
+            sources.insert(e.path());
+    if (!sources.empty())
+        place(*sources.begin(), name + ".cpp");
+    index["SuperKernel"]["binaryList"].push_back(
+        {{"simplifiedKey", {"SuperKernel/" + s.name}}, {"binPath", dir + name + ".json"}});
+    log += "SuperKernel " + s.name + ": " + std::to_string(s.ops.size()) + " sub-kernels -> " +
+           dir + name + ".o (the vendor's super_kernel.compile)\n";
+}
+
+} // namespace
+
+CannProbe probe_cann() {
+    CannProbe p;
+    try {
+        auto r = support::run_process(codegen::cann_probe_command());
+        p.output = r.output;
+        p.ok = r.exit_code == 0;
+    } catch (const Error& e) {
+        p.output = e.what();
+        return p;
+    }
+    // The module's path is the last line printed (the vendor may log before it).
+    std::string text = p.output;
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
+        text.pop_back();
+    p.module = text.substr(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
+    return p;
+}
+
+std::string cann_fingerprint(const CannProbe& probe) {
+    std::error_code ec;
+    std::string digest = fs::is_regular_file(probe.module, ec)
+                             ? support::sha256_hex(support::read_file(probe.module))
+                             : "unreadable";
+    return "cann superkernel " + probe.module + " " + digest + "\n";
+}
+
+void build_cann_package(const graph::Graph& g, const fusion::Plan& plan, const std::string& soc,
+                        const std::string& soc_dir, const std::string& build_dir,
+                        const std::string& stage_dir, unsigned jobs, std::string& log) {
+    const fs::path build(build_dir);
+    std::vector<std::vector<std::string>> commands;
+    std::vector<std::string> what;
+    for (const auto& s : plan.segments) {
+        const std::string work = cann_work_dir(s);
+        write_cann_inputs(g, s, build);
+        commands.push_back(codegen::cann_command("skforge_cann_driver.py",
+                                                 work + "/kernel_info.json",
+                                                 codegen::cann_kernel_name(g, s), soc, work));
+        what.push_back("SuperKernel " + s.name + " (the vendor's super_kernel.compile)");
+    }
+    try {
+        Builder(build_dir, log).run_all(commands, what, jobs);
+    } catch (const Error&) {
+        append_cann_logs(g, plan, build, log);
+        throw;
+    }
+    append_cann_logs(g, plan, build, log);
+    json index = json::object();
+    for (const auto& s : plan.segments)
+        stage_cann_superkernel(g, s, build, soc_dir, stage_dir, index, log);
     log += "static kernels (operators left out):\n";
     stage_static_kernels(g, &plan, soc_dir, stage_dir, log, index.dump());
 }

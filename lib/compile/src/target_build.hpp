@@ -34,6 +34,28 @@ void build_npu_package(const graph::Graph& g, const fusion::Plan& plan,
                        const std::string& build_dir, const std::string& stage, unsigned jobs,
                        std::string& log);
 
+/// Whether python3 can import the vendor's SuperKernel compiler (superkernel.super_kernel).
+struct CannProbe {
+    bool ok = false;
+    std::string module; ///< the super_kernel module's file, when ok
+    std::string output; ///< what the probe printed (the ImportError when not ok)
+};
+
+/// Runs the import probe; a python3 that cannot be started counts as not importable.
+CannProbe probe_cann();
+
+/// The vendor compiler of `probe` identified for the cache key: its module's path and SHA-256.
+std::string cann_fingerprint(const CannProbe& probe);
+
+/// Builds every SuperKernel of `plan` with the vendor's super_kernel.compile (one python3 per
+/// segment, up to `jobs` at once, in build_dir/cann/<segment>/) and lays the package tree out in
+/// `stage`: what the vendor wrote, <soc>/SuperKernel/<kernel name>.{o,json} (and its generated
+/// source as .cpp when it left one), and the static kernels of the operators left out; the
+/// index covers both. The vendor's own log goes to `log`.
+void build_cann_package(const graph::Graph& g, const fusion::Plan& plan, const std::string& soc,
+                        const std::string& soc_dir, const std::string& build_dir,
+                        const std::string& stage, unsigned jobs, std::string& log);
+
 /// What build_npu_package would build, without building it: in `out_dir`, per SuperKernel,
 /// <soc>/SuperKernel/<segment>.cpp (the entry source), <segment>.json (its metadata as
 /// packaged, sha256 empty) and the vendor compiler's inputs.

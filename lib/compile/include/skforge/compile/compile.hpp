@@ -4,8 +4,19 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace skforge::compile {
+
+/// Which generator builds the SuperKernels of an NPU target.
+enum class SkBackend {
+    auto_detect, ///< cann when python3 can import the vendor's superkernel, else skforge
+    cann,        ///< CANN's own superkernel.super_kernel.compile
+    skforge,     ///< skforge's AscendC generator, built with bisheng
+};
+
+/// The backend named `text` ("auto", "cann" or "skforge"), or nullopt.
+std::optional<SkBackend> parse_sk_backend(std::string_view text);
 
 /// What `skc compile` produces.
 enum class CompileMode {
@@ -23,6 +34,7 @@ struct CompileOptions {
     std::optional<std::string> sign_key;
     bool use_cache = true;
     unsigned jobs = 0; ///< parallel builds; 0: one per core
+    SkBackend sk_backend = SkBackend::auto_detect;
     CompileMode mode = CompileMode::package;
 };
 

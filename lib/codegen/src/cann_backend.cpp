@@ -1,0 +1,176 @@
+// The vendor's SuperKernel compiler as a backend: kernel_info, its options string, and the
+// driver skc runs. The shapes follow CANN's super_kernel.compile and its option parser (see
+// share/doc/cann-conformance.md for the sources); the driver is skforge's own.
+#include "skforge/codegen/cann_backend.hpp"
+
+#include "skforge/codegen/ascendc.hpp"
+#include "skforge/support/error.hpp"
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+namespace skforge::codegen {
+
+namespace {
+
+using nlohmann::ordered_json;
+
+std::string join(const std::vector<std::string>& items, char sep) {
+    std::string out;
+    for (const auto& item : items)
+        out += (out.empty() ? "" : std::string(1, sep)) + item;
+    return out;
+}
+
+std::string preload_name(graph::PreloadCode p) {
+    switch (p) {
+    case graph::PreloadCode::none:
+        return "none";
+    case graph::PreloadCode::max:
+        return "max";
+    case graph::PreloadCode::per_func:
+        break;
+    }
+    return "per-func";
+}
+
+// skforge keeps compile-options as the words of a command line; the vendor splits its value on
+// ',' and the whole string on ':'.
+std::string vendor_compile_options(const std::string& words) {
+    std::vector<std::string> out;
+    std::string word;
+    for (char c : words + " ") {
+        if (c != ' ' && c != '\t') {
+            word += c;
+            continue;
+        }
+        if (word.find_first_of(",:") != std::string::npos)
+            throw support::Error("compile-options word '" + word +
+                                 "' holds ',' or ':', which the vendor's super_kernel_options "
+                                 "cannot carry: use --sk-backend skforge, or drop the word");
+        if (!word.empty())
+            out.push_back(word);
+        word.clear();
+    }
+    return join(out, ',');
+}
+
+std::string absolute(const std::string& path, const std::string& base_dir) {
+    std::filesystem::path p(path);
+    return (p.is_absolute() ? p : std::filesystem::path(base_dir) / p).lexically_normal().string();
+}
+
+} // namespace
+
+std::string cann_options_string(const graph::ScopeOptions& o) {
+    auto flag = [](bool b) { return std::string(b ? "1" : "0"); };
+    std::vector<std::pair<std::string, std::string>> kv = {
+        {"func-align", std::to_string(o.func_align)},
+        {"preload-code", preload_name(o.preload_code)},
+        {"early-start", std::to_string(o.early_start)},
+        {"stream-fusion", flag(o.stream_fusion)},
+        {"debug-dcci-all", flag(o.debug_dcci_all)},
+        {"debug-sync-all", flag(o.debug_sync_all)},
+        {"feed-sync-all", flag(o.feed_sync_all)},
+        {"profiling", flag(o.profiling)},
+        {"compile-options", vendor_compile_options(o.compile_options)},
+        {"strict-scope-check",
+         o.strict_scope_check == graph::StrictScopeCheck::abort ? "abort" : "bypass"},
+        {"dcci-before-kernel-start", join(o.dcci_before_kernel_start, ',')},
+        {"dcci-after-kernel-end", join(o.dcci_after_kernel_end, ',')},
+        {"dcci-disable-on-kernel", join(o.dcci_disable_on_kernel, ',')},
+        {"split-mode", std::to_string(o.split_mode)},
+        {"debug-aic-num", o.debug_aic_num ? std::to_string(*o.debug_aic_num) : ""},
+        {"debug-aiv-num", o.debug_aiv_num ? std::to_string(*o.debug_aiv_num) : ""},
+    };
+    std::vector<std::string> pairs;
+    for (const auto& [key, value] : kv)
+        if (!value.empty())
+            pairs.push_back(key + "=" + value);
+    return join(pairs, ':');
+}
+
+std::string cann_kernel_info(const graph::Graph& g, const fusion::Segment& s,
+                             const std::string& base_dir) {
+    ordered_json ops = ordered_json::array();
+    for (std::size_t p = 0; p < s.ops.size(); ++p) {
+        const auto& op = g.ops[static_cast<std::size_t>(s.ops[p])];
+        const auto& kernel = g.kernels[static_cast<std::size_t>(op.kernel_index)];
+        if (op.kernel.bin_path.empty())
+            throw support::Error("operator '" + op.name + "' has no kernel binary (bin_path): " +
+                                 "the vendor's SuperKernel compiler links the compiled " +
+                                 "sub-kernels");
+        ordered_json entry;
+        entry["bin_path"] = absolute(graph::resolve_path(g, op.kernel.bin_path), base_dir);
+        entry["json_path"] = absolute(kernel.path, base_dir);
+        entry["stream_id"] = op.stream_id;
+        entry["task_type"] = op.task_type == graph::TaskType::dynamic ? "dynamic" : "normal";
+        const auto& sub = s.subs.at(p);
+        entry["send_event_list"] = sub.send_events;
+        entry["recv_event_list"] = sub.recv_events;
+        ops.push_back(std::move(entry));
+    }
+    ordered_json info;
+    info["op_list"] = std::move(ops);
+    info["super_kernel_options"] = cann_options_string(s.options);
+    return info.dump(2) + "\n";
+}
+
+std::string cann_kernel_name(const graph::Graph& g, const fusion::Segment& s) {
+    return npu_entry_symbol(g, s);
+}
+
+std::string cann_driver_program() {
+    return R"(# skforge's driver for the vendor's SuperKernel compiler, written by skc compile
+# --sk-backend cann (see share/doc/npu-target.md). Usage:
+#   python3 -B skforge_cann_driver.py KERNEL_INFO KERNEL_NAME SOC WORKDIR
+# Calls superkernel.super_kernel.compile(kernel_info, kernel_name); the vendor writes
+# WORKDIR/kernel_meta/KERNEL_NAME.o and .json.
+import json
+import os
+import sys
+
+from superkernel import super_kernel
+
+
+def point_vendor_at(workdir, soc):
+    try:
+        from asc_op_compile_base.common.buildcfg.buildcfg_mapping import kernel_meta_parent_dir
+        from asc_op_compile_base.common.ccec import current_build_config
+        from asc_op_compile_base.common.platform.platform_info import set_current_compile_soc_info
+    except ImportError:
+        return  # no CANN build configuration: kernel_meta goes under the working directory
+    set_current_compile_soc_info(soc)
+    current_build_config()[kernel_meta_parent_dir] = workdir
+
+
+def main(info_path, kernel_name, soc, workdir):
+    with open(info_path, encoding="utf-8") as f:
+        kernel_info = json.load(f)
+    workdir = os.path.abspath(workdir)
+    os.makedirs(workdir, exist_ok=True)
+    point_vendor_at(workdir, soc)
+    os.chdir(workdir)
+    super_kernel.compile(kernel_info, kernel_name)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 5:
+        sys.exit("usage: skforge_cann_driver.py KERNEL_INFO KERNEL_NAME SOC WORKDIR")
+    main(*sys.argv[1:])
+)";
+}
+
+std::vector<std::string> cann_command(const std::string& program, const std::string& kernel_info,
+                                      const std::string& kernel_name, const std::string& soc,
+                                      const std::string& workdir) {
+    // -B: never write bytecode into the vendor's installation.
+    return {"python3", "-B", program, kernel_info, kernel_name, soc, workdir};
+}
+
+std::vector<std::string> cann_probe_command() {
+    return {"python3", "-B", "-c",
+            "from superkernel import super_kernel; print(super_kernel.__file__)"};
+}
+
+} // namespace skforge::codegen

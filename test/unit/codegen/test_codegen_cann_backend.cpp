@@ -1,0 +1,205 @@
+// The vendor backend's input: kernel_info as CANN's super_kernel.compile reads it (op_list fields
+// and types, events as integers, absolute paths) and the super_kernel_options string, which the
+// vendor parses with the same `key=value:key=value` rules as skforge's scope options.
+#include "skforge/codegen/cann_backend.hpp"
+#include "skforge/support/error.hpp"
+
+#include "graph_fixture.hpp"
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+using namespace skforge;
+using nlohmann::json;
+
+namespace {
+
+// kernels/<name>.o next to the fixture's metadata, so operators can name a bin_path.
+std::string kernel(const std::string& name, const std::string& extra) {
+    return "kernel: {json_path: kernels/" + name + ".json, bin_path: kernels/" + name + ".o}" +
+           (extra.empty() ? "" : ", " + extra);
+}
+
+std::string npu_op(const std::string& name, const std::string& k, const std::string& inputs,
+                   const std::string& extra) {
+    return "  - {name: " + name + ", type: T" + k + ", " + kernel(k, extra) + ", inputs: [" +
+           inputs + "], outputs: [{name: " + name + "_out, shape: [4], dtype: float16}]}\n";
+}
+
+const fusion::Segment& plan_one(test::GraphFixture& f, fusion::Plan& keep,
+                                const std::string& yaml) {
+    for (const char* k : {"vec", "cube", "mix"})
+        test::write_text(f.dir / (std::string("kernels/") + k + ".o"), std::string(64, *k));
+    REQUIRE(f.load(yaml));
+    keep = fusion::make_plan(f.graph, f.diags);
+    REQUIRE_FALSE(f.diags.has_errors());
+    REQUIRE(keep.segments.size() == 1);
+    return keep.segments[0];
+}
+
+graph::ScopeOptions parse_back(const std::string& text) {
+    graph::Diagnostics diags;
+    auto o = graph::parse_scope_options(text, graph::ScopeOptions{}, {}, diags);
+    INFO(diags.format());
+    REQUIRE_FALSE(diags.has_errors());
+    REQUIRE(diags.items().empty());
+    return o;
+}
+
+} // namespace
+
+TEST_CASE("kernel_info: one op_list entry per sub-kernel in plan order, as the vendor reads it",
+          "[codegen][cann]") {
+    test::GraphFixture f;
+    fusion::Plan p;
+    const auto& s =
+        plan_one(f, p,
+                 test::header("scopes: {s: \"early-start=1\"}\n") +
+                     npu_op("a", "vec", "x", "scope: s, stream_id: 1, send_event_list: [5]") +
+                     npu_op("b", "cube", "x", "scope: s") +
+                     npu_op("c", "vec", "a_out, b_out", "scope: s, recv_event_list: [5]"));
+    json info = json::parse(codegen::cann_kernel_info(f.graph, s, "/elsewhere"));
+    REQUIRE(info.size() == 2);
+    CHECK(info["super_kernel_options"] == codegen::cann_options_string(s.options));
+    const json& ops = info["op_list"];
+    REQUIRE(ops.size() == 3);
+    const std::vector<std::string> kernels = {"vec", "cube", "vec"};
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+        INFO("op " << i);
+        CHECK(ops[i].size() == 6);
+        // The fixture's directory is absolute: the base directory is not used.
+        CHECK(ops[i]["bin_path"] == f.dir / ("kernels/" + kernels[i] + ".o"));
+        CHECK(ops[i]["json_path"] == f.dir / ("kernels/" + kernels[i] + ".json"));
+        CHECK(ops[i]["task_type"] == "normal");
+    }
+    CHECK(ops[0]["stream_id"] == 1);
+    CHECK(ops[1]["stream_id"] == 0);
+    // Event ids are integers; an empty list is written, not left out.
+    CHECK(ops[0]["send_event_list"] == json::array({5}));
+    CHECK(ops[0]["recv_event_list"] == json::array());
+    CHECK(ops[2]["recv_event_list"] == json::array({5}));
+    CHECK(ops[2]["send_event_list"] == json::array());
+    CHECK(ops[1]["send_event_list"].is_array());
+}
+
+TEST_CASE("kernel_info: only events both set and waited inside the SuperKernel are listed",
+          "[codegen][cann]") {
+    test::GraphFixture f;
+    fusion::Plan p;
+    // o runs before the scope and sends event 3 to b: the launch waits for it, the SuperKernel
+    // does not (the vendor refuses a first sub-kernel with a receive event).
+    const auto& s =
+        plan_one(f, p,
+                 test::header() + npu_op("o", "vec", "x", "stream_id: 1, send_event_list: [3]") +
+                     npu_op("b", "vec", "x", "scope: s, recv_event_list: [3]") +
+                     npu_op("c", "vec", "b_out", "scope: s"));
+    json ops = json::parse(codegen::cann_kernel_info(f.graph, s, "/"))["op_list"];
+    REQUIRE(ops.size() == 2);
+    CHECK(ops[0]["recv_event_list"] == json::array());
+    CHECK(ops[1]["send_event_list"] == json::array());
+}
+
+TEST_CASE("kernel_info: relative kernel paths are made absolute against the base directory",
+          "[codegen][cann]") {
+    test::GraphFixture f;
+    fusion::Plan p;
+    const auto& s = plan_one(f, p, test::header() + npu_op("a", "vec", "x", "scope: s"));
+    // The same graph as if it had been loaded by a relative path from /work/run.
+    f.graph.dir = "in/g/../g";
+    f.graph.kernels[0].path = "in/g/kernels/vec.json";
+    json op = json::parse(codegen::cann_kernel_info(f.graph, s, "/work/run"))["op_list"][0];
+    CHECK(op["bin_path"] == "/work/run/in/g/kernels/vec.o");
+    CHECK(op["json_path"] == "/work/run/in/g/kernels/vec.json");
+}
+
+TEST_CASE("kernel_info: an operator without a kernel binary is refused, by name",
+          "[codegen][cann]") {
+    test::GraphFixture f;
+    fusion::Plan p;
+    const auto& s = plan_one(f, p, test::header() + npu_op("a", "vec", "x", "scope: s"));
+    f.graph.ops[0].kernel.bin_path.clear();
+    CHECK_THROWS_WITH(codegen::cann_kernel_info(f.graph, s, "/"),
+                      Catch::Contains("operator 'a' has no kernel binary"));
+}
+
+TEST_CASE("super_kernel_options: the planned value of every option the vendor parses",
+          "[codegen][cann]") {
+    graph::ScopeOptions o;
+    CHECK(codegen::cann_options_string(o) ==
+          "func-align=2048:preload-code=per-func:early-start=0:stream-fusion=1:debug-dcci-all=0:"
+          "debug-sync-all=0:feed-sync-all=0:profiling=0:strict-scope-check=bypass:split-mode=4");
+    o.func_align = 256;
+    o.preload_code = graph::PreloadCode::max;
+    o.early_start = 2;
+    o.stream_fusion = false;
+    o.debug_dcci_all = o.debug_sync_all = o.feed_sync_all = o.profiling = true;
+    o.compile_options = " -g  -O2\t-DX=1 ";
+    o.strict_scope_check = graph::StrictScopeCheck::abort;
+    o.dcci_before_kernel_start = {"MatMul*", "Add"};
+    o.dcci_after_kernel_end = {"Mul"};
+    o.dcci_disable_on_kernel = {"Relu"};
+    o.split_mode = 2;
+    o.debug_aic_num = 4;
+    o.debug_aiv_num = 8;
+    CHECK(codegen::cann_options_string(o) ==
+          "func-align=256:preload-code=max:early-start=2:stream-fusion=0:debug-dcci-all=1:"
+          "debug-sync-all=1:feed-sync-all=1:profiling=1:compile-options=-g,-O2,-DX=1:"
+          "strict-scope-check=abort:dcci-before-kernel-start=MatMul*,Add:"
+          "dcci-after-kernel-end=Mul:dcci-disable-on-kernel=Relu:split-mode=2:debug-aic-num=4:"
+          "debug-aiv-num=8");
+}
+
+TEST_CASE("super_kernel_options: skforge's own parser reads it back to the same options",
+          "[codegen][cann]") {
+    graph::ScopeOptions o;
+    o.func_align = 0;
+    o.preload_code = graph::PreloadCode::none;
+    o.early_start = 1;
+    o.dcci_after_kernel_end = {"Soft*"};
+    o.split_mode = 64;
+    o.debug_aic_num = 0;
+    o.debug_aiv_num = 2;
+    auto back = parse_back(codegen::cann_options_string(o));
+    CHECK(back.func_align == 0);
+    CHECK(back.preload_code == graph::PreloadCode::none);
+    CHECK(back.early_start == 1);
+    CHECK(back.stream_fusion);
+    CHECK(back.dcci_after_kernel_end == std::vector<std::string>{"Soft*"});
+    CHECK(back.dcci_before_kernel_start.empty());
+    CHECK(back.split_mode == 64);
+    CHECK(back.debug_aic_num == 0);
+    CHECK(back.debug_aiv_num == 2);
+    // Defaults that differ from the vendor's are written out, so they do not fall back.
+    graph::ScopeOptions vendor_like;
+    vendor_like.func_align = 512;
+    vendor_like.stream_fusion = false;
+    CHECK(parse_back(codegen::cann_options_string(vendor_like)).func_align == 512);
+    CHECK_FALSE(parse_back(codegen::cann_options_string(vendor_like)).stream_fusion);
+}
+
+TEST_CASE("super_kernel_options: a compile-options word with ',' or ':' is refused",
+          "[codegen][cann]") {
+    graph::ScopeOptions o;
+    o.compile_options = "-g -Wl,--gc-sections";
+    CHECK_THROWS_AS(codegen::cann_options_string(o), support::Error);
+    CHECK_THROWS_WITH(codegen::cann_options_string(o),
+                      Catch::Contains("'-Wl,--gc-sections'") && Catch::Contains("--sk-backend"));
+}
+
+TEST_CASE("the vendor call: kernel name, driver command and probe", "[codegen][cann]") {
+    test::GraphFixture f;
+    fusion::Plan p;
+    const auto& s = plan_one(f, p, test::header() + npu_op("a", "vec", "x", "scope: my-sk"));
+    CHECK(codegen::cann_kernel_name(f.graph, s) == "t_my_sk");
+    CHECK(
+        codegen::cann_command("d.py", "cann/s/kernel_info.json", "t_s", "Ascend910B1", "cann/s") ==
+        std::vector<std::string>{"python3", "-B", "d.py", "cann/s/kernel_info.json", "t_s",
+                                 "Ascend910B1", "cann/s"});
+    auto probe = codegen::cann_probe_command();
+    REQUIRE(probe.size() == 4);
+    CHECK(probe[3].find("from superkernel import super_kernel") != std::string::npos);
+    const std::string driver = codegen::cann_driver_program();
+    CHECK(driver.find("super_kernel.compile(kernel_info, kernel_name)") != std::string::npos);
+    CHECK(driver.find("kernel_meta_parent_dir") != std::string::npos);
+}
