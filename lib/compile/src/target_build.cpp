@@ -387,10 +387,9 @@ void build_npu_package(const graph::Graph& g, const fusion::Plan& plan,
                        const std::string& build_dir, const std::string& stage_dir, unsigned jobs,
                        std::string& log) {
     const fs::path build(build_dir), stage(stage_dir);
-    write_text(build / "include" / "skforge_superkernel.h", codegen::npu_helpers_header());
     fs::create_directories(build / "obj");
     fs::create_directories(build / "lib");
-    // The precompiled sub-kernels, under their kernel names (what the entries call).
+    // The precompiled sub-kernels, under their kernel names (what the build commands link).
     std::set<std::string> copied;
     for (const auto& s : plan.segments)
         for (int i : s.ops) {
@@ -401,25 +400,33 @@ void build_npu_package(const graph::Graph& g, const fusion::Plan& plan,
                 fs::copy_file(graph::resolve_path(g, op.kernel.bin_path),
                               build / "obj" / (name + ".o"));
         }
-    // Entries compile in parallel; each links after its own compile.
-    std::vector<std::vector<std::string>> compiles, links;
-    std::vector<std::string> what;
+    // Each segment's commands come in stages; a stage's commands of all segments run in
+    // parallel, the stages one after another.
+    std::vector<std::vector<std::vector<std::string>>> stages;
+    std::vector<std::vector<std::string>> what;
     for (const auto& s : plan.segments) {
         write_text(build / "gen" / (s.name + ".cpp"), codegen::npu_entry_source(g, s, target));
         auto cmds = codegen::bisheng_commands(g, s, target);
-        compiles.push_back(cmds[0]);
-        links.push_back(cmds[1]);
-        what.push_back("SuperKernel " + s.name);
+        if (stages.size() < cmds.size()) {
+            stages.resize(cmds.size());
+            what.resize(cmds.size());
+        }
+        for (std::size_t k = 0; k < cmds.size(); ++k)
+            for (auto& c : cmds[k]) {
+                stages[k].push_back(std::move(c));
+                what[k].push_back("SuperKernel " + s.name);
+            }
     }
     Builder builder(build_dir, log);
-    builder.run_all(compiles, what, jobs);
-    builder.run_all(links, what, jobs);
+    for (std::size_t k = 0; k < stages.size(); ++k)
+        builder.run_all(stages[k], what[k], jobs);
     json index = json::object();
     for (const auto& s : plan.segments)
-        stage_superkernel(g, s,
-                          {soc_dir + "/SuperKernel/", ".o", codegen::npu_entry_symbol(g, s),
-                           codegen::host_layout(s).workspace_bytes + codegen::npu_sync_bytes(s)},
-                          build, stage, index, log);
+        stage_superkernel(
+            g, s,
+            {soc_dir + "/SuperKernel/", ".o", codegen::npu_entry_symbol(g, s),
+             codegen::host_layout(s).workspace_bytes + codegen::npu_sync_bytes(g, s, target)},
+            build, stage, index, log);
     log += "static kernels (operators left out):\n";
     stage_static_kernels(g, &plan, soc_dir, stage_dir, log, index.dump());
 }
