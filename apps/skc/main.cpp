@@ -399,6 +399,7 @@ int cmd_compile(const Args& args) {
     std::string key;
     unsigned jobs = 0;
     bool no_cache = false;
+    bool sources_only = false;
     po::options_description desc("skc compile options");
     desc.add_options()("graph", po::value(&o.graph_path)->required(), "the graph YAML")(
         "npu-arch", po::value(&o.npu_arch), "host, dav-2201 or dav-3510 (default: the graph's)")(
@@ -407,21 +408,26 @@ int cmd_compile(const Args& args) {
         "version", po::value(&o.version)->default_value("1.0.0"), "package version")(
         "sign-key", po::value(&key), "Ed25519 private key (PEM) to sign the package")(
         "jobs", po::value(&jobs)->default_value(0), "parallel build jobs (0: all cores)")(
-        "no-cache", po::bool_switch(&no_cache), "rebuild even when the cache has the result");
+        "no-cache", po::bool_switch(&no_cache), "rebuild even when the cache has the result")(
+        "sources-only", po::bool_switch(&sources_only),
+        "NPU targets: write every SuperKernel's source and JSON to OUTDIR/<name>_sources, build "
+        "nothing, need no CANN tool");
     po::positional_options_description pos;
     pos.add("graph", 1);
     po::variables_map vm;
     if (!parse(args, desc, pos, vm,
                "skc compile GRAPH [--npu-arch A] [-o OUTDIR] [--name NAME] [--sign-key K] "
-               "[--jobs N] [--no-cache]"))
+               "[--jobs N] [--no-cache] [--sources-only]"))
         return 0;
+    if (sources_only)
+        o.mode = skforge::compile::CompileMode::sources_only;
     if (!key.empty())
         o.sign_key = key;
     o.use_cache = !no_cache;
     o.jobs = jobs;
     skforge::cli::ConsoleLog log;
     auto r = skforge::compile::compile(o, log);
-    std::printf("%s\n", r.run_path.c_str());
+    std::printf("%s\n", (sources_only ? r.sources_dir : r.run_path).c_str());
     return 0;
 }
 

@@ -464,26 +464,17 @@ NpuLaunch npu_launch(const graph::Graph& g, const fusion::Segment& s, const NpuT
     return l;
 }
 
-namespace {
-
-// How many parameters a sub-kernel reads from its args_offset: the sub-kernel JSON's
-// sub_operator_params, else the operator's tensors and a workspace.
-std::uint32_t param_count(const graph::Op& op, const kernel::KernelMeta& meta) {
-    if (!meta.sub_operator_params.empty())
-        return static_cast<std::uint32_t>(meta.sub_operator_params.size());
-    return static_cast<std::uint32_t>(op.inputs.size() + op.outputs.size() + 1);
-}
-
-} // namespace
-
 NpuParamLayout npu_param_layout(const graph::Graph& g, const fusion::Segment& s,
                                 const NpuTarget& target) {
+    // The metadata's slots (fusion::vendor_param_slots), with the lock slots of sub-kernels
+    // that have none and the workspace after everything.
     NpuParamLayout l;
-    std::uint32_t next = target.arch == "dav-3510" ? 0 : 1; // slot 0: the FFTS address
+    auto slots = fusion::vendor_param_slots(g, s, target.arch);
+    std::uint32_t next = target.arch == "dav-3510" ? 0 : 1;
     for (std::size_t p = 0; p < s.ops.size(); ++p) {
         const auto& op = op_at(g, s, p);
-        l.param_offset.push_back(next);
-        next += param_count(op, meta_at(g, s, p));
+        l.param_offset.push_back(static_cast<std::uint32_t>(slots[p].param));
+        next = static_cast<std::uint32_t>(slots[p].param + slots[p].count);
         l.notify_offset.push_back(next);
         next += static_cast<std::uint32_t>(op.send_events.size());
         l.wait_offset.push_back(next);

@@ -101,6 +101,7 @@ struct Outputs {
     std::string log_dir() const { return dir + "/" + name + "_compile_log"; }
     std::string succ_log() const { return log_dir() + "/" + name + "_compile_succ.log"; }
     std::string error_log() const { return dir + "/" + name + "_compile_error.log"; }
+    std::string sources() const { return dir + "/" + name + "_sources"; }
     std::string cache_file(const std::string& arch) const {
         return dir + "/static_kernel_cache/skforge-" SKFORGE_VERSION "_" + arch + ".json";
     }
@@ -144,6 +145,31 @@ class TempDir {
     std::string m_path;
 };
 
+bool is_npu_arch(const std::string& arch) {
+    return arch == "dav-2201" || arch == "dav-3510";
+}
+
+// --sources-only: what the NPU build would compile, written whole into OUTDIR/<name>_sources.
+CompileResult write_sources(const graph::Graph& g, const fusion::Plan& plan,
+                            const std::string& arch, const std::string& soc, const Outputs& out,
+                            std::string& log, support::Log& user) {
+    if (!is_npu_arch(arch))
+        throw Error("--sources-only writes the sources of NPU SuperKernels, not of the '" + arch +
+                        "' target: compile for --npu-arch dav-2201 or dav-3510",
+                    support::ErrorKind::usage);
+    TempDir tmp(out.dir);
+    write_npu_sources(g, plan, {arch, soc, ascend_home()}, lower(soc), tmp.path(), log);
+    fs::permissions(tmp.path(), fs::perms(0755));
+    fs::remove_all(out.sources());
+    fs::rename(tmp.path(), out.sources());
+    user.info("sources of " + std::to_string(plan.segments.size()) + " SuperKernel(s) in " +
+              out.sources() + " (nothing built)");
+    log += "sources written to " + out.sources() + "\n";
+    CompileResult r;
+    r.sources_dir = out.sources();
+    return r;
+}
+
 CompileResult run_pipeline(const CompileOptions& o, const Outputs& out, const std::string& arch,
                            graph::Graph& g, std::string& log, support::Log& user) {
     // 1. Check and plan.
@@ -161,12 +187,14 @@ CompileResult run_pipeline(const CompileOptions& o, const Outputs& out, const st
     log += "graph " + g.name + ": " + std::to_string(g.ops.size()) + " operators, " +
            std::to_string(plan->segments.size()) + " SuperKernel segment(s); target " + arch +
            ", SoC " + soc + "\n";
+    if (o.mode == CompileMode::sources_only)
+        return write_sources(g, *plan, arch, soc, out, log, user);
     // 2. Targets.
     std::string toolchain;
     bool npu_fusion = false;
     if (arch == "host") {
         toolchain = host_fingerprint(g);
-    } else if (arch != "dav-2201" && arch != "dav-3510") {
+    } else if (!is_npu_arch(arch)) {
         throw Error("unsupported NPU architecture '" + arch + "' (host, dav-2201 or dav-3510)",
                     support::ErrorKind::usage);
     } else {
@@ -260,7 +288,7 @@ CompileResult compile(const CompileOptions& options, support::Log& user) {
     } catch (const Error& e) {
         // Failure: the error log and nothing else, not even a .run from an earlier build.
         std::error_code ec;
-        fs::remove(out.run(), ec);
+        fs::remove_all(o.mode == CompileMode::sources_only ? out.sources() : out.run(), ec);
         fs::remove_all(out.log_dir(), ec);
         write_whole(out.error_log(), log + "error: " + e.what() + "\n");
         throw Error(std::string(e.what()) + "\n(details: " + out.error_log() + ")", e.kind());

@@ -178,8 +178,44 @@ struct SuperKernelFiles {
     std::string suffix;      ///< of the binary: .so on the host, .o on the NPU
     std::string kernel_name; ///< the entry's symbol
     std::uint64_t workspace; ///< bytes of its workspace block
-    bool host = false;       ///< host magic
+    std::string arch;        ///< host, dav-2201 or dav-3510: which metadata shape
 };
+
+// The SuperKernel's metadata as packaged: the plan's, with what the build decided. `sha256` is
+// the binary's, or empty when nothing was built (--sources-only).
+json superkernel_meta(const graph::Graph& g, const fusion::Segment& s, const SuperKernelFiles& f,
+                      const std::string& sha256) {
+    json meta = json::parse(fusion::kernel_meta_json(g, s, f.arch));
+    meta["binFileName"] = s.name;
+    meta["binFileSuffix"] = f.suffix;
+    meta["kernelName"] = f.kernel_name;
+    meta["sha256"] = sha256;
+    if (f.arch == "host") {
+        meta["workspace"]["size"] = {f.workspace};
+        return meta;
+    }
+    // The vendor writes a workspace only when the SuperKernel needs one.
+    if (f.workspace == 0)
+        meta.erase("workspace");
+    else
+        meta["workspace"] = {{"num", 1}, {"size", {f.workspace}}, {"type", {0}}};
+    return meta;
+}
+
+SuperKernelFiles npu_files(const graph::Graph& g, const fusion::Segment& s,
+                           const codegen::NpuTarget& target, const std::string& soc_dir) {
+    return {soc_dir + "/SuperKernel/", ".o", codegen::npu_entry_symbol(g, s),
+            codegen::host_layout(s).workspace_bytes + codegen::npu_sync_bytes(g, s, target),
+            target.arch};
+}
+
+// The inputs of the vendor's own SuperKernel compiler for segment `s`, written into `dir`
+// beside the segment's source and JSON (by build_npu_package and by --sources-only).
+void write_vendor_compiler_inputs(const graph::Graph& /*g*/, const fusion::Segment& /*s*/,
+                                  const codegen::NpuTarget& /*target*/, const fs::path& /*dir*/,
+                                  std::string& /*log*/) {
+    // The CANN backend writes the vendor's kernel_info JSON here.
+}
 
 void stage_superkernel(const graph::Graph& g, const fusion::Segment& s, const SuperKernelFiles& f,
                        const fs::path& build, const fs::path& stage, json& index,
@@ -189,14 +225,7 @@ void stage_superkernel(const graph::Graph& g, const fusion::Segment& s, const Su
         throw Error("the build did not write " + binary_path.filename().string() +
                     " for SuperKernel " + s.name);
     std::string binary = support::read_file(binary_path.string());
-    json meta = json::parse(fusion::kernel_meta_json(g, s));
-    if (f.host)
-        meta["magic"] = kernel::k_host_magic_name;
-    meta["binFileName"] = s.name;
-    meta["binFileSuffix"] = f.suffix;
-    meta["kernelName"] = f.kernel_name;
-    meta["sha256"] = support::sha256_hex(binary);
-    meta["workspace"]["size"] = {f.workspace};
+    json meta = superkernel_meta(g, s, f, support::sha256_hex(binary));
     write_text(stage / (f.dir + s.name + ".json"), meta.dump(2) + "\n");
     write_text(stage / (f.dir + s.name + f.suffix), binary);
     fs::copy_file(build / "gen" / (s.name + ".cpp"), stage / (f.dir + s.name + ".cpp"));
@@ -338,7 +367,7 @@ void build_host_package(const graph::Graph& g, const fusion::Plan& plan,
     for (const auto& s : plan.segments) {
         stage_superkernel(g, s,
                           {"host/SuperKernel/", ".so", codegen::host_entry_symbol(s),
-                           codegen::host_layout(s).workspace_bytes, true},
+                           codegen::host_layout(s).workspace_bytes, "host"},
                           build, stage, index, log);
         files.segment_library.push_back("host/SuperKernel/" + s.name + ".so");
     }
@@ -406,6 +435,7 @@ void build_npu_package(const graph::Graph& g, const fusion::Plan& plan,
     std::vector<std::vector<std::string>> what;
     for (const auto& s : plan.segments) {
         write_text(build / "gen" / (s.name + ".cpp"), codegen::npu_entry_source(g, s, target));
+        write_vendor_compiler_inputs(g, s, target, build / "gen", log);
         auto cmds = codegen::bisheng_commands(g, s, target);
         if (stages.size() < cmds.size()) {
             stages.resize(cmds.size());
@@ -422,13 +452,23 @@ void build_npu_package(const graph::Graph& g, const fusion::Plan& plan,
         builder.run_all(stages[k], what[k], jobs);
     json index = json::object();
     for (const auto& s : plan.segments)
-        stage_superkernel(
-            g, s,
-            {soc_dir + "/SuperKernel/", ".o", codegen::npu_entry_symbol(g, s),
-             codegen::host_layout(s).workspace_bytes + codegen::npu_sync_bytes(g, s, target)},
-            build, stage, index, log);
+        stage_superkernel(g, s, npu_files(g, s, target, soc_dir), build, stage, index, log);
     log += "static kernels (operators left out):\n";
     stage_static_kernels(g, &plan, soc_dir, stage_dir, log, index.dump());
+}
+
+void write_npu_sources(const graph::Graph& g, const fusion::Plan& plan,
+                       const codegen::NpuTarget& target, const std::string& soc_dir,
+                       const std::string& out_dir, std::string& log) {
+    const fs::path dir = fs::path(out_dir) / soc_dir / "SuperKernel";
+    for (const auto& s : plan.segments) {
+        write_text(dir / (s.name + ".cpp"), codegen::npu_entry_source(g, s, target));
+        json meta = superkernel_meta(g, s, npu_files(g, s, target, soc_dir), "");
+        write_text(dir / (s.name + ".json"), meta.dump(2) + "\n");
+        write_vendor_compiler_inputs(g, s, target, dir, log);
+        log += "SuperKernel " + s.name + ": " + std::to_string(s.ops.size()) + " sub-kernels -> " +
+               soc_dir + "/SuperKernel/" + s.name + ".{cpp,json}\n";
+    }
 }
 
 } // namespace skforge::compile

@@ -34,6 +34,13 @@ void build_npu_package(const graph::Graph& g, const fusion::Plan& plan,
                        const std::string& build_dir, const std::string& stage, unsigned jobs,
                        std::string& log);
 
+/// What build_npu_package would build, without building it: in `out_dir`, per SuperKernel,
+/// <soc>/SuperKernel/<segment>.cpp (the entry source), <segment>.json (its metadata as
+/// packaged, sha256 empty) and the vendor compiler's inputs.
+void write_npu_sources(const graph::Graph& g, const fusion::Plan& plan,
+                       const codegen::NpuTarget& target, const std::string& soc_dir,
+                       const std::string& out_dir, std::string& log);
+
 /// Lays precompiled kernels out as static kernels: <soc>/<OpType>/<json and binary>, and the
 /// package's own index config/<soc>/binary_info_config.json (written, and returned as text).
 /// With a plan, only the operators left out of every SuperKernel, and the index also lists

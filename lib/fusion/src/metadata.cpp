@@ -1,4 +1,5 @@
-// The SuperKernel's metadata, in the vendor's compiled-SuperKernel shape
+// The SuperKernel's metadata: on the NPU targets in the shape the vendor's SuperKernel compiler
+// writes, with skforge's plan under one `skforge` key; on the host target skforge's own shape
 // (share/doc/plan-format.md).
 #include "skforge/fusion/plan.hpp"
 
@@ -13,6 +14,9 @@
 namespace skforge::fusion {
 
 namespace {
+
+// A SuperKernel has no tiling data; the vendor writes the tiling size + 8.
+constexpr std::int64_t k_vendor_op_para_size = 8;
 
 // The parameter block: one pointer per external buffer, the workspace pointer (the arena lives
 // at its end), then one 8-byte flag slot per event pair inside the SuperKernel.
@@ -103,31 +107,10 @@ void sub_kernel_text(json_text::Out& out, const graph::Graph& g, const Segment& 
     out += '}';
 }
 
-} // namespace
-
-void metadata_pass(Segment& s) {
-    ParamBlock pb = param_block(s);
-    fill_arg_offsets(s, pb);
-    s.param_block_size = pb.size;
-    s.workspace_param_offset = pb.workspace_offset;
-    s.argument_offsets.assign(pb.buffer_offset.begin(), pb.buffer_offset.end());
-    s.event_slots.assign(pb.event_slot.begin(), pb.event_slot.end());
-}
-
-std::string kernel_meta_json(const graph::Graph& g, const Segment& s) {
-    json_text::Out out;
-    write_kernel_meta(out, g, s);
-    return out.str();
-}
-
-void write_kernel_meta(json_text::Out& out, const graph::Graph& g, const Segment& s) {
+// The members skforge adds about its plan (arena, barriers, per-sub-kernel plan data, code
+// layout): the host target's SuperkernelInfo, the NPU target's `skforge` key.
+void plan_members(json_text::Out& out, const graph::Graph& g, const Segment& s) {
     namespace jt = json_text;
-    bool host = g.npu_arch == "host";
-    std::string name = support::c_identifier(g.name + "_" + s.name);
-    std::uint64_t workspace = s.workspace_total + s.arena_peak;
-    out += '{';
-    jt::key(out, "SuperkernelInfo");
-    out += '{';
     jt::key(out, "arena");
     out += '{';
     jt::number(out, "lower_bound", s.arena_lower_bound);
@@ -180,16 +163,12 @@ void write_kernel_meta(json_text::Out& out, const graph::Graph& g, const Segment
     }
     out += ']';
     jt::number(out, "func_align", s.options.func_align);
-    out += "}}";
-    jt::text(out, "binFileName", name);
-    jt::text(out, "binFileSuffix", host ? ".so" : ".o");
-    jt::number(out, "blockDim", s.block_dim);
-    jt::text(out, "coreType", s.core_type);
-    jt::number(out, "intercoreSync", s.ops.size() > 1 ? 1 : 0);
-    jt::text(out, "kernelName", name);
-    jt::text(out, "magic",
-             host ? kernel::k_host_magic_name : std::string_view("RT_DEV_BINARY_MAGIC_ELF"));
-    jt::number(out, "opParaSize", s.param_block_size);
+    out += '}';
+}
+
+// skforge's parameter block: argument buffers, then the workspace pointer.
+void skforge_parameters(json_text::Out& out, const Segment& s, std::uint64_t workspace) {
+    namespace jt = json_text;
     jt::key(out, "parameters");
     out += '[';
     for (const auto& [b, off] : s.argument_offsets) {
@@ -207,17 +186,233 @@ void write_kernel_meta(json_text::Out& out, const graph::Graph& g, const Segment
     jt::text(out, "role", "workspace");
     jt::number(out, "size", workspace);
     out += "}]";
-    jt::text(out, "sha256", "");
-    jt::number(out, "supportSuperKernel", 0);
-    jt::text(out, "taskRation", s.task_ration);
+}
+
+void workspace_member(json_text::Out& out, std::uint64_t bytes) {
+    namespace jt = json_text;
     jt::key(out, "workspace");
     out += '{';
     jt::number(out, "num", 1);
     jt::key(out, "size");
     out += '[';
-    jt::integer(out, workspace);
-    out += ']';
-    out += ",\"type\":[0]}}";
+    jt::integer(out, bytes);
+    out += "],\"type\":[0]}";
+}
+
+std::string superkernel_name(const graph::Graph& g, const Segment& s) {
+    return support::c_identifier(g.name + "_" + s.name);
+}
+
+// The host target's metadata: the vendor's top-level keys with skforge's plan in SuperkernelInfo.
+void write_host_meta(json_text::Out& out, const graph::Graph& g, const Segment& s) {
+    namespace jt = json_text;
+    std::string name = superkernel_name(g, s);
+    std::uint64_t workspace = s.workspace_total + s.arena_peak;
+    out += '{';
+    jt::key(out, "SuperkernelInfo");
+    out += '{';
+    plan_members(out, g, s);
+    out += '}';
+    jt::text(out, "binFileName", name);
+    jt::text(out, "binFileSuffix", ".so");
+    jt::number(out, "blockDim", s.block_dim);
+    jt::text(out, "coreType", s.core_type);
+    jt::number(out, "intercoreSync", s.ops.size() > 1 ? 1 : 0);
+    jt::text(out, "kernelName", name);
+    jt::text(out, "magic", kernel::k_host_magic_name);
+    jt::number(out, "opParaSize", s.param_block_size);
+    skforge_parameters(out, s, workspace);
+    jt::text(out, "sha256", "");
+    jt::number(out, "supportSuperKernel", 0);
+    jt::text(out, "taskRation", s.task_ration);
+    workspace_member(out, workspace);
+    out += '}';
+}
+
+// The vendor names a core's kernel list after the chip: dav-c220 on dav-2201; dav-3510 (whose
+// chip the vendor calls c310) is our reading.
+std::string core_prefix(std::string_view arch) {
+    return arch == "dav-3510" ? "dav-c310" : "dav-c220";
+}
+
+void optional_number(json_text::Out& out, std::int64_t v) {
+    if (v < 0)
+        out += "null";
+    else
+        json_text::integer(out, v);
+}
+
+template <std::size_t N> void flag(json_text::Out& out, const char (&k)[N], bool v) {
+    json_text::key(out, k);
+    out += v ? "true" : "false";
+}
+
+// One entry of SuperkernelInfo.kernelList in the vendor's shape: the sub-kernel's own metadata
+// (not the plan's decisions, which are under `skforge`) and where its arguments are.
+void vendor_sub_kernel(json_text::Out& out, const graph::Graph& g, const Segment& s, std::size_t p,
+                       const VendorParamSlots& slots) {
+    namespace jt = json_text;
+    const auto& op = g.ops[static_cast<std::size_t>(s.ops[p])];
+    const auto& meta = g.kernels[static_cast<std::size_t>(op.kernel_index)].meta;
+    out += '{';
+    jt::key(out, "arg_list");
+    out += '{';
+    jt::key(out, "notify_param_offset");
+    optional_number(out, slots.notify);
+    jt::number(out, "param_offset", slots.param);
+    jt::key(out, "wait_param_offset");
+    optional_number(out, slots.wait);
+    out += '}';
+    jt::number(out, "blockDim", meta.block_dim);
+    jt::text(out, "func_name", meta.kernel_name);
+    jt::numbers(out, "recv_event_list", op.recv_events);
+    jt::numbers(out, "send_event_list", op.send_events);
+    jt::key(out, "split_mode");
+    optional_number(out, meta.split_mode == 0 ? -1 : std::int64_t{meta.split_mode});
+    jt::number(out, "streamid", op.stream_id);
+    flag(out, "sub_operator_early_start_set_flag", meta.early_start_set_flag);
+    flag(out, "sub_operator_early_start_wait_flag", meta.early_start_wait_flag);
+    jt::text(out, "sub_operator_kernel_type", kernel::kernel_type_name(*meta.kernel_type));
+    out += '}';
+}
+
+// SuperkernelInfo.kernelList: one list under "aicore", or, with stream fusion, one per core
+// kind that runs a sub-kernel, a MIX sub-kernel appearing in both.
+void vendor_kernel_list(json_text::Out& out, const graph::Graph& g, const Segment& s,
+                        std::string_view arch) {
+    auto slots = vendor_param_slots(g, s, arch);
+    auto type_at = [&](std::size_t p) {
+        const auto& op = g.ops[static_cast<std::size_t>(s.ops[p])];
+        return *g.kernels[static_cast<std::size_t>(op.kernel_index)].meta.kernel_type;
+    };
+    // One list of the sub-kernels `excluded` does not reject, or nothing when it is empty.
+    auto list = [&](std::string_view core, bool (*excluded)(kernel::KernelType)) {
+        bool first = true;
+        for (std::size_t p = 0; p < s.ops.size(); ++p) {
+            if (excluded != nullptr && excluded(type_at(p)))
+                continue;
+            if (first) {
+                if (out.back() != '{')
+                    out += ',';
+                json_text::string(out, core);
+                out += ":[";
+            } else {
+                out += ',';
+            }
+            first = false;
+            vendor_sub_kernel(out, g, s, p, slots[p]);
+        }
+        if (!first)
+            out += ']';
+    };
+    out += '{';
+    if (!s.options.stream_fusion) {
+        list("aicore", nullptr);
+    } else {
+        std::string prefix = core_prefix(arch);
+        list(prefix + "-cube", kernel::is_vector_only); // sorted keys: cube before vec
+        list(prefix + "-vec", kernel::is_cube_only);
+    }
+    out += '}';
+}
+
+// The NPU targets' metadata, in the shape the vendor's SuperKernel compiler writes
+// (expect_compiled_json.json); skforge's plan goes under the one key `skforge`.
+void write_npu_meta(json_text::Out& out, const graph::Graph& g, const Segment& s,
+                    std::string_view arch) {
+    namespace jt = json_text;
+    std::string name = superkernel_name(g, s);
+    std::uint64_t workspace = s.workspace_total + s.arena_peak;
+    out += '{';
+    jt::key(out, "SuperkernelInfo");
+    out += '{';
+    jt::key(out, "kernelList");
+    vendor_kernel_list(out, g, s, arch);
+    out += '}';
+    jt::text(out, "binFileName", name);
+    jt::text(out, "binFileSuffix", ".o");
+    jt::number(out, "blockDim", s.block_dim);
+    jt::text(out, "coreType", "MIX");
+    jt::number(out, "intercoreSync", 1);
+    jt::text(out, "kernelName", name);
+    jt::text(out, "magic", "RT_DEV_BINARY_MAGIC_ELF");
+    jt::key(out, "memoryStamping");
+    out += "[]";
+    jt::number(out, "opParaSize", k_vendor_op_para_size);
+    jt::text(out, "optionalInputMode", "gen_placeholder");
+    jt::text(out, "optionalOutputMode", "gen_placeholder");
+    jt::key(out, "parameters");
+    out += "[]";
+    jt::text(out, "sha256", "");
+    jt::key(out, "skforge");
+    out += '{';
+    plan_members(out, g, s);
+    jt::number(out, "opParaSize", s.param_block_size);
+    skforge_parameters(out, s, workspace);
+    out += '}';
+    jt::number(out, "supportSuperKernel", 1);
+    jt::text(out, "taskRation", s.task_ration);
+    if (workspace > 0)
+        workspace_member(out, workspace);
+    out += '}';
+}
+
+} // namespace
+
+std::vector<VendorParamSlots> vendor_param_slots(const graph::Graph& g, const Segment& s,
+                                                 std::string_view arch) {
+    std::vector<VendorParamSlots> out;
+    // dav-2201 passes the FFTS address in slot 0; dav-3510 has no FFTS.
+    std::int64_t next = arch == "dav-3510" ? 0 : 1;
+    for (int i : s.ops) {
+        const auto& op = g.ops[static_cast<std::size_t>(i)];
+        const auto& meta = g.kernels[static_cast<std::size_t>(op.kernel_index)].meta;
+        VendorParamSlots slots;
+        slots.param = next;
+        slots.count = !meta.sub_operator_params.empty()
+                          ? static_cast<std::int64_t>(meta.sub_operator_params.size())
+                          : static_cast<std::int64_t>(op.inputs.size() + op.outputs.size() + 1);
+        next += slots.count;
+        if (!op.send_events.empty())
+            slots.notify = next;
+        next += static_cast<std::int64_t>(op.send_events.size());
+        if (!op.recv_events.empty())
+            slots.wait = next;
+        next += static_cast<std::int64_t>(op.recv_events.size());
+        out.push_back(slots);
+    }
+    return out;
+}
+
+void metadata_pass(Segment& s) {
+    ParamBlock pb = param_block(s);
+    fill_arg_offsets(s, pb);
+    s.param_block_size = pb.size;
+    s.workspace_param_offset = pb.workspace_offset;
+    s.argument_offsets.assign(pb.buffer_offset.begin(), pb.buffer_offset.end());
+    s.event_slots.assign(pb.event_slot.begin(), pb.event_slot.end());
+}
+
+std::string kernel_meta_json(const graph::Graph& g, const Segment& s) {
+    return kernel_meta_json(g, s, g.npu_arch);
+}
+
+std::string kernel_meta_json(const graph::Graph& g, const Segment& s, std::string_view arch) {
+    json_text::Out out;
+    write_kernel_meta(out, g, s, arch);
+    return out.str();
+}
+
+void write_kernel_meta(json_text::Out& out, const graph::Graph& g, const Segment& s) {
+    write_kernel_meta(out, g, s, g.npu_arch);
+}
+
+void write_kernel_meta(json_text::Out& out, const graph::Graph& g, const Segment& s,
+                       std::string_view arch) {
+    if (arch == "host")
+        write_host_meta(out, g, s);
+    else
+        write_npu_meta(out, g, s, arch);
 }
 
 } // namespace skforge::fusion

@@ -8,5 +8,8 @@ namespace skforge::fusion {
 
 /// Appends kernel_meta_json(g, s) to `out`.
 void write_kernel_meta(json_text::Out& out, const graph::Graph& g, const Segment& s);
+/// Appends kernel_meta_json(g, s, arch) to `out`.
+void write_kernel_meta(json_text::Out& out, const graph::Graph& g, const Segment& s,
+                       std::string_view arch);
 
 } // namespace skforge::fusion

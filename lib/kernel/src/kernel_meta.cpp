@@ -6,6 +6,7 @@
 #include <array>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <type_traits>
 
 namespace skforge::kernel {
 
@@ -76,6 +77,13 @@ void read(const json& doc, const char* key, T& out, std::vector<MetaProblem>& pr
     auto it = doc.find(key);
     if (it == doc.end())
         return;
+    // nlohmann converts a negative number to an unsigned one without complaint.
+    if constexpr (std::is_unsigned_v<T>) {
+        if (it->is_number_integer() && !it->is_number_unsigned()) {
+            problems.push_back({key, std::string("'") + key + "' must not be negative"});
+            return;
+        }
+    }
     try {
         out = it->get<T>();
     } catch (const json::exception&) {

@@ -168,9 +168,27 @@ void layout_pass(const PlanContext& ctx, Segment& s);
 /// Pass: the SuperKernel's parameter block: argument, workspace and event flag offsets.
 void metadata_pass(Segment& s);
 
-/// The SuperKernel metadata JSON of segment `s` (compact, keys sorted), as compile emits it.
+/// The SuperKernel metadata JSON of segment `s` (compact, keys sorted) for the graph's npu_arch.
 /// Written on demand: `skc check` and the text plan do not need it.
 std::string kernel_meta_json(const graph::Graph& g, const Segment& s);
+/// The same for target `arch`: skforge's shape on "host"; else the vendor's compiled-SuperKernel
+/// shape (expect_compiled_json.json) with skforge's plan under the key `skforge`.
+std::string kernel_meta_json(const graph::Graph& g, const Segment& s, std::string_view arch);
+
+/// Where one sub-kernel's arguments are in the vendor's SuperKernel parameter table, in 8-byte
+/// slots: its sub_operator_params from `param`, then one notify slot per event it sends (from
+/// `notify`, -1 when none), then one wait slot per event it receives (from `wait`, or -1).
+struct VendorParamSlots {
+    std::int64_t param = 0;
+    std::int64_t count = 0; ///< sub_operator_params (else inputs + outputs + workspace)
+    std::int64_t notify = -1;
+    std::int64_t wait = -1;
+};
+
+/// The vendor's parameter table of segment `s` on `arch`, per sub-kernel in order: slot 0 holds
+/// the FFTS address on dav-2201 (so the first sub-kernel starts at 1), not on dav-3510.
+std::vector<VendorParamSlots> vendor_param_slots(const graph::Graph& g, const Segment& s,
+                                                 std::string_view arch);
 
 /// Bytes of one element of `dtype`, or 0 when unknown (int4 counts as 1).
 std::uint32_t dtype_size(std::string_view dtype);

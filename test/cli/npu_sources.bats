@@ -1,0 +1,350 @@
+#!/usr/bin/env bats
+# skc compile --sources-only: every SuperKernel's source and JSON for the NPU targets, written
+# without any CANN tool. The scenarios are those of the vendor's SuperKernel compiler's system
+# tests (hicann/graph-autofusion super_kernel/tests/st): two vector-only sub-kernels compiled by
+# CANN's op compiler for SuperKernel use, blockDim 32 and 1, on stream 1. The expectations below
+# are written from reading the vendor's code and expected outputs; see
+# share/doc/cann-conformance.md, "SuperKernel JSON".
+load helpers
+
+# subkernel NAME BLOCKDIM TYPE PARAMS [CORE...]: kernels/NAME.{o,json}, the JSON in the shape
+# the op compiler writes for a SuperKernel sub-operator (kernelName NAME__kernel0, its entry
+# renamed NAME__kernel0_middle, split_mode 4, no early-start flags). PARAMS: comma-separated
+# parameter names. CORE: the sub_operator_kernel_name keys (default AiCore).
+subkernel() {
+    local name=$1 block=$2 type=$3 params=$4
+    shift 4
+    local cores=("${@:-AiCore}")
+    mkdir -p g/kernels
+    head -c 4000 /dev/urandom >"g/kernels/$name.o"
+    python3 - "$name" "$block" "$type" "$params" "$(sha256sum "g/kernels/$name.o" | cut -d' ' -f1)" "${cores[@]}" <<'PY'
+import json, sys
+name, block, ktype, params, sha = sys.argv[1:6]
+cores = sys.argv[6:]
+kernel = name + "__kernel0"
+magic = "RT_DEV_BINARY_MAGIC_ELF" if "MIX" in ktype else "RT_DEV_BINARY_MAGIC_ELF_AIVEC"
+meta = {
+    "binFileName": kernel, "binFileSuffix": ".o", "blockDim": int(block), "kernelName": kernel,
+    "magic": magic, "sha256": sha, "supportSuperKernel": 1, "split_mode": 4,
+    "sub_operator_op_type": name, "sub_operator_params": params.split(","),
+    "sub_operator_kernel_type": ktype,
+    "sub_operator_kernel_name": {c: {"func_name": kernel + "_middle" + ("_mix_aic" if c.endswith("cube") else "_mix_aiv" if c.endswith("vec") else ""),
+                                     "obj_files": name + ".o"} for c in cores},
+    "sub_operator_early_start_set_flag": False, "sub_operator_early_start_wait_flag": False,
+    "sub_operator_call_dcci_before_kernel_start": False,
+    "sub_operator_call_dcci_after_kernel_end": False,
+    "sub_operator_call_dcci_disable_on_kernel": False, "sub_op_with_sync_all": False,
+    "timestamp_option": False, "debugBufSize": 0, "debugOptions": "",
+    "coreType": "MIX" if "MIX" in ktype else "VectorCore",
+    "taskRation": "1:2" if "MIX" in ktype else "0:1",
+    "compileInfo": {}, "opParaSize": 8,
+}
+json.dump(meta, open("g/kernels/%s.json" % name, "w"), indent=2)
+PY
+}
+
+# st_graph OPTIONS [OPS]: graph te on dav-2201 with scope superkernel_1 (options OPTIONS) over
+# the ST's operators: is_inf (blockDim 32: x, y, workspace) then pows (blockDim 1: x1, x2, y,
+# workspace), and with OPS=3 is_inf again.
+st_graph() {
+    subkernel is_inf 32 KERNEL_TYPE_AIV_ONLY x,y,workspace
+    subkernel pows 1 KERNEL_TYPE_AIV_ONLY x1,x2,y,workspace
+    cat >g/graph.yaml <<EOF2
+name: te
+npu_arch: dav-2201
+soc_version: Ascend910B1
+scopes: {superkernel_1: "$1"}
+inputs: [{name: x, shape: [1024], dtype: float16}, {name: e, shape: [1024], dtype: float16}]
+ops:
+  - {name: inf, type: IsInf, kernel: {json_path: kernels/is_inf.json, bin_path: kernels/is_inf.o}, inputs: [x], outputs: [{name: y, shape: [1024], dtype: float16}], scope: superkernel_1, stream_id: 1}
+  - {name: pows, type: Pows, kernel: {json_path: kernels/pows.json, bin_path: kernels/pows.o}, inputs: [y, e], outputs: [{name: z, shape: [1024], dtype: float16}], scope: superkernel_1, stream_id: 1}
+EOF2
+    if [ "${2:-2}" = 3 ]; then
+        echo "  - {name: inf2, type: IsInf, kernel: {json_path: kernels/is_inf.json, bin_path: kernels/is_inf.o}, inputs: [z], outputs: [{name: w, shape: [1024], dtype: float16}], scope: superkernel_1, stream_id: 1}" >>g/graph.yaml
+    fi
+}
+
+SRC=static_kernel_compile_outputs/te_dav-2201_sources/ascend910b1/SuperKernel
+
+# check_json FILE EXPECT: the SuperKernel JSON has exactly the vendor's keys (plus `skforge`,
+# and `workspace` when the SuperKernel needs one), with the vendor's types and values. EXPECT is
+# a Python dict of what the scenario changes: "list" {core: [(func_name, blockDim, streamid,
+# param_offset, notify, wait, send, recv)]}, "blockDim", "taskRation".
+check_json() {
+    python3 - "$1" "$2" <<'PY'
+import json, sys
+meta = json.load(open(sys.argv[1]))
+want = eval(sys.argv[2])
+vendor = {"SuperkernelInfo", "binFileName", "binFileSuffix", "blockDim", "coreType",
+          "intercoreSync", "kernelName", "magic", "memoryStamping", "opParaSize", "parameters",
+          "sha256", "taskRation", "optionalInputMode", "optionalOutputMode", "supportSuperKernel"}
+expected_keys = vendor | {"skforge"} | ({"workspace"} if "workspace" in meta else set())
+assert set(meta) == expected_keys, sorted(set(meta) ^ expected_keys)
+assert meta["kernelName"] == "te_superkernel_1", meta["kernelName"]
+assert meta["binFileName"] == "superkernel_1" and meta["binFileSuffix"] == ".o"
+assert meta["blockDim"] == want.get("blockDim", 32)
+assert meta["coreType"] == "MIX"
+assert meta["intercoreSync"] == 1 and type(meta["intercoreSync"]) is int
+assert meta["magic"] == "RT_DEV_BINARY_MAGIC_ELF"
+assert meta["memoryStamping"] == [] and meta["parameters"] == []
+assert meta["opParaSize"] == 8
+assert meta["optionalInputMode"] == "gen_placeholder" == meta["optionalOutputMode"]
+assert meta["supportSuperKernel"] == 1 and type(meta["supportSuperKernel"]) is int
+assert meta["taskRation"] == want.get("taskRation", "0:1"), meta["taskRation"]
+assert meta["sha256"] == ""  # nothing was built
+if "workspace" in meta:
+    ws = meta["workspace"]
+    assert ws["num"] == 1 and ws["type"] == [0] and len(ws["size"]) == 1, ws
+    assert type(ws["size"][0]) is int and ws["size"][0] > 0, ws
+assert list(meta["SuperkernelInfo"]) == ["kernelList"]
+lists = meta["SuperkernelInfo"]["kernelList"]
+assert sorted(lists) == sorted(want["list"]), sorted(lists)
+for core, subs in want["list"].items():
+    got = lists[core]
+    assert len(got) == len(subs), (core, got)
+    for g, (func, block, stream, param, notify, wait, send, recv) in zip(got, subs):
+        assert set(g) == {"func_name", "split_mode", "blockDim", "sub_operator_kernel_type",
+                          "sub_operator_early_start_set_flag",
+                          "sub_operator_early_start_wait_flag", "streamid", "send_event_list",
+                          "recv_event_list", "arg_list"}, sorted(g)
+        assert g["func_name"] == func and g["blockDim"] == block and g["streamid"] == stream, g
+        assert g["split_mode"] == 4
+        assert g["sub_operator_early_start_set_flag"] is False
+        assert g["sub_operator_early_start_wait_flag"] is False
+        assert g["send_event_list"] == send and g["recv_event_list"] == recv, g
+        assert g["arg_list"] == {"param_offset": param, "notify_param_offset": notify,
+                                 "wait_param_offset": wait}, g["arg_list"]
+PY
+}
+
+# The ST's two-operator kernel list (one "aicore" list: the vendor's default is stream-fusion=0).
+TWO_OPS='{"list": {"aicore": [("is_inf__kernel0", 32, 1, 1, None, None, [], []), ("pows__kernel0", 1, 1, 4, None, None, [], [])]}}'
+
+# vendor_sources OPTIONS [OPS]: the ST graph compiled with --sources-only; no CANN on PATH.
+vendor_sources() {
+    st_graph "$1" "${2:-2}"
+    run env PATH=/usr/bin:/bin "$SKC" compile g/graph.yaml --sources-only
+    [ "$status" -eq 0 ]
+    [ "${lines[${#lines[@]}-1]}" = "static_kernel_compile_outputs/te_dav-2201_sources" ]
+    [ -f "$SRC/superkernel_1.cpp" ]
+    [ -f "$SRC/superkernel_1.json" ]
+    [ ! -e static_kernel_compile_outputs/te_dav-2201.run ]
+}
+
+@test "ST default: the vendor's SuperKernel JSON" {
+    vendor_sources "stream-fusion=0:early-start=1"
+    check_json "$SRC/superkernel_1.json" "$TWO_OPS"
+}
+
+@test "ST early-start=0: the same JSON" {
+    vendor_sources "stream-fusion=0:early-start=0"
+    check_json "$SRC/superkernel_1.json" "$TWO_OPS"
+}
+
+@test "ST debug-sync-all=1: the same JSON" {
+    vendor_sources "stream-fusion=0:early-start=1:debug-sync-all=1"
+    check_json "$SRC/superkernel_1.json" "$TWO_OPS"
+}
+
+@test "ST debug-dcci-all=1: the same JSON" {
+    vendor_sources "stream-fusion=0:early-start=1:debug-dcci-all=1"
+    check_json "$SRC/superkernel_1.json" "$TWO_OPS"
+}
+
+workspace_size() {
+    python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("workspace", {"size": [0]})["size"][0])' "$1"
+}
+
+@test "ST feed-sync-all=1: the workspace grows by the vendor's SyncAll area (32 cores x 512 bytes)" {
+    vendor_sources "stream-fusion=0:early-start=1"
+    without=$(workspace_size "$SRC/superkernel_1.json")
+    vendor_sources "stream-fusion=0:early-start=1:feed-sync-all=1"
+    check_json "$SRC/superkernel_1.json" "$TWO_OPS"
+    [ "$(workspace_size "$SRC/superkernel_1.json")" -eq $((without + 16384)) ]
+}
+
+@test "ST preload-code=max: the same JSON" {
+    vendor_sources "stream-fusion=0:early-start=1:preload-code=max"
+    check_json "$SRC/superkernel_1.json" "$TWO_OPS"
+}
+
+@test "ST func-align=256: the same JSON" {
+    vendor_sources "stream-fusion=0:early-start=1:func-align=256"
+    check_json "$SRC/superkernel_1.json" "$TWO_OPS"
+}
+
+@test "ST three operators: parameter offsets 1, 4, 8" {
+    vendor_sources "stream-fusion=0:early-start=1" 3
+    check_json "$SRC/superkernel_1.json" '{"list": {"aicore": [("is_inf__kernel0", 32, 1, 1, None, None, [], []), ("pows__kernel0", 1, 1, 4, None, None, [], []), ("is_inf__kernel0", 32, 1, 8, None, None, [], [])]}}'
+}
+
+@test "ST stream-fusion=1: the kernel list keyed by core" {
+    vendor_sources "stream-fusion=1:early-start=1"
+    check_json "$SRC/superkernel_1.json" '{"list": {"dav-c220-vec": [("is_inf__kernel0", 32, 1, 1, None, None, [], []), ("pows__kernel0", 1, 1, 4, None, None, [], [])]}}'
+}
+
+# mix_graph OPTIONS: a MIX 1:2 sub-kernel (blockDim 24, four parameters, entries per core) then
+# is_inf (vector only, blockDim 24).
+mix_graph() {
+    subkernel mm 24 KERNEL_TYPE_MIX_AIC_1_2 a,b,c,workspace dav-c220-cube dav-c220-vec
+    subkernel is_inf 24 KERNEL_TYPE_AIV_ONLY x,y,workspace
+    cat >g/graph.yaml <<EOF2
+name: te
+npu_arch: dav-2201
+soc_version: Ascend910B1
+scopes: {superkernel_1: "$1"}
+inputs: [{name: x, shape: [1024], dtype: float16}, {name: w, shape: [1024], dtype: float16}]
+ops:
+  - {name: mm, type: MatMul, kernel: {json_path: kernels/mm.json, bin_path: kernels/mm.o}, inputs: [x, w], outputs: [{name: y, shape: [1024], dtype: float16}], scope: superkernel_1, stream_id: 1}
+  - {name: inf, type: IsInf, kernel: {json_path: kernels/is_inf.json, bin_path: kernels/is_inf.o}, inputs: [y], outputs: [{name: z, shape: [1024], dtype: float16}], scope: superkernel_1, stream_id: 1}
+EOF2
+}
+
+@test "MIX 1:2: task ration 1:2, blockDim of the cube cores, the MIX sub-kernel in both core lists" {
+    mix_graph "stream-fusion=0:early-start=1"
+    run env PATH=/usr/bin:/bin "$SKC" compile g/graph.yaml --sources-only
+    [ "$status" -eq 0 ]
+    check_json "$SRC/superkernel_1.json" '{"blockDim": 24, "taskRation": "1:2", "list": {"aicore": [("mm__kernel0", 24, 1, 1, None, None, [], []), ("is_inf__kernel0", 24, 1, 5, None, None, [], [])]}}'
+    mix_graph "stream-fusion=1:early-start=1"
+    run env PATH=/usr/bin:/bin "$SKC" compile g/graph.yaml --sources-only
+    [ "$status" -eq 0 ]
+    check_json "$SRC/superkernel_1.json" '{"blockDim": 24, "taskRation": "1:2", "list": {"dav-c220-cube": [("mm__kernel0", 24, 1, 1, None, None, [], [])], "dav-c220-vec": [("mm__kernel0", 24, 1, 1, None, None, [], []), ("is_inf__kernel0", 24, 1, 5, None, None, [], [])]}}'
+}
+
+@test "two streams: stream ids, event lists, notify and wait slots after each sub-kernel's parameters" {
+    subkernel is_inf 32 KERNEL_TYPE_AIV_ONLY x,y,workspace
+    subkernel pows 1 KERNEL_TYPE_AIV_ONLY x1,x2,y,workspace
+    cat >g/graph.yaml <<EOF2
+name: te
+npu_arch: dav-2201
+soc_version: Ascend910B1
+scopes: {superkernel_1: "stream-fusion=1:early-start=1"}
+inputs: [{name: x, shape: [1024], dtype: float16}, {name: e, shape: [1024], dtype: float16}]
+ops:
+  - {name: a, type: IsInf, stream_id: 1, kernel: {json_path: kernels/is_inf.json, bin_path: kernels/is_inf.o}, inputs: [x], outputs: [{name: y, shape: [1024], dtype: float16}], send_event_list: [1], scope: superkernel_1}
+  - {name: b, type: IsInf, stream_id: 0, kernel: {json_path: kernels/is_inf.json, bin_path: kernels/is_inf.o}, inputs: [e], outputs: [{name: f, shape: [1024], dtype: float16}], scope: superkernel_1}
+  - {name: c, type: Pows, stream_id: 0, kernel: {json_path: kernels/pows.json, bin_path: kernels/pows.o}, inputs: [f, y], outputs: [{name: z, shape: [1024], dtype: float16}], recv_event_list: [1], scope: superkernel_1}
+EOF2
+    run env PATH=/usr/bin:/bin "$SKC" compile g/graph.yaml --sources-only
+    [ "$status" -eq 0 ]
+    # a: parameters 1..3, its notify slot 4; b: 5..7; c: 8..11, its wait slot 12.
+    check_json "$SRC/superkernel_1.json" '{"list": {"dav-c220-vec": [("is_inf__kernel0", 32, 1, 1, 4, None, [1], []), ("is_inf__kernel0", 32, 0, 5, None, None, [], []), ("pows__kernel0", 1, 0, 8, None, 12, [], [1])]}}'
+}
+
+@test "dav-3510 has no FFTS slot: the first sub-kernel's parameters start at 0" {
+    st_graph "stream-fusion=0:early-start=1"
+    run env PATH=/usr/bin:/bin "$SKC" compile g/graph.yaml --sources-only --npu-arch dav-3510
+    [ "$status" -eq 0 ]
+    python3 - static_kernel_compile_outputs/te_dav-3510_sources/ascend910b1/SuperKernel/superkernel_1.json <<'PY'
+import json, sys
+subs = json.load(open(sys.argv[1]))["SuperkernelInfo"]["kernelList"]["aicore"]
+assert [s["arg_list"]["param_offset"] for s in subs] == [0, 3], subs
+PY
+}
+
+@test "--sources-only needs no CANN, writes no .run, and replaces an earlier sources directory whole" {
+    st_graph "stream-fusion=0"
+    mkdir -p static_kernel_compile_outputs/te_dav-2201_sources/stale
+    run env PATH=/usr/bin:/bin ASCEND_HOME_PATH= "$SKC" compile g/graph.yaml --sources-only
+    [ "$status" -eq 0 ]
+    [ ! -e static_kernel_compile_outputs/te_dav-2201_sources/stale ]
+    [ ! -e static_kernel_compile_outputs/te_dav-2201.run ]
+    [ -z "$(ls -A static_kernel_compile_outputs | grep '^\.skc-build')" ]
+    [ -f static_kernel_compile_outputs/te_dav-2201_compile_log/te_dav-2201_compile_succ.log ]
+    # The JSON is what a real build would package, less the binary's digest.
+    grep -q '"kernelName": "te_superkernel_1"' "$SRC/superkernel_1.json"
+}
+
+@test "--sources-only refuses the host target with a usage error" {
+    st_graph "stream-fusion=0"
+    run "$SKC" compile g/graph.yaml --sources-only --npu-arch host
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"--sources-only writes the sources of NPU SuperKernels, not of the 'host' target"* ]]
+    [ ! -e static_kernel_compile_outputs/te_host_sources ]
+}
+
+# check_source FILE PATTERN...: every extended regular expression is found in the entry source;
+# a pattern starting with ! must not be.
+check_source() {
+    local file=$1 p
+    shift
+    for p in "$@"; do
+        if [ "${p:0:1}" = "!" ]; then
+            ! grep -Eq -- "${p:1}" "$file" || { echo "unexpected: ${p:1}"; return 1; }
+        else
+            grep -Eq -- "$p" "$file" || { echo "missing: $p"; return 1; }
+        fi
+    done
+}
+
+# The constructs every ST entry has: the entry auto_gen_<kernelName>_kernel(void) aligned by
+# func-align, the parameter table from get_para_base() with the FFTS address in slot 0, each
+# sub-kernel's entry from sub_operator_kernel_name called with its first parameter slot (and its
+# split copies chosen by core id) on the vector cores below its blockDim, and the kernel-type
+# record of a vector-only MIX SuperKernel with task ration 0:1.
+COMMON=('#include "kernel_operator.h"'
+    '__global__ __attribute__\(\(aligned\((512|256)\)\)\) __aicore__ void auto_gen_te_superkernel_1_kernel\(void\)'
+    'get_para_base\(\)' 'param_base\[0\]' 'set_ffts_base_addr'
+    'is_inf__kernel0_middle\(1\)' 'is_inf__kernel0_middle_split3\(1\)' 'pows__kernel0_middle\(4\)'
+    'get_coreid\(\)' 'ASCEND_IS_AIV' 'GetBlockIdx\(\) < 32' 'GetBlockIdx\(\) < 1'
+    '\.ascend\.meta\.te_superkernel_1_mix_aiv' 'K_TYPE_MIX_AIV_MAIN')
+
+@test "ST entry sources have the vendor's constructs for each option" {
+    # The vendor's defaults spelled out: skforge's scope defaults (func-align 2048, early-start 0)
+    # come from GE's graph options.
+    local st="stream-fusion=0:func-align=512"
+    vendor_sources "$st:early-start=1"
+    check_source "$SRC/superkernel_1.cpp" "${COMMON[@]}" 'aligned\(512\)' 'SetNextTaskStart' \
+        'WaitPreTaskEnd' 'preload\(\(const void \*\)pows__kernel0_middle'
+    vendor_sources "$st:early-start=0"
+    check_source "$SRC/superkernel_1.cpp" "${COMMON[@]}" '!SetNextTaskStart' 'SYNC_AIV_ONLY_ALL'
+    vendor_sources "$st:early-start=1:debug-sync-all=1"
+    check_source "$SRC/superkernel_1.cpp" "${COMMON[@]}" 'SYNC_AIV_ONLY_ALL'
+    [ "$(grep -c 'SYNC_AIV_ONLY_ALL' "$SRC/superkernel_1.cpp")" -ge 4 ] # after each sub-kernel
+    vendor_sources "$st:early-start=1:debug-dcci-all=1"
+    check_source "$SRC/superkernel_1.cpp" "${COMMON[@]}" 'ENTIRE_DATA_CACHE'
+    vendor_sources "$st:early-start=1:feed-sync-all=1"
+    check_source "$SRC/superkernel_1.cpp" "${COMMON[@]}" 'param_base\[8\]' \
+        'g_superKernelAutoSyncAllConfigGmBaseAddr'
+    vendor_sources "$st:early-start=1:preload-code=max"
+    check_source "$SRC/superkernel_1.cpp" "${COMMON[@]}" 'PreLoad\('
+    vendor_sources "stream-fusion=0:early-start=1:func-align=256"
+    check_source "$SRC/superkernel_1.cpp" "${COMMON[@]}" 'aligned\(256\)'
+    vendor_sources "$st:early-start=1" 3
+    check_source "$SRC/superkernel_1.cpp" "${COMMON[@]}" 'is_inf__kernel0_middle\(8\)'
+}
+
+@test "MIX 1:2 entry source: both halves on AI-core indices, the vector kernel on vector cores" {
+    mix_graph "stream-fusion=0:early-start=1:func-align=512"
+    run env PATH=/usr/bin:/bin "$SKC" compile g/graph.yaml --sources-only
+    [ "$status" -eq 0 ]
+    check_source "$SRC/superkernel_1.cpp" 'aligned\(512\)' \
+        'mm__kernel0_middle_mix_aic\(1\)' 'mm__kernel0_middle_mix_aiv\(1\)' \
+        'get_block_idx\(\) < 24' 'is_inf__kernel0_middle\(5\)' 'GetBlockIdx\(\) < 24' \
+        'g_super_kernel_early_start_config = 9;' \
+        'te_superkernel_1_mix_aic_section' 'te_superkernel_1_mix_aiv_section' \
+        'K_TYPE_MIX_AIC_MAIN\}, \{\{F_TYPE_MIX_TASK_RATION, sizeof\(unsigned int\)\}, 1, 2\}' \
+        '!K_TYPE_MIX_AIV_MAIN'
+}
+
+@test "two-stream entry source: a program per kind of core, a cross-core flag for the event" {
+    subkernel is_inf 48 KERNEL_TYPE_AIV_ONLY x,y,workspace
+    subkernel mm 24 KERNEL_TYPE_AIC_ONLY a,b,c,workspace
+    cat >g/graph.yaml <<EOF2
+name: te
+npu_arch: dav-2201
+soc_version: Ascend910B1
+scopes: {superkernel_1: "stream-fusion=1:early-start=1"}
+inputs: [{name: x, shape: [1024], dtype: float16}, {name: e, shape: [1024], dtype: float16}]
+ops:
+  - {name: a, type: IsInf, stream_id: 0, kernel: {json_path: kernels/is_inf.json, bin_path: kernels/is_inf.o}, inputs: [x], outputs: [{name: y, shape: [1024], dtype: float16}], scope: superkernel_1}
+  - {name: b, type: MatMul, stream_id: 1, kernel: {json_path: kernels/mm.json, bin_path: kernels/mm.o}, inputs: [e, e], outputs: [{name: f, shape: [1024], dtype: float16}], send_event_list: [1], scope: superkernel_1}
+  - {name: c, type: IsInf, stream_id: 0, kernel: {json_path: kernels/is_inf.json, bin_path: kernels/is_inf.o}, inputs: [f], outputs: [{name: z, shape: [1024], dtype: float16}], recv_event_list: [1], scope: superkernel_1}
+EOF2
+    run env PATH=/usr/bin:/bin "$SKC" compile g/graph.yaml --sources-only
+    [ "$status" -eq 0 ]
+    check_source "$SRC/superkernel_1.cpp" 'void auto_gen_te_superkernel_1_kernel_aic\(void\)' \
+        'void auto_gen_te_superkernel_1_kernel_aiv\(void\)' \
+        'GetffstMsg\(0x02, AscendC::SYNC_AIC_AIV_FLAG\)' 'wait_flag_dev\(AscendC::SYNC_AIC_AIV_FLAG\);' \
+        'mm__kernel0_middle\(4\)' 'is_inf__kernel0_middle\(9\)' '!SetNextTaskStart'
+}
