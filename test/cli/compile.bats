@@ -101,16 +101,16 @@ OUT=static_kernel_compile_outputs
     "$SKC" inspect "$OUT/soc_env.run" --list | grep -q ' ascend910b3/Add/add.o$'
 }
 
-# fake_bisheng: a stand-in for the CANN compiler on PATH that records every command line in
-# bisheng.log and writes its -o file; BISHENG_FAIL=1 makes the compile step fail like a real
-# compiler error.
+# fake_bisheng: stand-ins for the CANN toolchain on PATH (bisheng, ld.lld, llvm-objcopy) that
+# record every command line in bisheng.log and write their output files; BISHENG_FAIL=1 makes
+# the compile step fail like a real compiler error.
 fake_bisheng() {
     mkdir -p fakebin
     cat >fakebin/bisheng <<'EOF2'
 #!/bin/sh
 echo "bisheng $*" >>"$BISHENG_LOG"
 [ "$1" = --version ] && { echo "fake bisheng 0.0"; exit 0; }
-if [ "${BISHENG_FAIL:-0}" = 1 ] && [ "$1" = -xcce ]; then
+if [ "${BISHENG_FAIL:-0}" = 1 ] && [ "$1" = -c ]; then
     echo "gen/s.cpp:12:5: error: use of undeclared identifier" >&2
     exit 1
 fi
@@ -118,18 +118,53 @@ out=""
 while [ $# -gt 0 ]; do [ "$1" = -o ] && out=$2; shift; done
 printf 'device object %s\n' "$out" >"$out"
 EOF2
-    chmod +x fakebin/bisheng
+    cat >fakebin/ld.lld <<'EOF2'
+#!/bin/sh
+echo "ld.lld $*" >>"$BISHENG_LOG"
+out=""
+while [ $# -gt 0 ]; do [ "$1" = -o ] && out=$2; shift; done
+printf 'linked object %s\n' "$out" >>"$out"
+EOF2
+    # llvm-objcopy [options] IN [OUT]: OUT is a copy of IN; without OUT, IN changes in place.
+    cat >fakebin/llvm-objcopy <<'EOF2'
+#!/bin/sh
+echo "llvm-objcopy $*" >>"$BISHENG_LOG"
+in="" out=""
+for a in "$@"; do
+    case $a in -*) ;; *) if [ -z "$in" ]; then in=$a; else out=$a; fi ;; esac
+done
+[ -f "$in" ] || { echo "llvm-objcopy: '$in': No such file" >&2; exit 1; }
+if [ -n "$out" ]; then cp "$in" "$out"; else echo "objcopied" >>"$in"; fi
+EOF2
+    chmod +x fakebin/bisheng fakebin/ld.lld fakebin/llvm-objcopy
     export BISHENG_LOG=$PWD/bisheng.log
 }
 
-@test "with bisheng on PATH: the exact commands, and a SuperKernel package with its source" {
+@test "with bisheng on PATH: the vendor's build commands, and a SuperKernel package with its source" {
     mkgraph true
     fake_bisheng
-    PATH=$PWD/fakebin:$PATH ASCEND_HOME_PATH=/opt/cann "$SKC" compile g/graph.yaml --npu-arch dav-3510 >/dev/null
-    diff - bisheng.log <<'EOF2'
+    PATH=$PWD/fakebin:$PATH ASCEND_HOME_PATH=/opt/cann "$SKC" compile g/graph.yaml --npu-arch dav-3510 --jobs 1 >/dev/null
+    A=/opt/cann/$(uname -m)-linux
+    inc=""
+    for d in impl/adv_api impl/basic_api impl/c_api impl/micro_api impl/simt_api impl/utils \
+        include include/adv_api include/basic_api include/aicpu_api include/c_api \
+        include/micro_api include/simt_api include/utils; do
+        inc="$inc -I$A/asc/$d"
+    done
+    inc="$inc -I$A/ascendc/act -I$A/asc/impl -I$A/tikcpp -I/opt/cann/include -I/opt/cann/include/ascendc"
+    inc="$inc -I$A/tikcpp/tikcfw -I$A/tikcpp/tikcfw/impl -I$A/tikcpp/tikcfw/interface"
+    diff - bisheng.log <<EOF2
 bisheng --version
-bisheng -xcce --npu-arch=dav-3510 -O2 -std=c++17 -DSKFORGE_SOC=Ascend910B1 -Iinclude -I/opt/cann/compiler/tikcpp/tikcfw -I/opt/cann/compiler/tikcpp/tikcfw/impl -I/opt/cann/compiler/tikcpp/tikcfw/interface -c gen/s.cpp -o obj/s_entry.o
-bisheng --npu-arch=dav-3510 -r obj/s_entry.o obj/add_k.o obj/mul_k.o -o lib/s.o
+llvm-objcopy --redefine-sym=add_k=add_k_split1 obj/add_k.o obj/add_k_split1.o
+llvm-objcopy --redefine-sym=add_k=add_k_split2 obj/add_k.o obj/add_k_split2.o
+llvm-objcopy --redefine-sym=add_k=add_k_split3 obj/add_k.o obj/add_k_split3.o
+llvm-objcopy --redefine-sym=mul_k=mul_k_split1 obj/mul_k.o obj/mul_k_split1.o
+llvm-objcopy --redefine-sym=mul_k=mul_k_split2 obj/mul_k.o obj/mul_k_split2.o
+llvm-objcopy --redefine-sym=mul_k=mul_k_split3 obj/mul_k.o obj/mul_k_split3.o
+bisheng -c -O3 -x cce$inc -DASCENDC_DUMP=0 --cce-disable-kernel-global-attr-check --cce-no-dcache-flush gen/s.cpp --cce-aicore-arch=dav-c310-vec -D__DAV_C310__ --cce-aicore-only -o obj/s_mix_aiv.o -mllvm -cce-aicore-stack-size=0x8000 -mllvm -cce-aicore-function-stack-size=0x8000 -mllvm -cce-aicore-record-overflow=false -mllvm -cce-aicore-addr-transform -mllvm --cce-aicore-jump-expand=true -mllvm -cce-aicore-dcci-insert-for-scalar=false -mllvm -cce-aicore-jump-expand=true --cce-long-call=true -mllvm -cce-aicore-long-call -std=c++17 -Dauto_gen_static_demo_s_kernel=static_demo_s_mix_aiv -DTILING_KEY_VAR=0UL -Dstatic_demo_s=static_demo_s_0_tilingkey
+ld.lld -m aicorelinux -r -Ttext=0 -q -x obj/s_mix_aiv.o obj/add_k.o obj/add_k_split1.o obj/add_k_split2.o obj/add_k_split3.o obj/mul_k.o obj/mul_k_split1.o obj/mul_k_split2.o obj/mul_k_split3.o -static -o lib/s.o
+ld.lld -m aicorelinux -Ttext=0 lib/s.o -static -o lib/s.o -q
+llvm-objcopy --localize-symbol=add_k --localize-symbol=add_k_split1 --localize-symbol=add_k_split2 --localize-symbol=add_k_split3 --localize-symbol=mul_k --localize-symbol=mul_k_split1 --localize-symbol=mul_k_split2 --localize-symbol=mul_k_split3 lib/s.o
 EOF2
     run "$SKC" inspect "$OUT/static_demo_dav-3510.run" --list
     [[ "$output" == *" ascend910b1/SuperKernel/s.o"* ]]
@@ -137,7 +172,8 @@ EOF2
     [[ "$output" == *" ascend910b1/SuperKernel/s.cpp"* ]]
     [[ "$output" != *"ascend910b1/Add/"* ]] # fused: no static kernel of its own
     sh "$OUT/static_demo_dav-3510.run" --noexec --extract=x >/dev/null
-    grep -q 'extern "C" __global__ __aicore__ void static_demo_s(GM_ADDR params)' x/ascend910b1/SuperKernel/s.cpp
+    grep -q 'extern "C" __global__ __attribute__((aligned(2048))) __aicore__ void auto_gen_static_demo_s_kernel(void)' x/ascend910b1/SuperKernel/s.cpp
+    grep -q ' add_k(0);$' x/ascend910b1/SuperKernel/s.cpp # dav-3510: no FFTS slot
     python3 - x <<'PY'
 import hashlib, json, sys
 root = sys.argv[1]
@@ -160,7 +196,7 @@ PY
     [ "$status" -eq 1 ]
     [[ "$output" == *"building SuperKernel s failed (exit 1)"* ]]
     grep -q "use of undeclared identifier" "$OUT/static_demo_dav-2201_compile_error.log"
-    grep -q -- "-c gen/s.cpp -o obj/s_entry.o" "$OUT/static_demo_dav-2201_compile_error.log"
+    grep -q -- "gen/s.cpp --cce-aicore-arch=dav-c220-vec --cce-aicore-only -o obj/s_mix_aiv.o" "$OUT/static_demo_dav-2201_compile_error.log"
     [ ! -e "$OUT/static_demo_dav-2201.run" ]
     [ -z "$(ls -A "$OUT" | grep '^\.skc-build')" ]
 }

@@ -290,26 +290,61 @@ COMMON=('#include "kernel_operator.h"'
     '\.ascend\.meta\.te_superkernel_1_mix_aiv' 'K_TYPE_MIX_AIV_MAIN')
 
 @test "ST entry sources have the vendor's constructs for each option" {
-    skip "the vendor-shaped entry comes with h/ascendc; lead: remove this skip once it is merged"
-    vendor_sources "stream-fusion=0:early-start=1"
+    # The vendor's defaults spelled out: skforge's scope defaults (func-align 2048, early-start 0)
+    # come from GE's graph options.
+    local st="stream-fusion=0:func-align=512"
+    vendor_sources "$st:early-start=1"
     check_source "$SRC/superkernel_1.cpp" "${COMMON[@]}" 'aligned\(512\)' 'SetNextTaskStart' \
         'WaitPreTaskEnd' 'preload\(\(const void \*\)pows__kernel0_middle'
-    # The vector cores' hard barrier: the vendor writes the FFTS sync of SyncAll<true> inline.
-    local aiv_all='SYNC_AIV_ONLY_ALL|SyncAll<true>'
-    vendor_sources "stream-fusion=0:early-start=0"
-    check_source "$SRC/superkernel_1.cpp" "${COMMON[@]}" '!SetNextTaskStart' "$aiv_all"
-    vendor_sources "stream-fusion=0:early-start=1:debug-sync-all=1"
-    check_source "$SRC/superkernel_1.cpp" "${COMMON[@]}" "$aiv_all"
-    [ "$(grep -Ec "$aiv_all" "$SRC/superkernel_1.cpp")" -ge 2 ] # after each sub-kernel
-    vendor_sources "stream-fusion=0:early-start=1:debug-dcci-all=1"
+    vendor_sources "$st:early-start=0"
+    check_source "$SRC/superkernel_1.cpp" "${COMMON[@]}" '!SetNextTaskStart' 'SYNC_AIV_ONLY_ALL'
+    vendor_sources "$st:early-start=1:debug-sync-all=1"
+    check_source "$SRC/superkernel_1.cpp" "${COMMON[@]}" 'SYNC_AIV_ONLY_ALL'
+    [ "$(grep -c 'SYNC_AIV_ONLY_ALL' "$SRC/superkernel_1.cpp")" -ge 4 ] # after each sub-kernel
+    vendor_sources "$st:early-start=1:debug-dcci-all=1"
     check_source "$SRC/superkernel_1.cpp" "${COMMON[@]}" 'ENTIRE_DATA_CACHE'
-    vendor_sources "stream-fusion=0:early-start=1:feed-sync-all=1"
+    vendor_sources "$st:early-start=1:feed-sync-all=1"
     check_source "$SRC/superkernel_1.cpp" "${COMMON[@]}" 'param_base\[8\]' \
         'g_superKernelAutoSyncAllConfigGmBaseAddr'
-    vendor_sources "stream-fusion=0:early-start=1:preload-code=max"
+    vendor_sources "$st:early-start=1:preload-code=max"
     check_source "$SRC/superkernel_1.cpp" "${COMMON[@]}" 'PreLoad\('
     vendor_sources "stream-fusion=0:early-start=1:func-align=256"
     check_source "$SRC/superkernel_1.cpp" "${COMMON[@]}" 'aligned\(256\)'
-    vendor_sources "stream-fusion=0:early-start=1" 3
+    vendor_sources "$st:early-start=1" 3
     check_source "$SRC/superkernel_1.cpp" "${COMMON[@]}" 'is_inf__kernel0_middle\(8\)'
+}
+
+@test "MIX 1:2 entry source: both halves on AI-core indices, the vector kernel on vector cores" {
+    mix_graph "stream-fusion=0:early-start=1:func-align=512"
+    run env PATH=/usr/bin:/bin "$SKC" compile g/graph.yaml --sources-only
+    [ "$status" -eq 0 ]
+    check_source "$SRC/superkernel_1.cpp" 'aligned\(512\)' \
+        'mm__kernel0_middle_mix_aic\(1\)' 'mm__kernel0_middle_mix_aiv\(1\)' \
+        'get_block_idx\(\) < 24' 'is_inf__kernel0_middle\(5\)' 'GetBlockIdx\(\) < 24' \
+        'g_super_kernel_early_start_config = 9;' \
+        'te_superkernel_1_mix_aic_section' 'te_superkernel_1_mix_aiv_section' \
+        'K_TYPE_MIX_AIC_MAIN\}, \{\{F_TYPE_MIX_TASK_RATION, sizeof\(unsigned int\)\}, 1, 2\}' \
+        '!K_TYPE_MIX_AIV_MAIN'
+}
+
+@test "two-stream entry source: a program per kind of core, a cross-core flag for the event" {
+    subkernel is_inf 48 KERNEL_TYPE_AIV_ONLY x,y,workspace
+    subkernel mm 24 KERNEL_TYPE_AIC_ONLY a,b,c,workspace
+    cat >g/graph.yaml <<EOF2
+name: te
+npu_arch: dav-2201
+soc_version: Ascend910B1
+scopes: {superkernel_1: "stream-fusion=1:early-start=1"}
+inputs: [{name: x, shape: [1024], dtype: float16}, {name: e, shape: [1024], dtype: float16}]
+ops:
+  - {name: a, type: IsInf, stream_id: 0, kernel: {json_path: kernels/is_inf.json, bin_path: kernels/is_inf.o}, inputs: [x], outputs: [{name: y, shape: [1024], dtype: float16}], scope: superkernel_1}
+  - {name: b, type: MatMul, stream_id: 1, kernel: {json_path: kernels/mm.json, bin_path: kernels/mm.o}, inputs: [e, e], outputs: [{name: f, shape: [1024], dtype: float16}], send_event_list: [1], scope: superkernel_1}
+  - {name: c, type: IsInf, stream_id: 0, kernel: {json_path: kernels/is_inf.json, bin_path: kernels/is_inf.o}, inputs: [f], outputs: [{name: z, shape: [1024], dtype: float16}], recv_event_list: [1], scope: superkernel_1}
+EOF2
+    run env PATH=/usr/bin:/bin "$SKC" compile g/graph.yaml --sources-only
+    [ "$status" -eq 0 ]
+    check_source "$SRC/superkernel_1.cpp" 'void auto_gen_te_superkernel_1_kernel_aic\(void\)' \
+        'void auto_gen_te_superkernel_1_kernel_aiv\(void\)' \
+        'GetffstMsg\(0x02, AscendC::SYNC_AIC_AIV_FLAG\)' 'wait_flag_dev\(AscendC::SYNC_AIC_AIV_FLAG\);' \
+        'mm__kernel0_middle\(4\)' 'is_inf__kernel0_middle\(9\)' '!SetNextTaskStart'
 }

@@ -1,20 +1,25 @@
-// The NPU backend: AscendC entries for bisheng. The shape mirrors the host backend (host.cpp);
-// what differs is how cores are told apart and how they synchronise.
+// The NPU backend's entry source, written the way the vendor's SuperKernel compiler writes its
+// own (share/doc/npu-target.md, share/doc/cann-conformance.md): the sub-kernels are the op
+// compiler's SuperKernel builds, `<func>(uint64_t args_offset)`, reading their arguments from
+// the parameter table at `args_offset`; the entry only orders them, synchronises the cores
+// between them and prefetches their code.
 #include "skforge/codegen/ascendc.hpp"
 
-#include "skforge/codegen/host.hpp"
+#include "ascendc_code.hpp"
+#include "skforge/kernel/soc.hpp"
 #include "skforge/support/identifier.hpp"
 
 #include <algorithm>
-#include <cctype>
-#include <map>
+#include <functional>
 #include <set>
 
 namespace skforge::codegen {
 
+using kernel::KernelType;
+
 namespace {
 
-constexpr std::uint64_t k_slot = 32; // one cache line per core and flag
+// ---- What the entry knows about each sub-kernel -------------------------------------------
 
 const graph::Op& op_at(const graph::Graph& g, const fusion::Segment& s, std::size_t p) {
     return g.ops[static_cast<std::size_t>(s.ops[p])];
@@ -24,237 +29,867 @@ const kernel::KernelMeta& meta_at(const graph::Graph& g, const fusion::Segment& 
     return g.kernels[static_cast<std::size_t>(op_at(g, s, p).kernel_index)].meta;
 }
 
-// Cube and vector cores of the launch: blockDim AI cores, each with aic:aiv of them.
-std::pair<std::uint32_t, std::uint32_t> cores(const fusion::Segment& s) {
-    auto colon = s.task_ration.find(':');
-    auto number = [](const std::string& t) { return static_cast<std::uint32_t>(std::stoul(t)); };
-    std::uint32_t aic = colon == std::string::npos ? 1 : number(s.task_ration.substr(0, colon));
-    std::uint32_t aiv = colon == std::string::npos ? 0 : number(s.task_ration.substr(colon + 1));
-    return {s.block_dim * aic, s.block_dim * aiv};
+// An event whose other end is outside the segment: a lock in the parameter table.
+struct Lock {
+    std::int64_t event;
+    std::uint32_t slot;
+};
+
+struct Sub {
+    std::string op;
+    KernelType type = KernelType::aiv_only;
+    std::string aic, aiv; // functions on the cube / vector cores, empty where it has none
+    std::uint32_t block_dim = 1;
+    std::uint32_t split = 1;
+    std::uint32_t preload_units = 0; // 2 KiB units of code
+    std::uint32_t args = 0;          // args_offset
+    std::uint32_t stream = 0;
+    bool es_set = false, es_wait = false; // the sub-kernel starts/waits early itself
+    bool dcci_before = false, dcci_after = false;
+    bool sync_all = false;
+    std::vector<Lock> notify, wait;
+};
+
+std::string function(const Sub& sub, Side side) {
+    return side == Side::aic ? sub.aic : sub.aiv;
 }
 
-// The guard that selects the cores a kernel type runs on.
-std::string guard(unsigned mask) {
-    return mask == 1 ? "ASCEND_IS_AIV" : mask == 2 ? "ASCEND_IS_AIC" : "true";
+// Preload counts 2 KiB lines of at most 16 KiB of code (the vector core's instruction cache);
+// the vendor measures .text, skforge the object (or 16 KiB when unknown).
+std::uint32_t preload_units(std::uint64_t code_bytes) {
+    std::uint64_t bytes = std::min<std::uint64_t>(code_bytes == 0 ? 16384 : code_bytes, 16384);
+    return static_cast<std::uint32_t>((bytes + 2047) / 2048);
 }
 
-std::string kind_name(unsigned mask) {
-    return mask == 1 ? "vector" : mask == 2 ? "cube" : "all";
+// Events both of whose ends are in the segment.
+std::set<std::int64_t> inner_events(const graph::Graph& g, const fusion::Segment& s) {
+    std::set<std::int64_t> sent, inner;
+    for (std::size_t p = 0; p < s.ops.size(); ++p)
+        sent.insert(op_at(g, s, p).send_events.begin(), op_at(g, s, p).send_events.end());
+    for (std::size_t p = 0; p < s.ops.size(); ++p)
+        for (auto e : op_at(g, s, p).recv_events)
+            if (sent.count(e) != 0)
+                inner.insert(e);
+    return inner;
+}
+
+std::vector<Lock> locks(const std::vector<std::int64_t>& events, std::uint32_t first,
+                        const std::set<std::int64_t>& inner) {
+    std::vector<Lock> out;
+    for (std::size_t i = 0; i < events.size(); ++i)
+        if (inner.count(events[i]) == 0)
+            out.push_back({events[i], first + static_cast<std::uint32_t>(i)});
+    return out;
+}
+
+bool matches(const std::vector<std::string>& patterns, const std::string& op_type) {
+    return std::any_of(patterns.begin(), patterns.end(),
+                       [&](const std::string& p) { return graph::op_type_matches(p, op_type); });
+}
+
+std::vector<Sub> subs_of(const graph::Graph& g, const fusion::Segment& s, const NpuTarget& t) {
+    auto layout = npu_param_layout(g, s, t);
+    auto inner = inner_events(g, s);
+    std::vector<Sub> out;
+    for (std::size_t p = 0; p < s.ops.size(); ++p) {
+        const auto& op = op_at(g, s, p);
+        const auto& k = g.kernels[static_cast<std::size_t>(op.kernel_index)];
+        Sub sub;
+        sub.op = op.name;
+        sub.type = *k.meta.kernel_type;
+        std::tie(sub.aic, sub.aiv) = npu_sub_functions(g, s, p, t);
+        sub.block_dim = s.subs[p].block_dim;
+        sub.split = std::max<std::uint32_t>(1, s.subs[p].split_mode);
+        sub.preload_units = preload_units(k.binary_size);
+        sub.args = layout.param_offset[p];
+        sub.stream = op.stream_id;
+        sub.es_set = k.meta.early_start_set_flag;
+        sub.es_wait = k.meta.early_start_wait_flag;
+        // The scope's patterns or the sub-kernel's own JSON; debug-dcci-all is the entry's own.
+        bool on = !s.subs[p].dcci_disabled && !k.meta.call_dcci_disable_on_kernel;
+        sub.dcci_before = on && (matches(s.options.dcci_before_kernel_start, op.type) ||
+                                 k.meta.call_dcci_before_kernel_start);
+        sub.dcci_after = on && (matches(s.options.dcci_after_kernel_end, op.type) ||
+                                k.meta.call_dcci_after_kernel_end);
+        sub.sync_all = k.meta.sync_all;
+        sub.notify = locks(op.send_events, layout.notify_offset[p], inner);
+        sub.wait = locks(op.recv_events, layout.wait_offset[p], inner);
+        out.push_back(std::move(sub));
+    }
+    return out;
+}
+
+// ---- The scope's options, as the vendor's compiler reads them -----------------------------
+
+enum class EarlyStart { off, on };
+
+struct Entry {
+    std::string kernel; // kernelName
+    NpuLaunch launch;
+    bool c310 = false; // dav-3510: no FFTS address
+    EarlyStart early = EarlyStart::on;
+    graph::PreloadCode preload = graph::PreloadCode::per_func;
+    bool two_stream = false;
+    bool debug_dcci_all = false, debug_sync_all = false, feed_sync_all = false;
+    std::uint64_t feed_bytes = 0;
+    std::uint32_t workspace_slot = 0;
+    std::uint32_t func_align = 512;
+    std::uint32_t split = 1;
+    std::vector<Sub> subs;
+};
+
+Entry entry_of(const graph::Graph& g, const fusion::Segment& s, const NpuTarget& t) {
+    Entry e;
+    e.kernel = npu_entry_symbol(g, s);
+    e.launch = npu_launch(g, s, t);
+    e.c310 = t.arch == "dav-3510";
+    e.two_stream = two_stream_mode(g, s);
+    e.early = early_start_mode(g, s) ? EarlyStart::on : EarlyStart::off;
+    e.preload = s.options.preload_code;
+    e.debug_dcci_all = s.options.debug_dcci_all;
+    e.debug_sync_all = s.options.debug_sync_all;
+    e.feed_sync_all = s.options.feed_sync_all;
+    e.feed_bytes = npu_sync_bytes(g, s, t);
+    e.workspace_slot = npu_param_layout(g, s, t).workspace_offset;
+    e.func_align = s.options.func_align;
+    e.split = std::max<std::uint32_t>(1, s.options.split_mode);
+    e.subs = subs_of(g, s, t);
+    return e;
+}
+
+// ---- Pieces of code ---------------------------------------------------------------------
+
+// The vendor's early-start class of a kernel type: 0 cube, 1 vector, 2 both.
+int core_class(KernelType t) {
+    return is_mix(t) ? 2 : runs_on(t, Side::aiv) ? 1 : 0;
+}
+
+// The order the vendor writes a kernel's per-core-type blocks in: its own kind first.
+std::vector<Side> sides_of(KernelType t) {
+    return runs_on(t, Side::aic) ? std::vector<Side>{Side::aic, Side::aiv}
+                                 : std::vector<Side>{Side::aiv, Side::aic};
+}
+
+// The synchronisation the vendor puts between sub-kernels when early start is off, and after
+// each one for debug-sync-all: all cores of the SuperKernel's kind.
+void sync_by_launch(Code& c, const Entry& e) {
+    if (is_mix(e.launch.type))
+        c.line("AscendC::SyncAll<false>();");
+    else
+        same_kind_sync(c, runs_on(e.launch.type, Side::aic) ? Side::aic : Side::aiv, e.c310);
+}
+
+// Cores of a sub-kernel's kind beyond its blockDim, or all cores of a kind it does not use.
+std::string complement(const Sub& sub, Side side, bool itself) {
+    if (!itself || !runs_on(sub.type, side))
+        return "true";
+    return block_index(sub.type) + " >= " + std::to_string(sub.block_dim);
+}
+
+void early_start_set(Code& c, const Sub& sub) {
+    for (Side side : sides_of(sub.type)) {
+        c.open("if " + guard(side));
+        c.open("if (" + complement(sub, side, sub.es_set) + ")");
+        if (runs_on(sub.type, side))
+            c.line("AscendC::SetNextTaskStart();");
+        else
+            c.line(std::string("// ") + (side == Side::aic ? "AIV" : "AIC") +
+                   " only, no complement early start set flag.");
+        c.close();
+        c.close();
+    }
+}
+
+void early_start_wait(Code& c, const Sub& sub, int config) {
+    for (Side side : sides_of(sub.type)) {
+        c.open("if " + guard(side));
+        c.open("if (" + complement(sub, side, sub.es_wait) + ")");
+        c.line("AscendC::WaitPreTaskEndImpl<" + std::to_string(config) + ">();");
+        c.close();
+        c.close();
+    }
+}
+
+void inter_op_barrier(Code& c, const Entry& e, const Sub& pre, const Sub& cur) {
+    c.line("// inter-kernel barrier");
+    if (e.early == EarlyStart::off) {
+        c.line("// early-start=0: all cores of the SuperKernel's kind");
+        sync_by_launch(c, e);
+        return;
+    }
+    int config = (core_class(pre.type) << 2) | core_class(cur.type);
+    early_start_set(c, pre);
+    c.line("g_super_kernel_early_start_config = " + std::to_string(config) + ";");
+    early_start_wait(c, cur, config);
+}
+
+// Event locks: block 0 of the sub-kernel's kind sets or waits for the 8-byte lock whose address
+// is in the parameter table. Cube kernels use the cube cores, the others the vector cores.
+Side lock_side(KernelType t) {
+    return runs_on(t, Side::aiv) ? Side::aiv : Side::aic;
+}
+
+void notify(Code& c, const Sub& sub) {
+    if (sub.notify.empty())
+        return;
+    Side side = lock_side(sub.type);
+    c.open("if " + guard(side));
+    for (const auto& l : sub.notify) {
+        c.line("// " + sub.op + " records event " + std::to_string(l.event));
+        c.line(std::string("NotifyFunc<") + (side == Side::aic ? "true" : "false") +
+               ">(param_base[" + std::to_string(l.slot) + "]);");
+    }
+    c.close();
+}
+
+void wait(Code& c, const Sub& sub) {
+    if (sub.wait.empty())
+        return;
+    Side side = lock_side(sub.type);
+    c.open("if " + guard(side));
+    for (const auto& l : sub.wait) {
+        c.line("// " + sub.op + " waits for event " + std::to_string(l.event));
+        c.line(std::string("WaitFunc<") + (side == Side::aic ? "true" : "false") + ">(param_base[" +
+               std::to_string(l.slot) + "]);");
+    }
+    c.close();
+}
+
+// The kernel leaves every wait lock it used at 0 for its next launch.
+void reset_locks(Code& c, const Entry& e) {
+    for (const auto& sub : e.subs) {
+        Side side = lock_side(sub.type);
+        for (const auto& l : sub.wait) {
+            c.open("if " + guard(side));
+            c.open("if (" +
+                   std::string(side == Side::aic ? "get_block_idx()" : "AscendC::GetBlockIdx()") +
+                   " == 0)");
+            c.line("__gm__ uint64_t* lock = reinterpret_cast<__gm__ uint64_t*>(param_base[" +
+                   std::to_string(l.slot) + "]);");
+            c.line("*lock = 0; // event " + std::to_string(l.event) + " of " + sub.op);
+            c.line("dcci(lock, 0, 2);");
+            c.close();
+            c.close();
+        }
+    }
+}
+
+// Between two sub-kernels of one program: the barrier, and the locks of events with the outside.
+void sync_and_events(Code& c, const Entry& e, const Sub& pre, const Sub& cur) {
+    if (!cur.wait.empty() && !pre.notify.empty()) {
+        inter_op_barrier(c, e, pre, cur);
+        notify(c, pre);
+        wait(c, cur);
+        c.line("// all cores wait with the one that waited for the lock");
+        sync_by_launch(c, e);
+        return;
+    }
+    if (!cur.wait.empty()) {
+        wait(c, cur);
+        if (pre.type == KernelType::aic_only && cur.type == KernelType::aiv_only) {
+            c.line("// the barrier below does not hold the vector cores: hold them here");
+            c.line("AscendC::SyncAll<true>();");
+        }
+    }
+    inter_op_barrier(c, e, pre, cur);
+    notify(c, pre);
+}
+
+// feed-sync-all: a sub-kernel that synchronises all cores but runs on fewer than the
+// SuperKernel has gets a SyncAll fed by the cores it does not use.
+bool needs_feed(const Entry& e, const Sub& sub) {
+    const auto& l = e.launch;
+    if (!sub.sync_all || (sub.block_dim == l.block_dim && sub.type == l.type))
+        return false;
+    // In a 1:2 launch a vector-only kernel counts vector cores: two per blockDim.
+    bool vector_cores = l.type == KernelType::mix_aic_1_2 && !runs_on(sub.type, Side::aic);
+    return sub.block_dim < (vector_cores ? 2 : 1) * l.block_dim;
+}
+
+void feed_setup(Code& c, const Entry& e, std::size_t p, bool feed) {
+    if (!e.feed_sync_all)
+        return;
+    if (!feed) {
+        c.line("AscendC::g_superKernelAutoSyncAllEnable = false;");
+        return;
+    }
+    std::string n = std::to_string(e.subs.size()), at = std::to_string(p);
+    c.line("AscendC::g_superKernelAutoSyncAllSyncIdx = 0;");
+    c.line("AscendC::g_superKernelAutoSyncAllEnable = true;");
+    c.open("if ASCEND_IS_AIC");
+    c.line("AscendC::g_superKernelAutoSyncAllConfigGmAddr = "
+           "AscendC::g_superKernelAutoSyncAllConfigGmBaseAddr + " +
+           at + " * 64;");
+    c.close();
+    c.open("if ASCEND_IS_AIV");
+    c.line("AscendC::g_superKernelAutoSyncAllConfigGmAddr = "
+           "AscendC::g_superKernelAutoSyncAllConfigGmBaseAddr + " +
+           n + " * 64 + " + at + " * 64;");
+    c.close();
+}
+
+enum class Call { run, preload };
+
+void dcci_all(Code& c, const char* why) {
+    c.line(std::string("// ") + why);
+    c.line("dcci((__gm__ uint64_t*)0, cache_line_t::ENTIRE_DATA_CACHE, "
+           "dcci_dst_t::CACHELINE_OUT);");
+}
+
+// One statement per split copy, chosen by the physical core id so that neighbouring cores fetch
+// different copies of the code.
+void split_switch(Code& c, const Sub& sub, const std::string& func, Call what, bool feed) {
+    auto stmt = [&](std::uint32_t k) {
+        std::string f = k == 0 ? func : func + "_split" + std::to_string(k);
+        if (what == Call::preload)
+            c.line("preload((const void *)" + f + ", " + std::to_string(sub.preload_units) + ");");
+        else
+            c.line(f + "(" + std::to_string(sub.args) + ");");
+        if (feed)
+            c.line("AscendC::SuperKernelAutoSyncAllEndImpl();");
+    };
+    if (sub.split <= 1) {
+        stmt(0);
+        return;
+    }
+    std::string n = std::to_string(sub.split);
+    c.line("uint8_t coreid = (uint8_t)get_coreid();");
+    for (std::uint32_t k = 0; k < sub.split; ++k) {
+        std::string cond = "if ((coreid % " + n + ") == " + std::to_string(k) + ")";
+        if (k == 0)
+            c.open(cond);
+        else
+            c.reopen(k + 1 == sub.split ? "else" : "else " + cond);
+        stmt(k);
+    }
+    c.close();
+}
+
+void call_side(Code& c, const Sub& sub, Side side, Call what, bool feed) {
+    c.open("if " + guard(side));
+    c.open("if (" + block_index(sub.type) + " < " + std::to_string(sub.block_dim) + ")");
+    if (what == Call::run && sub.dcci_before)
+        dcci_all(c, "dcci-before-kernel-start");
+    split_switch(c, sub, function(sub, side), what, feed);
+    if (what == Call::run && sub.dcci_after)
+        dcci_all(c, "dcci-after-kernel-end");
+    if (feed) {
+        c.reopen("else");
+        c.line("AscendC::SuperKernelAutoSyncAllComplementImpl();");
+    }
+    c.close();
+    c.close();
+}
+
+// The call (or preload) of a sub-kernel on the given kinds of core.
+void call(Code& c, const Sub& sub, const std::vector<Side>& on, Call what, bool feed) {
+    for (Side side : {Side::aic, Side::aiv})
+        if (runs_on(sub.type, side) && std::find(on.begin(), on.end(), side) != on.end())
+            call_side(c, sub, side, what, feed);
+}
+
+void after_call(Code& c, const Entry& e, const std::function<void()>& sync_all) {
+    if (e.debug_dcci_all) {
+        c.line("// debug-dcci-all");
+        c.line("pipe_barrier(PIPE_ALL);");
+        dcci_all(c, "write back and invalidate the whole data cache");
+    }
+    if (e.debug_sync_all) {
+        c.line("// debug-sync-all");
+        sync_all();
+    }
 }
 
 } // namespace
+
+// ---- Public: launch, parameter table, names ---------------------------------------------
+
+bool two_stream_mode(const graph::Graph& g, const fusion::Segment& s) {
+    if (!s.options.stream_fusion)
+        return false;
+    for (std::size_t p = 1; p < s.ops.size(); ++p) {
+        const auto& a = op_at(g, s, p - 1);
+        const auto& b = op_at(g, s, p);
+        if (a.stream_id == b.stream_id)
+            continue;
+        bool connected = std::any_of(a.send_events.begin(), a.send_events.end(), [&](auto e) {
+            return std::find(b.recv_events.begin(), b.recv_events.end(), e) != b.recv_events.end();
+        });
+        if (!connected)
+            return true;
+    }
+    return false;
+}
+
+bool early_start_mode(const graph::Graph& g, const fusion::Segment& s) {
+    return s.options.early_start != 0 && !two_stream_mode(g, s);
+}
+
+// ---------------------------------------------
+
+NpuLaunch npu_launch(const graph::Graph& g, const fusion::Segment& s, const NpuTarget& target) {
+    // Which kinds of sub-kernel there are, and the most cores each kind asks for.
+    bool vector_only = true, cube_only = true, all_one_to_one = true;
+    std::uint32_t aic = 0, aiv = 0;
+    for (std::size_t p = 0; p < s.ops.size(); ++p) {
+        KernelType t = *meta_at(g, s, p).kernel_type;
+        std::uint32_t bd = s.subs[p].block_dim;
+        vector_only = vector_only && kernel::is_vector_only(t);
+        cube_only = cube_only && kernel::is_cube_only(t);
+        all_one_to_one = all_one_to_one && t == KernelType::mix_aic_1_1;
+        if (runs_on(t, Side::aic))
+            aic = std::max(aic, bd);
+        if (runs_on(t, Side::aiv))
+            aiv = std::max(aiv, t == KernelType::mix_aic_1_2 ? 2 * bd : bd);
+    }
+    NpuLaunch l;
+    if (s.options.debug_aic_num.value_or(0) > 0 || s.options.debug_aiv_num.value_or(0) > 0) {
+        aic = static_cast<std::uint32_t>(s.options.debug_aic_num.value_or(0));
+        aiv = static_cast<std::uint32_t>(s.options.debug_aiv_num.value_or(0));
+        vector_only = aic == 0;
+        cube_only = aiv == 0;
+        all_one_to_one = aic == aiv;
+    }
+    if (vector_only)
+        l = {KernelType::mix_aiv_1_0, aiv};
+    else if (cube_only)
+        l = {KernelType::mix_aic_1_0, aic};
+    else if (all_one_to_one || aiv <= aic)
+        l = {KernelType::mix_aic_1_1, aic};
+    else
+        l = {KernelType::mix_aic_1_2, std::max(aic, (aiv + 1) / 2)};
+    auto soc = kernel::soc_cores(target.soc, target.arch);
+    auto cap = static_cast<std::uint32_t>(vector_only ? soc.aiv : soc.aic);
+    l.block_dim = std::max<std::uint32_t>(1, std::min(l.block_dim, cap));
+    return l;
+}
+
+NpuParamLayout npu_param_layout(const graph::Graph& g, const fusion::Segment& s,
+                                const NpuTarget& target) {
+    // The metadata's slots (fusion::vendor_param_slots), with the lock slots of sub-kernels
+    // that have none and the workspace after everything.
+    NpuParamLayout l;
+    auto slots = fusion::vendor_param_slots(g, s, target.arch);
+    std::uint32_t next = target.arch == "dav-3510" ? 0 : 1;
+    for (std::size_t p = 0; p < s.ops.size(); ++p) {
+        const auto& op = op_at(g, s, p);
+        l.param_offset.push_back(static_cast<std::uint32_t>(slots[p].param));
+        next = static_cast<std::uint32_t>(slots[p].param + slots[p].count);
+        l.notify_offset.push_back(next);
+        next += static_cast<std::uint32_t>(op.send_events.size());
+        l.wait_offset.push_back(next);
+        next += static_cast<std::uint32_t>(op.recv_events.size());
+    }
+    l.workspace_offset = next;
+    return l;
+}
 
 std::string npu_entry_symbol(const graph::Graph& g, const fusion::Segment& s) {
     return support::c_identifier(g.name + "_" + s.name);
 }
 
-std::uint64_t npu_sync_bytes(const fusion::Segment& s) {
-    auto [aic, aiv] = cores(s);
-    return (s.early_start_pairs.size() + s.event_pairs.size()) * (aic + aiv) * k_slot;
+std::pair<std::string, std::string> npu_sub_functions(const graph::Graph& g,
+                                                      const fusion::Segment& s, std::size_t p,
+                                                      const NpuTarget& target) {
+    const auto& meta = meta_at(g, s, p);
+    std::string chip = target.arch == "dav-3510" ? "dav-c310" : "dav-c220";
+    auto named = [&](const std::string& key, const std::string& fallback) {
+        auto it = meta.sub_kernel_names.find(key);
+        return it == meta.sub_kernel_names.end() || it->second.func_name.empty()
+                   ? fallback
+                   : it->second.func_name;
+    };
+    KernelType t = *meta.kernel_type;
+    if (t == KernelType::aiv_only)
+        return {"", named("AiCore", meta.kernel_name)};
+    if (t == KernelType::aic_only)
+        return {named("AiCore", meta.kernel_name), ""};
+    std::string aic = runs_on(t, Side::aic) ? named(chip + "-cube", meta.kernel_name + "_mix_aic")
+                                            : std::string();
+    std::string aiv =
+        runs_on(t, Side::aiv) ? named(chip + "-vec", meta.kernel_name + "_mix_aiv") : std::string();
+    return {aic, aiv};
 }
 
-std::string npu_helpers_header() {
-    return R"(// skforge_superkernel.h: device helpers of skforge's generated SuperKernel entries.
-// Written by skc next to the sources it builds; see share/doc/npu-target.md.
-#ifndef SKFORGE_SUPERKERNEL_H
-#define SKFORGE_SUPERKERNEL_H
-
-#include "kernel_operator.h"
-
-namespace skforge {
-
-// A pointer stored in the parameter block at `offset`.
-__aicore__ inline GM_ADDR Param(GM_ADDR params, uint32_t offset) {
-    return reinterpret_cast<GM_ADDR>(*reinterpret_cast<__gm__ uint64_t*>(params + offset));
-}
-
-// This core's index among all cores of the launch: cube cores first, then vector cores.
-__aicore__ inline uint32_t CoreIndex(uint32_t cubeCores) {
-    if ASCEND_IS_AIC {
-        return AscendC::GetBlockIdx();
-    }
-    return cubeCores + AscendC::GetBlockIdx();
-}
-
-// Flag `flag` is a row of 32-byte slots, one per core (zeroed by the launcher). A core sets its
-// own slot, so no atomics are needed; the write goes past the data cache.
-__aicore__ inline void Arrive(GM_ADDR sync, uint32_t flag, uint32_t cores, uint32_t core) {
-    __gm__ int32_t* slot = reinterpret_cast<__gm__ int32_t*>(sync + (flag * cores + core) * 32);
-    *slot = 1;
-    dcci(slot, cache_line_t::SINGLE_CACHE_LINE, dcci_dst_t::CACHELINE_OUT);
-}
-
-// Waits until cores [first, first + count) all set flag `flag`.
-__aicore__ inline void Wait(GM_ADDR sync, uint32_t flag, uint32_t cores, uint32_t first,
-                            uint32_t count) {
-    for (uint32_t c = first; c < first + count; ++c) {
-        __gm__ int32_t* slot = reinterpret_cast<__gm__ int32_t*>(sync + (flag * cores + c) * 32);
-        do {
-            dcci(slot, cache_line_t::SINGLE_CACHE_LINE, dcci_dst_t::CACHELINE_OUT);
-        } while (*reinterpret_cast<volatile __gm__ int32_t*>(slot) == 0);
-    }
-}
-
-// Writes back and invalidates this core's whole data cache.
-__aicore__ inline void DcciAll() {
-    dcci(reinterpret_cast<__gm__ uint64_t*>(0), cache_line_t::ENTIRE_DATA_CACHE,
-         dcci_dst_t::CACHELINE_OUT);
-}
-
-} // namespace skforge
-
-#endif
-)";
-}
-
-std::string npu_entry_source(const graph::Graph& g, const fusion::Segment& s,
+std::uint64_t npu_sync_bytes(const graph::Graph& g, const fusion::Segment& s,
                              const NpuTarget& target) {
-    auto [aic, aiv] = cores(s);
-    std::uint32_t all = aic + aiv;
-    std::string out;
-    out += "// Generated by skforge " SKFORGE_VERSION " for " + target.arch + " (SoC " +
-           target.soc + "): SuperKernel " + s.name + " of graph " + g.name + ".\n";
-    out += "// Every core of the launch (" + std::to_string(aic) + " cube, " + std::to_string(aiv) +
-           " vector) runs this entry: the sub-kernels in plan\n"
-           "// order on the cores of their kind, with the plan's barriers, early-start and event\n"
-           "// flags between them. Do not edit: `skc compile` writes it again.\n";
-    out += "#include \"kernel_operator.h\"\n#include \"skforge_superkernel.h\"\n\n";
-    std::set<std::string> declared;
-    for (std::size_t p = 0; p < s.ops.size(); ++p) {
-        const auto& meta = meta_at(g, s, p);
-        if (!declared.insert(meta.kernel_name).second)
-            continue;
-        const auto& op = op_at(g, s, p);
-        out += "extern \"C\" __aicore__ void " + meta.kernel_name + "(";
-        for (const auto& t : op.inputs)
-            out += "GM_ADDR " + support::c_identifier(t.name) + ", ";
-        for (const auto& t : op.outputs)
-            out += "GM_ADDR " + support::c_identifier(t.name) + ", ";
-        out += "GM_ADDR workspace);\n";
-    }
-    // Flags: early-start pairs first, then event pairs, in plan order.
-    std::map<std::pair<int, int>, std::size_t> flag;
-    for (const auto& pr : s.early_start_pairs)
-        flag.emplace(pr, flag.size());
-    std::map<std::pair<int, int>, std::size_t> event_flag;
-    for (const auto& pr : s.event_pairs)
-        event_flag.emplace(pr, s.early_start_pairs.size() + event_flag.size());
-    HostLayout layout = host_layout(s);
-    out += "\nextern \"C\" __global__ __aicore__ void " + npu_entry_symbol(g, s) +
-           "(GM_ADDR params) {\n";
-    out += "    constexpr uint32_t kCubeCores = " + std::to_string(aic) +
-           ", kVectorCores = " + std::to_string(aiv) + ", kCores = " + std::to_string(all) + ";\n";
-    out += "    GM_ADDR ws = skforge::Param(params, " + std::to_string(s.workspace_param_offset) +
-           ");\n";
-    out += "    GM_ADDR sync = ws + " + std::to_string(layout.workspace_bytes) +
-           "; // flag slots after the workspaces and the arena\n";
-    out += "    const uint32_t core = skforge::CoreIndex(kCubeCores);\n";
-    out += "    (void)kVectorCores;\n    (void)sync;\n    (void)core;\n";
-    std::map<int, fusion::BarrierKind> barrier_at;
-    for (const auto& b : s.barriers)
-        barrier_at[b.before] = b.kind;
-    auto first_core = [&](unsigned mask) { return mask == 1 ? aic : 0u; };
-    auto core_count = [&](unsigned mask) { return mask == 1 ? aiv : mask == 2 ? aic : all; };
-    for (std::size_t p = 0; p < s.ops.size(); ++p) {
-        const auto& op = op_at(g, s, p);
-        const auto& meta = meta_at(g, s, p);
-        const auto& sub = s.subs[p];
-        unsigned mask = core_mask(*meta.kernel_type);
-        out += "\n    // [" + std::to_string(p) + "] " + op.name + ": " + op.type + ", " +
-               std::string(kernel::kernel_type_name(*meta.kernel_type)) + ", blockDim " +
-               std::to_string(sub.block_dim) + ", stream " + std::to_string(op.stream_id) + "\n";
-        if (auto b = barrier_at.find(static_cast<int>(p)); b != barrier_at.end()) {
-            if (b->second == fusion::BarrierKind::full)
-                out += "    AscendC::SyncAll<false>(); // full barrier\n";
-            else
-                out +=
-                    std::string("    if ") +
-                    (b->second == fusion::BarrierKind::vector ? "ASCEND_IS_AIV" : "ASCEND_IS_AIC") +
-                    " { // " + std::string(fusion::barrier_kind_name(b->second)) +
-                    " barrier\n        AscendC::CrossCoreSetFlag<0x0, " +
-                    (b->second == fusion::BarrierKind::vector ? "PIPE_MTE3" : "PIPE_FIX") +
-                    ">(0x8);\n        AscendC::CrossCoreWaitFlag(0x8);\n    }\n";
+    if (!s.options.feed_sync_all)
+        return 0;
+    // 128 bytes per sub-kernel (a 64-byte flag line per kind of core), spread over the cores in
+    // a power-of-two share of at least 512 bytes each.
+    auto l = npu_launch(g, s, target);
+    std::uint64_t cores = l.block_dim * (l.type == KernelType::mix_aic_1_2 ? 2u : 1u);
+    std::uint64_t share = 512;
+    while (cores * share <= s.ops.size() * 128)
+        share *= 2;
+    return cores * share;
+}
+
+namespace {
+
+// ---- The programs ------------------------------------------------------------------------
+
+std::string sub_comment(const Sub& sub, std::size_t p) {
+    return "// [" + std::to_string(p) + "] " + sub.op + ": " +
+           std::string(kernel::kernel_type_name(sub.type)) + ", blockDim " +
+           std::to_string(sub.block_dim) + ", stream " + std::to_string(sub.stream) +
+           ", parameters from param_base[" + std::to_string(sub.args) + "]";
+}
+
+const std::vector<Side> k_both{Side::aic, Side::aiv};
+
+// One program for all cores: the sub-kernels in plan order with a barrier between each two.
+void sequential_program(Code& c, const Entry& e) {
+    std::size_t n = e.subs.size();
+    for (std::size_t p = 0; p < n; ++p) {
+        const Sub& cur = e.subs[p];
+        c.line("");
+        c.line(sub_comment(cur, p));
+        if (e.preload == graph::PreloadCode::per_func) { // this one first, then the next
+            if (p == 0)
+                call(c, cur, k_both, Call::preload, false);
+            if (p + 1 < n)
+                call(c, e.subs[p + 1], k_both, Call::preload, false);
         }
-        if (sub.dcci_before)
-            out += "    skforge::DcciAll(); // dcci-before-kernel-start\n";
-        out += "    if (" + guard(mask) + ") {\n";
-        // Waits: event flags, then early-start flags, each on every core of the setter's kind.
-        auto waits = [&](const std::map<std::pair<int, int>, std::size_t>& flags,
-                         const std::string& what) {
-            for (const auto& [pr, f] : flags) {
-                if (pr.second != static_cast<int>(p))
-                    continue;
-                unsigned from =
-                    core_mask(*meta_at(g, s, static_cast<std::size_t>(pr.first)).kernel_type);
-                out += "        skforge::Wait(sync, " + std::to_string(f) + ", kCores, " +
-                       std::to_string(first_core(from)) + ", " + std::to_string(core_count(from)) +
-                       "); // " + what + " [" + std::to_string(pr.first) + "] (" + kind_name(from) +
-                       " cores)\n";
+        if (p > 0) {
+            sync_and_events(c, e, e.subs[p - 1], cur);
+        } else if (!cur.wait.empty()) { // all cores wait with the one that waits for the lock
+            wait(c, cur);
+            sync_by_launch(c, e);
+        }
+        bool feed = e.feed_sync_all && needs_feed(e, cur);
+        feed_setup(c, e, p, feed);
+        call(c, cur, k_both, Call::run, feed);
+        after_call(c, e, [&] { sync_by_launch(c, e); });
+    }
+    if (n > 0 && !e.subs.back().notify.empty()) {
+        c.line("// the last sub-kernel's events, once all cores finished it");
+        sync_by_launch(c, e);
+        notify(c, e.subs.back());
+    }
+}
+
+// What must finish before what in two-stream mode: the next sub-kernel of the same stream, and
+// the receivers of events sent inside the SuperKernel.
+using Edges = std::set<std::pair<std::size_t, std::size_t>>;
+
+Edges edges_of(const graph::Graph& g, const fusion::Segment& s) {
+    Edges out;
+    auto inner = inner_events(g, s);
+    for (std::size_t p = 0; p < s.ops.size(); ++p) {
+        const auto& a = op_at(g, s, p);
+        bool next_found = false;
+        for (std::size_t q = p + 1; q < s.ops.size(); ++q) {
+            const auto& b = op_at(g, s, q);
+            if (!next_found && b.stream_id == a.stream_id) {
+                out.emplace(p, q);
+                next_found = true;
             }
-        };
-        waits(event_flag, "event from");
-        waits(flag, "early start after");
-        out += "        if (AscendC::GetBlockIdx() < " + std::to_string(sub.block_dim) + ") {\n";
-        out += "            " + meta.kernel_name + "(";
-        for (const auto& a : sub.args) {
-            const auto& buf = s.buffers[static_cast<std::size_t>(a.buffer)];
-            out += buf.arena ? "ws + " + std::to_string(layout.arena_base + buf.offset)
-                             : "skforge::Param(params, " + std::to_string(a.param_offset) + ")";
-            out += ", ";
+            for (auto ev : a.send_events)
+                if (inner.count(ev) != 0 && std::find(b.recv_events.begin(), b.recv_events.end(),
+                                                      ev) != b.recv_events.end())
+                    out.emplace(p, q);
         }
-        out += "ws + " + std::to_string(layout.sub_workspace[p]) + ");\n        }\n";
-        if (sub.dcci_after)
-            out += "        skforge::DcciAll(); // dcci-after-kernel-end\n";
-        for (const auto& [pr, f] : flag)
-            if (pr.first == static_cast<int>(p))
-                out += "        skforge::Arrive(sync, " + std::to_string(f) +
-                       ", kCores, core); // early start of [" + std::to_string(pr.second) + "]\n";
-        for (const auto& [pr, f] : event_flag)
-            if (pr.first == static_cast<int>(p))
-                out += "        skforge::Arrive(sync, " + std::to_string(f) +
-                       ", kCores, core); // event to [" + std::to_string(pr.second) + "]\n";
-        out += "    }\n";
-        if (p + 1 < s.ops.size() && !s.preload_bytes.empty() && s.preload_bytes[p] > 0)
-            out += "    // preload-code: the next " + std::to_string(s.preload_bytes[p]) +
-                   " bytes of code are prefetched while this sub-kernel runs\n";
     }
-    out += "}\n";
     return out;
 }
 
-std::vector<std::vector<std::string>>
-bisheng_commands(const graph::Graph& g, const fusion::Segment& s, const NpuTarget& target) {
-    std::vector<std::string> compile = {"bisheng",  "-xcce",      "--npu-arch=" + target.arch,
-                                        "-O2",      "-std=c++17", "-DSKFORGE_SOC=" + target.soc,
-                                        "-Iinclude"};
-    if (!target.ascend_home.empty())
-        for (const char* d : {"/compiler/tikcpp/tikcfw", "/compiler/tikcpp/tikcfw/impl",
-                              "/compiler/tikcpp/tikcfw/interface"})
-            compile.push_back("-I" + target.ascend_home + d);
-    std::string entry_src = "gen/" + s.name + ".cpp";
-    std::string entry_obj = "obj/" + s.name + "_entry.o";
-    std::string opts = s.options.compile_options;
-    std::size_t start = 0;
-    while (start < opts.size()) {
-        auto end = opts.find(' ', start);
-        std::string w =
-            opts.substr(start, end == std::string::npos ? std::string::npos : end - start);
-        if (!w.empty())
-            compile.push_back(w);
-        if (end == std::string::npos)
-            break;
-        start = end + 1;
+const CoreFlag& cross_flag(Side from) {
+    return from == Side::aiv ? k_aiv_to_aic : k_aic_to_aiv;
+}
+
+Side other(Side s) {
+    return s == Side::aic ? Side::aiv : Side::aic;
+}
+
+// After sub-kernel p on the cores of `side`: its kind synchronises when anything follows it,
+// and tells the other kind's followers through the cross flag.
+void send(Code& c, const Entry& e, const Edges& edges, std::size_t p, Side side,
+          bool last_of_side) {
+    bool any = !e.subs[p].notify.empty(); // the lock is set once the whole kind is done
+    std::vector<std::size_t> cross;
+    for (const auto& [from, to] : edges)
+        if (from == p) {
+            any = true;
+            if (runs_on(e.subs[to].type, other(side)))
+                cross.push_back(to);
+        }
+    if (!any) {
+        if (!last_of_side && p + 1 < e.subs.size())
+            c.line("pipe_barrier(PIPE_ALL);");
+        return;
     }
-    compile.insert(compile.end(), {"-c", entry_src, "-o", entry_obj});
-    std::vector<std::string> link = {"bisheng", "--npu-arch=" + target.arch, "-r", entry_obj};
-    std::set<std::string> linked;
-    for (std::size_t p = 0; p < s.ops.size(); ++p) {
-        const auto& name = meta_at(g, s, p).kernel_name;
-        if (linked.insert(name).second)
-            link.push_back("obj/" + name + ".o");
+    c.line("// [" + std::to_string(p) + "] done on every core of this kind");
+    same_kind_sync(c, side, e.c310);
+    for (std::size_t to : cross) {
+        c.line("// tell [" + std::to_string(to) + "] on the other kind of core");
+        set_flag(c, cross_flag(side), e.c310);
     }
-    link.insert(link.end(), {"-o", "lib/" + s.name + ".o"});
-    return {compile, link};
+}
+
+// Before sub-kernel q on the cores of `side`: one wait per predecessor part on the other kind.
+void receive(Code& c, const Entry& e, const Edges& edges, std::size_t q, Side side) {
+    for (const auto& [from, to] : edges)
+        if (to == q && runs_on(e.subs[from].type, other(side))) {
+            c.line("// wait for [" + std::to_string(from) + "] on the other kind of core");
+            wait_flag(c, cross_flag(other(side)), e.c310);
+        }
+}
+
+void side_debug_sync(Code& c, const Entry& e, Side side) {
+    c.line("pipe_barrier(PIPE_ALL);");
+    same_kind_sync(c, side, e.c310);
+}
+
+// Two-stream mode: the program of one kind of core, its sub-kernels in plan order.
+void side_program(Code& c, const Entry& e, const Edges& edges, Side side) {
+    std::vector<std::size_t> mine;
+    for (std::size_t p = 0; p < e.subs.size(); ++p)
+        if (runs_on(e.subs[p].type, side))
+            mine.push_back(p);
+    std::string suffix = side == Side::aic ? "aic" : "aiv";
+    c.line("");
+    c.open("__aicore__ inline void auto_gen_" + e.kernel + "_kernel_" + suffix + "(void)");
+    c.line("GM_ADDR *param_base = (GM_ADDR *)get_para_base();");
+    if (e.preload == graph::PreloadCode::max)
+        c.line("AscendC::PreLoad(8);");
+    for (std::size_t i = 0; i < mine.size(); ++i) {
+        std::size_t p = mine[i];
+        const Sub& cur = e.subs[p];
+        c.line("");
+        c.line(sub_comment(cur, p));
+        if (e.preload == graph::PreloadCode::per_func) {
+            if (i == 0)
+                call(c, cur, {side}, Call::preload, false);
+            if (i + 1 < mine.size())
+                call(c, e.subs[mine[i + 1]], {side}, Call::preload, false);
+        }
+        receive(c, e, edges, p, side);
+        if (!cur.wait.empty()) { // all cores wait with the one that waits for the lock
+            if (lock_side(cur.type) == side)
+                wait(c, cur);
+            if (is_mix(cur.type)) // both programs meet here
+                c.line("AscendC::SyncAll<false>();");
+            else
+                same_kind_sync(c, side, e.c310);
+        }
+        bool feed = e.feed_sync_all && needs_feed(e, cur);
+        feed_setup(c, e, p, feed);
+        call(c, cur, {side}, Call::run, feed);
+        after_call(c, e, [&] { side_debug_sync(c, e, side); });
+        send(c, e, edges, p, side, i + 1 == mine.size());
+        if (lock_side(cur.type) == side)
+            notify(c, cur);
+    }
+    c.close();
+}
+
+// ---- The file ----------------------------------------------------------------------------
+
+// The lock helpers: block 0 of a kind sets a lock, or spins on it, past the data cache.
+void lock_helpers(Code& c) {
+    c.line("// Event locks: 8-byte words in global memory whose addresses are in the parameter");
+    c.line("// table. Block 0 of the sub-kernel's kind sets or waits; the others follow it.");
+    c.line("template<bool aic_flag>");
+    c.open("__aicore__ inline uint32_t LockBlockIdx()");
+    c.open("if constexpr (aic_flag)");
+    c.line("return get_block_idx();");
+    c.close();
+    c.line("return AscendC::GetBlockIdx();");
+    c.close();
+    c.line("");
+    c.line("template<bool aic_flag>");
+    c.open("__aicore__ inline void NotifyFunc(GM_ADDR notify_lock_addr)");
+    c.open("if (LockBlockIdx<aic_flag>() == 0)");
+    c.line("__gm__ uint64_t* lock = reinterpret_cast<__gm__ uint64_t*>(notify_lock_addr);");
+    c.line("*lock = 1;");
+    c.line("dcci(lock, 0, 2);");
+    c.close();
+    c.close();
+    c.line("");
+    c.line("template<bool aic_flag>");
+    c.open("__aicore__ inline void WaitFunc(GM_ADDR wait_lock_addr)");
+    c.open("if (LockBlockIdx<aic_flag>() == 0)");
+    c.line("__gm__ volatile uint64_t* lock = reinterpret_cast<__gm__ uint64_t*>(wait_lock_addr);");
+    c.open("do");
+    c.line("dcci(lock, 0, 2);");
+    c.close();
+    c.line("while (*lock != 1);");
+    c.close();
+    c.close();
+}
+
+void declarations(Code& c, const Entry& e) {
+    std::set<std::string> done;
+    for (const auto& sub : e.subs)
+        for (Side side : k_both) {
+            std::string f = function(sub, side);
+            if (f.empty() || !done.insert(f).second)
+                continue;
+            for (std::uint32_t k = 0; k < sub.split; ++k)
+                c.line("extern \"C\" __aicore__ void " + f +
+                       (k == 0 ? "" : "_split" + std::to_string(k)) + "(uint64_t args_offset);");
+        }
+}
+
+// The cores of a kernel type's own kind compile the global g_opSystemRunCfg; the others refer
+// to it.
+void system_run_cfg(Code& c, const Entry& e) {
+    if (e.split > 1)
+        return;
+    std::string core = runs_on(e.launch.type, Side::aiv) && !is_mix(e.launch.type) ? "__DAV_VEC__"
+                                                                                   : "__DAV_CUBE__";
+    c.line("#if (defined(" + core + ") && __NPU_ARCH__ == " + (e.c310 ? "3510" : "2201") + ")");
+    c.line("__gm__ struct OpSystemRunCfg g_opSystemRunCfg = {0};");
+    c.line("#else");
+    c.line("extern __gm__ struct OpSystemRunCfg g_opSystemRunCfg;");
+    c.line("#endif");
+}
+
+// Zeroes feed-sync-all's flag area (`bytes` of it), each core of one kind its share, then
+// makes every core wait for it.
+void zero_feed_area(Code& c, const Entry& e, Side side, std::uint64_t bytes) {
+    c.open("if " + guard(side));
+    c.line("uint32_t sizePerCore = " + std::to_string(bytes) + " / get_block_num();");
+    c.line("const uint32_t repeatTimes = sizePerCore / 512;");
+    c.line("__gm__ uint8_t* startAddr = (__gm__ uint8_t*)(workspace + sizePerCore * "
+           "AscendC::GetBlockIdxImpl());");
+    if (side == Side::aic) {
+        c.line("create_cbuf_matrix((__cbuf__ uint32_t*)(0), 0x10010, 0); // 512 zero bytes in L1");
+        c.line("AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE3>(EVENT_ID0);");
+        c.line("AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE3>(EVENT_ID0);");
+    } else {
+        c.line("AscendC::DuplicateImpl((__ubuf__ uint32_t*)(0), (uint32_t)0, 128); // 512 zero "
+               "bytes in UB");
+        c.line("AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);");
+        c.line("AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(EVENT_ID0);");
+    }
+    c.open("for (size_t i = 0; i < repeatTimes; i++)");
+    if (side == Side::aic)
+        c.line("copy_cbuf_to_gm((__gm__ void*)(startAddr), (__cbuf__ void*)(0), 0, 1, 16, 1, 1);");
+    else if (e.c310)
+        c.line("copy_ubuf_to_gm_align_v2((__gm__ void*)(startAddr), (__ubuf__ void*)(0), 0, 1, "
+               "512, 0, 512, 512);");
+    else
+        c.line("copy_ubuf_to_gm((__gm__ void*)(startAddr), (__ubuf__ void*)(0), 0, 1, 16, 1, 1);");
+    c.line("startAddr += 512;");
+    c.close();
+    c.line("AscendC::PipeBarrier<PIPE_ALL>();");
+    same_kind_sync(c, side, e.c310);
+    if (is_mix(e.launch.type))
+        set_flag(c, k_aiv_to_aic, e.c310);
+    c.close();
+    if (is_mix(e.launch.type)) {
+        c.open("if ASCEND_IS_AIC");
+        wait_flag(c, k_aiv_to_aic, e.c310);
+        c.close();
+    }
+}
+
+void entry_prologue(Code& c, const Entry& e) {
+    c.line("GM_ADDR *param_base = (GM_ADDR *)get_para_base();");
+    if (e.feed_sync_all) {
+        c.line("GM_ADDR workspace = param_base[" + std::to_string(e.workspace_slot) + "];");
+        c.line("AscendC::g_superKernelAutoSyncAllConfigGmBaseAddr = workspace;");
+    }
+    if (!e.c310) {
+        c.line("GM_ADDR ffts_addr = param_base[0];");
+        c.open("if (ffts_addr != nullptr)");
+        c.line("set_ffts_base_addr((uint64_t)ffts_addr);");
+        c.close();
+    }
+    if (e.feed_sync_all) {
+        c.line("// feed-sync-all: clear the flag area");
+        bool cube = e.launch.type == KernelType::mix_aic_1_0;
+        std::uint64_t bytes =
+            e.launch.type == KernelType::mix_aic_1_2 ? e.feed_bytes / 2 : e.feed_bytes;
+        zero_feed_area(c, e, cube ? Side::aic : Side::aiv, bytes);
+    }
+}
+
+// The kernel-type record the runtime reads from the object (.ascend.meta.<function>), one per
+// compiled core type.
+void meta_sections(Code& c, const Entry& e) {
+    auto record = [&](const char* suffix, const char* ktype, const char* ration) {
+        std::string name = e.kernel + suffix;
+        c.line("static const struct FunLevelMixCoreType " + name +
+               "_section __attribute__ ((used, section (\".ascend.meta." + name +
+               "\"))) = { {{F_TYPE_KTYPE, sizeof(unsigned int)}, " + ktype +
+               "}, {{F_TYPE_MIX_TASK_RATION, sizeof(unsigned int)}, " + ration + "} };");
+    };
+    std::string arch = e.c310 ? "3510" : "2201";
+    c.line("#if TILING_KEY_VAR == 0UL");
+    switch (e.launch.type) {
+    case KernelType::mix_aic_1_0:
+        record("_mix_aic", "K_TYPE_MIX_AIC_MAIN", "1, 0");
+        break;
+    case KernelType::mix_aic_1_1:
+    case KernelType::mix_aic_1_2: {
+        const char* ration = e.launch.type == KernelType::mix_aic_1_1 ? "1, 1" : "1, 2";
+        c.line("#if (defined(__DAV_CUBE__) && __NPU_ARCH__ == " + arch + ")");
+        record("_mix_aic", "K_TYPE_MIX_AIC_MAIN", ration);
+        c.line("#endif");
+        c.line("#if (defined(__DAV_VEC__) && __NPU_ARCH__ == " + arch + ")");
+        record("_mix_aiv", "K_TYPE_MIX_AIC_MAIN", ration);
+        c.line("#endif");
+        break;
+    }
+    default:
+        record("_mix_aiv", "K_TYPE_MIX_AIV_MAIN", "0, 1");
+    }
+    c.line("#endif");
+}
+
+std::string align_attribute(std::uint32_t align) {
+    return align == 0 ? "" : "__attribute__((aligned(" + std::to_string(align) + "))) ";
+}
+
+} // namespace
+
+std::string npu_entry_source(const graph::Graph& g, const fusion::Segment& s,
+                             const NpuTarget& target) {
+    Entry e = entry_of(g, s, target);
+    Code c;
+    c.line("// Generated by skforge " SKFORGE_VERSION " for " + target.arch + " (SoC " +
+           target.soc + "): SuperKernel " + s.name + " of graph " + g.name + ",");
+    c.line("// " + std::string(kernel::kernel_type_name(e.launch.type)) + ", blockDim " +
+           std::to_string(e.launch.block_dim) + (e.two_stream ? ", two-stream mode" : "") +
+           ". Do not edit: `skc compile` writes it again.");
+    c.line("#include \"kernel_operator.h\"");
+    c.line("");
+    system_run_cfg(c, e);
+    lock_helpers(c);
+    c.line("");
+    declarations(c, e);
+    Edges edges = e.two_stream ? edges_of(g, s) : Edges{};
+    if (e.two_stream)
+        for (Side side : k_both)
+            if (std::any_of(e.subs.begin(), e.subs.end(),
+                            [&](const Sub& sub) { return runs_on(sub.type, side); }))
+                side_program(c, e, edges, side);
+    c.line("");
+    c.open("extern \"C\" __global__ " + align_attribute(e.func_align) +
+           "__aicore__ void auto_gen_" + e.kernel + "_kernel(void)");
+    entry_prologue(c, e);
+    if (e.two_stream) {
+        for (Side side : k_both)
+            if (std::any_of(e.subs.begin(), e.subs.end(),
+                            [&](const Sub& sub) { return runs_on(sub.type, side); })) {
+                c.open("if " + guard(side));
+                c.line("auto_gen_" + e.kernel + "_kernel_" + (side == Side::aic ? "aic" : "aiv") +
+                       "();");
+                c.close();
+            }
+    } else {
+        if (e.preload == graph::PreloadCode::max)
+            c.line("AscendC::PreLoad(8);");
+        sequential_program(c, e);
+    }
+    reset_locks(c, e);
+    c.close();
+    c.line("");
+    meta_sections(c, e);
+    return c.str();
 }
 
 } // namespace skforge::codegen

@@ -207,24 +207,10 @@ json superkernel_meta(const graph::Graph& g, const fusion::Segment& s, const Sup
     return meta;
 }
 
-// What the vendor's SyncAll needs with feed-sync-all=1: 128 bytes per sub-kernel at least, in
-// per-core shares of a power of two from 512 bytes (a 1:2 MIX launch counts both vector cores).
-// h/ascendc's npu_sync_bytes(g, s, target) computes this for its entry and replaces it.
-std::uint64_t feed_sync_all_bytes(const fusion::Segment& s) {
-    if (!s.options.feed_sync_all)
-        return 0;
-    std::uint64_t cores = s.block_dim * (s.task_ration == "1:2" ? 2u : 1u);
-    std::uint64_t share = 512;
-    while (cores * share <= 128 * s.ops.size())
-        share *= 2;
-    return cores * share;
-}
-
 SuperKernelFiles npu_files(const graph::Graph& g, const fusion::Segment& s,
                            const codegen::NpuTarget& target, const std::string& soc_dir) {
     return {soc_dir + "/SuperKernel/", ".o", codegen::npu_entry_symbol(g, s),
-            codegen::host_layout(s).workspace_bytes + codegen::npu_sync_bytes(s) +
-                feed_sync_all_bytes(s),
+            codegen::host_layout(s).workspace_bytes + codegen::npu_sync_bytes(g, s, target),
             target.arch};
 }
 
@@ -468,10 +454,9 @@ void build_npu_package(const graph::Graph& g, const fusion::Plan& plan,
                        const std::string& build_dir, const std::string& stage_dir, unsigned jobs,
                        std::string& log) {
     const fs::path build(build_dir), stage(stage_dir);
-    write_text(build / "include" / "skforge_superkernel.h", codegen::npu_helpers_header());
     fs::create_directories(build / "obj");
     fs::create_directories(build / "lib");
-    // The precompiled sub-kernels, under their kernel names (what the entries call).
+    // The precompiled sub-kernels, under their kernel names (what the build commands link).
     std::set<std::string> copied;
     for (const auto& s : plan.segments)
         for (int i : s.ops) {
@@ -482,22 +467,29 @@ void build_npu_package(const graph::Graph& g, const fusion::Plan& plan,
                 fs::copy_file(graph::resolve_path(g, op.kernel.bin_path),
                               support::path_beneath(build, "obj/" + name + ".o"));
         }
-    // Entries compile in parallel; each links after its own compile.
-    std::vector<std::vector<std::string>> compiles, links;
-    std::vector<std::string> what;
+    // Each segment's commands come in stages; a stage's commands of all segments run in
+    // parallel, the stages one after another.
+    std::vector<std::vector<std::vector<std::string>>> stages;
+    std::vector<std::vector<std::string>> what;
     for (const auto& s : plan.segments) {
         // Checked here, so the bisheng commands' gen/, obj/ and lib/ paths of this name are too.
         write_text(support::path_beneath(build, "gen/" + s.name + ".cpp"),
                    codegen::npu_entry_source(g, s, target));
         write_vendor_compiler_inputs(g, s, target, build / "gen", log);
         auto cmds = codegen::bisheng_commands(g, s, target);
-        compiles.push_back(cmds[0]);
-        links.push_back(cmds[1]);
-        what.push_back("SuperKernel " + s.name);
+        if (stages.size() < cmds.size()) {
+            stages.resize(cmds.size());
+            what.resize(cmds.size());
+        }
+        for (std::size_t k = 0; k < cmds.size(); ++k)
+            for (auto& c : cmds[k]) {
+                stages[k].push_back(std::move(c));
+                what[k].push_back("SuperKernel " + s.name);
+            }
     }
     Builder builder(build_dir, log);
-    builder.run_all(compiles, what, jobs);
-    builder.run_all(links, what, jobs);
+    for (std::size_t k = 0; k < stages.size(); ++k)
+        builder.run_all(stages[k], what[k], jobs);
     json index = json::object();
     for (const auto& s : plan.segments)
         stage_superkernel(g, s, npu_files(g, s, target, soc_dir), build, stage, index, log);

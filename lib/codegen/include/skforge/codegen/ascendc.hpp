@@ -1,10 +1,12 @@
 #pragma once
 
-// The NPU backend: each SuperKernel's entry as AscendC source for bisheng, its device helpers,
-// and the commands that build it. See share/doc/npu-target.md.
+// The NPU backend: each SuperKernel's entry as AscendC source in the conventions of the vendor's
+// SuperKernel compiler, and the commands that build it (share/doc/npu-target.md).
 #include "skforge/fusion/plan.hpp"
 #include "skforge/graph/graph.hpp"
+#include "skforge/kernel/kernel_meta.hpp"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -17,31 +19,60 @@ struct NpuTarget {
     std::string ascend_home; ///< $ASCEND_HOME_PATH, or empty
 };
 
-/// The exported name of segment `s`'s entry: `<graph>_<segment>` as an identifier (the
-/// SuperKernel metadata's kernelName).
+/// How the SuperKernel is launched, by the vendor's rule: the kernel type summarised from its
+/// sub-kernels' types (always a MIX type) and its blockDim, never more than the SoC's cores.
+struct NpuLaunch {
+    kernel::KernelType type = kernel::KernelType::mix_aiv_1_0;
+    std::uint32_t block_dim = 1;
+};
+
+/// The launch of segment `s` on `target`'s SoC.
+NpuLaunch npu_launch(const graph::Graph& g, const fusion::Segment& s, const NpuTarget& target);
+
+/// Slots of the parameter table (8-byte addresses) the entry reads, as indices: on dav-2201
+/// slot 0 is the FFTS address; then, per sub-kernel in plan order, its own parameters, one
+/// notify lock per event it sends and one wait lock per event it receives; then the
+/// SuperKernel's workspace.
+struct NpuParamLayout {
+    std::vector<std::uint32_t> param_offset;  ///< per sub-kernel: its first parameter
+    std::vector<std::uint32_t> notify_offset; ///< per sub-kernel: its first notify lock
+    std::vector<std::uint32_t> wait_offset;   ///< per sub-kernel: its first wait lock
+    std::uint32_t workspace_offset = 0;       ///< the SuperKernel's workspace
+};
+
+/// The parameter table of segment `s`.
+NpuParamLayout npu_param_layout(const graph::Graph& g, const fusion::Segment& s,
+                                const NpuTarget& target);
+
+/// The exported name of segment `s`'s SuperKernel: `<graph>_<segment>` as an identifier (the
+/// SuperKernel metadata's kernelName; the objects export it with `_mix_aic`/`_mix_aiv`).
 std::string npu_entry_symbol(const graph::Graph& g, const fusion::Segment& s);
 
-/// The AscendC source of segment `s`'s entry: it calls the sub-kernels in plan order on the
-/// cores of their kind (and index below their blockDim), with the plan's barriers (vector:
-/// CrossCoreSetFlag mode 0 on the vector cores, cube: the same on the cube cores, full:
-/// SyncAll<false>), early-start and event flags in per-core slots, cache maintenance and code
-/// preload where the plan asks.
+/// The function names sub-kernel `p` exports for the cube and the vector cores (empty where it
+/// has none): the sub-kernel JSON's func_name, else its kernelName (`_mix_aic`/`_mix_aiv` added
+/// for MIX kernels).
+std::pair<std::string, std::string> npu_sub_functions(const graph::Graph& g,
+                                                      const fusion::Segment& s, std::size_t p,
+                                                      const NpuTarget& target);
+
+/// The AscendC source of segment `s`'s entry `auto_gen_<kernelName>_kernel(void)`: sub-kernels
+/// called as `<func>(args_offset)` (and their `_split<k>` copies) on the cores of their kind,
+/// with the vendor's synchronisation for the scope's options (early start, cross-core sync,
+/// debug-sync-all, debug-dcci-all, feed-sync-all), preload, event locks and the `.ascend.meta`
+/// section of the SuperKernel's kernel type.
 std::string npu_entry_source(const graph::Graph& g, const fusion::Segment& s,
                              const NpuTarget& target);
 
-/// skforge_superkernel.h: the device helpers the entries use (parameter block access, per-core
-/// flag slots, dcci), written next to the generated sources.
-std::string npu_helpers_header();
+/// Bytes of workspace the entry itself needs (feed-sync-all's per-core flags), 0 without it.
+std::uint64_t npu_sync_bytes(const graph::Graph& g, const fusion::Segment& s,
+                             const NpuTarget& target);
 
-/// Bytes of per-core flag slots segment `s` needs after its workspace: one 32-byte slot per core
-/// per early-start pair and per event pair.
-std::uint64_t npu_sync_bytes(const fusion::Segment& s);
-
-/// The bisheng commands that build segment `s` in a build directory holding gen/<segment>.cpp,
-/// include/skforge_superkernel.h and obj/<kernelName>.o for every sub-kernel: compile the
-/// entry, then link it with the sub-kernels into one relocatable device object
-/// lib/<segment>.o.
-std::vector<std::vector<std::string>>
+/// The commands that build segment `s` in a build directory holding gen/<segment>.cpp and
+/// obj/<kernelName>.o for every sub-kernel, as stages: the commands of a stage are independent
+/// (split copies of the sub-kernels with llvm-objcopy, one bisheng compile per core type), the
+/// stages run in order (ld.lld -r of everything into lib/<segment>.o, ld.lld relocating it in
+/// place, llvm-objcopy localising the sub-kernel symbols).
+std::vector<std::vector<std::vector<std::string>>>
 bisheng_commands(const graph::Graph& g, const fusion::Segment& s, const NpuTarget& target);
 
 } // namespace skforge::codegen
