@@ -36,8 +36,8 @@ OUT=static_kernel_compile_outputs
     mkdir root
     "$SKINSTALL" install "$OUT/static_demo_dav-2201.run" --install-path "$W/root" -q
     ai=root/opp/static_kernel/ai_core
-    cmp "$ai/static_demo_dav-2201/ascend910b1/Add/add.o" g/kernels/add.o
-    grep -q '"static_demo_dav-2201/ascend910b1/Mul/mul.json"' "$ai/config/ascend910b1/binary_info_config.json"
+    cmp "$ai/static_demo_dav-2201/ascend910b/Add/add.o" g/kernels/add.o
+    grep -q '"static_demo_dav-2201/ascend910b/Mul/mul.o"' "$ai/config/ascend910b/binary_info_config.json"
 }
 
 @test "the cache hits only while the .run is there and unchanged" {
@@ -102,8 +102,8 @@ OUT=static_kernel_compile_outputs
 
 @test "the SoC comes from the environment first" {
     mkgraph
-    SUPERKERNEL_COMPILE_SOC_VERSION=Ascend910B3 "$SKC" compile g/graph.yaml --name soc_env >/dev/null
-    "$SKC" inspect "$OUT/soc_env.run" --list | grep -q ' ascend910b3/Add/add.o$'
+    SUPERKERNEL_COMPILE_SOC_VERSION=Ascend910_9391 "$SKC" compile g/graph.yaml --name soc_env >/dev/null
+    "$SKC" inspect "$OUT/soc_env.run" --list | grep -q ' ascend910_93/Add/add.o$'
 }
 
 # fake_bisheng: a stand-in for the CANN compiler on PATH that records every command line in
@@ -130,28 +130,33 @@ EOF2
 @test "with bisheng on PATH: the exact commands, and a SuperKernel package with its source" {
     mkgraph true
     fake_bisheng
+    export SUPERKERNEL_COMPILE_SOC_VERSION=Ascend950PR_9599 # the graph's Ascend910B1 is not a dav-3510 SoC
     PATH=$PWD/fakebin:$PATH ASCEND_HOME_PATH=/opt/cann "$SKC" compile g/graph.yaml --npu-arch dav-3510 >/dev/null
     diff - bisheng.log <<'EOF2'
 bisheng --version
-bisheng -xcce --npu-arch=dav-3510 -O2 -std=c++17 -DSKFORGE_SOC=Ascend910B1 -Iinclude -I/opt/cann/compiler/tikcpp/tikcfw -I/opt/cann/compiler/tikcpp/tikcfw/impl -I/opt/cann/compiler/tikcpp/tikcfw/interface -c gen/s.cpp -o obj/s_entry.o
+bisheng -xcce --npu-arch=dav-3510 -O2 -std=c++17 -DSKFORGE_SOC=Ascend950PR_9599 -Iinclude -I/opt/cann/compiler/tikcpp/tikcfw -I/opt/cann/compiler/tikcpp/tikcfw/impl -I/opt/cann/compiler/tikcpp/tikcfw/interface -c gen/s.cpp -o obj/s_entry.o
 bisheng --npu-arch=dav-3510 -r obj/s_entry.o obj/add_k.o obj/mul_k.o -o lib/s.o
 EOF2
     run "$SKC" inspect "$OUT/static_demo_dav-3510.run" --list
-    [[ "$output" == *" ascend910b1/SuperKernel/s.o"* ]]
-    [[ "$output" == *" ascend910b1/SuperKernel/s.json"* ]]
-    [[ "$output" == *" ascend910b1/SuperKernel/s.cpp"* ]]
-    [[ "$output" != *"ascend910b1/Add/"* ]] # fused: no static kernel of its own
+    [[ "$output" == *" ascend950/SuperKernel/s.o"* ]]
+    [[ "$output" == *" ascend950/SuperKernel/s.json"* ]]
+    [[ "$output" == *" ascend950/SuperKernel/s.cpp"* ]]
+    [[ "$output" != *"ascend950/Add/"* ]] # fused: no static kernel of its own
     sh "$OUT/static_demo_dav-3510.run" --noexec --extract=x >/dev/null
-    grep -q 'extern "C" __global__ __aicore__ void static_demo_s(GM_ADDR params)' x/ascend910b1/SuperKernel/s.cpp
+    grep -q 'extern "C" __global__ __aicore__ void static_demo_s(GM_ADDR params)' x/ascend950/SuperKernel/s.cpp
     python3 - x <<'PY'
 import hashlib, json, sys
 root = sys.argv[1]
-meta = json.load(open(root + "/ascend910b1/SuperKernel/s.json"))
+meta = json.load(open(root + "/ascend950/SuperKernel/s.json"))
 assert meta["kernelName"] == "static_demo_s" and meta["binFileName"] == "s", meta
-assert meta["sha256"] == hashlib.sha256(open(root + "/ascend910b1/SuperKernel/s.o", "rb").read()).hexdigest()
-index = json.load(open(root + "/config/ascend910b1/binary_info_config.json"))
-assert index == {"SuperKernel": {"binaryList": [{"binPath": "ascend910b1/SuperKernel/s.json",
-                                                 "simplifiedKey": ["SuperKernel/s"]}]}}, index
+assert meta["sha256"] == hashlib.sha256(open(root + "/ascend950/SuperKernel/s.o", "rb").read()).hexdigest()
+index = json.load(open(root + "/config/ascend950/binary_info_config.json"))
+entry = {"binDesc": {"blockDim": meta["blockDim"], "kernelName": "static_demo_s",
+                     "workspace": meta["workspace"]["size"]},
+         "coreType": 2, "binPath": "static_demo_dav-3510/ascend950/SuperKernel/s.o",
+         "simplifiedKey": "SuperKernel/static_demo_dav-3510/s"}
+assert index == {"SuperKernel": {"dynamicRankSupport": True, "simplifiedKeyMode": 0,
+                                 "staticList": [entry]}}, index
 PY
     # The same inputs give the same package.
     PATH=$PWD/fakebin:$PATH ASCEND_HOME_PATH=/opt/cann "$SKC" compile g/graph.yaml --npu-arch dav-3510 -o again --no-cache >/dev/null

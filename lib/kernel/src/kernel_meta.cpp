@@ -113,6 +113,20 @@ bool read_flag(const json& doc, const char* key, std::vector<MetaProblem>& probl
     return false;
 }
 
+// `deterministic` is "true", "false" or "ignore"; a boolean is taken for its text.
+std::string read_deterministic(const json& doc, std::vector<MetaProblem>& problems) {
+    auto it = doc.find("deterministic");
+    if (it == doc.end())
+        return "";
+    if (it->is_boolean())
+        return it->get<bool>() ? "true" : "false";
+    if (it->is_string() && (*it == "true" || *it == "false" || *it == "ignore"))
+        return it->get<std::string>();
+    problems.push_back(
+        {"deterministic", "'deterministic' must be \"true\", \"false\" or \"ignore\""});
+    return "";
+}
+
 } // namespace
 
 KernelMeta parse_kernel_meta(std::string_view json_text, std::vector<MetaProblem>& problems) {
@@ -130,6 +144,8 @@ KernelMeta parse_kernel_meta(std::string_view json_text, std::vector<MetaProblem
     read(doc, "binFileSuffix", m.bin_file_suffix, problems);
     read(doc, "sha256", m.sha256, problems);
     read(doc, "sub_operator_kernel_type", m.kernel_type_text, problems);
+    read(doc, "coreType", m.core_type_text, problems);
+    m.deterministic = read_deterministic(doc, problems);
     read(doc, "split_mode", m.split_mode, problems);
     read_workspace(doc, m.workspace, problems);
     m.support_super_kernel = read_flag(doc, "supportSuperKernel", problems);
