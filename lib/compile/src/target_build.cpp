@@ -199,7 +199,7 @@ void add_op_entries(json& index, const graph::Graph& g, const graph::Dependencie
     if (meta.workspace.size.size() > kernel::k_max_index_workspaces)
         throw Error("kernel " + g.kernels[static_cast<std::size_t>(op.kernel_index)].path +
                     " has " + std::to_string(meta.workspace.size.size()) +
-                    " workspaces; CANN's runtime " + "skips a static kernel with more than " +
+                    " workspaces; CANN's runtime skips a static kernel with more than " +
                     std::to_string(kernel::k_max_index_workspaces));
     auto tensors = key_tensors(g, deps, i);
     for (int d : deterministic_modes(meta))
@@ -482,8 +482,8 @@ std::string stage_static_kernels(const graph::Graph& g, const fusion::Plan* plan
         auto core = kernel::kernel_core_type(k.meta);
         if (!core)
             throw Error("kernel " + k.path + " (operator '" + op.name + "') says neither its " +
-                        "coreType nor its sub_operator_kernel_type: the runtime's index needs " +
-                        "its core type");
+                        "coreType nor its sub_operator_kernel_type (nor has an _AIVEC or _AICUBE " +
+                        "magic): the runtime's index needs its core type");
         add_op_entries(index, g, deps, i, index_bin_path(package, dir + stem + ".o"), *core);
     }
     std::string text = index.dump(2) + "\n";
