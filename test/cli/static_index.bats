@@ -40,12 +40,16 @@ read_index() {
     [ "$status" -eq 0 ]
 }
 
-install() { "$SKINSTALL" "$@" --install-path "$W/root" -q; }
+# skinst COMMAND ARGS...: skinstall on the test's install root.
+skinst() {
+    mkdir -p "$W/root"
+    "$SKINSTALL" "$@" --install-path "$W/root" -q
+}
 
 @test "dav-2201: every static kernel of a compiled, installed package is found" {
     graph g dav-2201 Ascend910B1 16
     "$SKC" compile g/graph.yaml --name p1 >/dev/null
-    install install static_kernel_compile_outputs/p1.run
+    skinst install static_kernel_compile_outputs/p1.run
     read_index ascend910b
     diff - <(echo "$output") <<'EOF'
 Add core=2 bin=p1/ascend910b/Add/add.o blockDim=8 kernel=add_k ws=64 key=Add/d=0,p=0/1,2,(10)/1,2,(10)/1,2,(10)
@@ -64,18 +68,18 @@ EOF
     graph g2 dav-2201 Ascend910_9392 32 # Add on another shape; Mul the same call
     "$SKC" compile g1/graph.yaml --name p1 >/dev/null
     "$SKC" compile g2/graph.yaml --name p2 >/dev/null
-    install install static_kernel_compile_outputs/p1.run
-    install install static_kernel_compile_outputs/p2.run
+    skinst install static_kernel_compile_outputs/p1.run
+    skinst install static_kernel_compile_outputs/p2.run
     read_index ascend910_93
     [ "$(grep -c 'bin=p1/ascend910_93/Add/add.o' <<<"$output")" -eq 2 ]
     [ "$(grep -c 'bin=p2/ascend910_93/Add/add.o .*key=Add/d=0,p=0/1,2,(20)' <<<"$output")" -eq 1 ]
     [ "$(grep -c '^Mul .*bin=p2/' <<<"$output")" -eq 2 ]
     [ "$(grep -c '^Mul .*bin=p1/' <<<"$output")" -eq 0 ]
-    install uninstall p2
+    skinst uninstall p2
     read_index ascend910_93
     [ "$(grep -c 'bin=p1/' <<<"$output")" -eq 4 ]
     [ "$(grep -c 'bin=p2/' <<<"$output")" -eq 0 ]
-    install uninstall p1
+    skinst uninstall p1
     read_index ascend910_93
     [[ "$output" != *"bin="* ]]
 }
@@ -83,10 +87,10 @@ EOF
 @test "dav-2201: an upgraded package's kernels are the ones found" {
     graph g dav-2201 Ascend910B3 16
     "$SKC" compile g/graph.yaml --name p1 >/dev/null
-    install install static_kernel_compile_outputs/p1.run
+    skinst install static_kernel_compile_outputs/p1.run
     kernel g/k add KERNEL_TYPE_AIV_ONLY 40
     "$SKC" compile g/graph.yaml --name p1 --version 1.1.0 >/dev/null
-    install upgrade static_kernel_compile_outputs/p1.run
+    skinst upgrade static_kernel_compile_outputs/p1.run
     read_index ascend910b
     [ "$(grep -c '^Add core=2 bin=p1/ascend910b/Add/add.o blockDim=40 ' <<<"$output")" -eq 2 ]
     [ "$(grep -c 'blockDim=8 kernel=add_k' <<<"$output")" -eq 0 ]
@@ -122,7 +126,7 @@ EOF
     fake_bisheng
     # No SoC in the graph: dav-3510's default, Ascend950PR_9599.
     PATH=$PWD/fakebin:$PATH ASCEND_HOME_PATH=/opt/cann "$SKC" compile g/graph.yaml --name p3 >/dev/null
-    install install static_kernel_compile_outputs/p3.run
+    skinst install static_kernel_compile_outputs/p3.run
     read_index ascend950
     [ "$(grep -c '^SuperKernel core=2 bin=p3/ascend950/SuperKernel/s.o blockDim=[0-9]* kernel=g_s ws=[0-9]* key=SuperKernel/p3/s$' <<<"$output")" -eq 1 ]
     [ "$(grep -c '^Mul core=1 bin=p3/ascend950/Mul/mul.o blockDim=8 kernel=mul_k ws=64 key=Mul/d=[01],p=0/1,2,(10)/1,2,(10)$' <<<"$output")" -eq 2 ]

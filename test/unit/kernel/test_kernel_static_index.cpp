@@ -135,51 +135,35 @@ TEST_CASE("the reader takes only well-formed staticList entries, as the runtime 
           "[kernel][index]") {
     skforge::test::ScopedTempDir dir;
     const std::string ai = dir / "opp/static_kernel/ai_core";
-    skforge::test::write_text(ai + "/config/ascend910b/binary_info_config.json", R"({
+    skforge::test::write_text(ai + "/config/ascend910b/binary_info_config.json", R"json({
       "Add": {"dynamicRankSupport": true, "simplifiedKeyMode": 0, "staticList": [
         {"binDesc": {"blockDim": 8, "kernelName": "add_k", "workspace": [0, 64]}, "coreType": 2,
-         "binPath": "p1/ascend910b/Add/add.o", "simplifiedKey": "Add/d=0,p=0/1,2,(10)"
-},
+         "binPath": "p1/ascend910b/Add/add.o", "simplifiedKey": "Add/d=0,p=0/1,2,(10)"},
         {"binDesc": {"blockDim": 8, "kernelName": "add_k"}, "coreType": "VectorCore",
          "binPath": "p1/ascend910b/Add/add.o", "simplifiedKey": "Add/d=1,p=0/1,2,(10)"},
         {"binDesc": {"blockDim": 8, "kernelName": "add_k"}, "coreType": 2,
          "binPath": "p1/ascend910b/Add/add.o"}],
-        "binaryList": [{"binPath": "p1/ascend910b/Add/add.json", "simplifiedKey": ["Add/x"]}]
-}
-, "Mul" : {
-    "binaryList" : [ {
-        "binPath" : "p1/ascend910b/Mul/mul.o",
-        "coreType" : 2,
-        "simplifiedKey" : ["Mul/d=0,p=0/1,2,(10)"]
-    } ]
-},
-          "Neg" : {
-    "staticList" : [ {
-        "coreType" : 1,
-        "binPath" : "p1/ascend910b/Neg/neg.o",
-        "simplifiedKey" : [ "Neg/d=0,p=0/1,2,(10)", "Neg/d=1,p=0/1,2,(10)" ],
-        "binDesc" : {
-            "blockDim" : 1,
-            "kernelName" : "neg",
-            "workspace" :
-                [ 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21 ]
-        }
-    } ]
-}
-})");
+        "binaryList": [{"binPath": "p1/ascend910b/Add/add.json", "simplifiedKey": ["Add/x"]}]},
+      "Mul": {"binaryList": [{"binPath": "p1/ascend910b/Mul/mul.o", "coreType": 2,
+        "simplifiedKey": ["Mul/d=0,p=0/1,2,(10)"]}]},
+      "Neg": {"staticList": [{"coreType": 1, "binPath": "p1/ascend910b/Neg/neg.o",
+        "simplifiedKey": ["Neg/d=0,p=0/1,2,(10)", "Neg/d=1,p=0/1,2,(10)"],
+        "binDesc": {"blockDim": 1, "kernelName": "neg",
+                    "workspace": [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21]}}]}
+    })json");
     auto r = opbase::read_static_kernels(dir / "opp", "ascend910b");
-REQUIRE(r.index_read);
-REQUIRE(r.kernels.size() == 1);
-const auto& k = r.kernels[0];
-CHECK(k.op_type == "Add");
-CHECK(k.keys == std::vector<std::string>{"Add/d=0,p=0/1,2,(10)"});
-CHECK(k.core_type == 2);
-CHECK(k.bin_path == ai + "/p1/ascend910b/Add/add.o");
-CHECK(k.json_path == ai + "/p1/ascend910b/Add/add.json");
-CHECK(k.block_dim == 8);
-CHECK(k.kernel_name == "add_k");
-CHECK(k.workspace == std::vector<std::uint64_t>{0, 64});
-// The string coreType, the missing key and 21 workspaces; binaryList is never read.
-CHECK(r.skipped.size() == 3);
-CHECK_FALSE(opbase::read_static_kernels(dir / "opp", "ascend910b1").index_read);
+    REQUIRE(r.index_read);
+    REQUIRE(r.kernels.size() == 1);
+    const auto& k = r.kernels[0];
+    CHECK(k.op_type == "Add");
+    CHECK(k.keys == std::vector<std::string>{"Add/d=0,p=0/1,2,(10)"});
+    CHECK(k.core_type == 2);
+    CHECK(k.bin_path == ai + "/p1/ascend910b/Add/add.o");
+    CHECK(k.json_path == ai + "/p1/ascend910b/Add/add.json");
+    CHECK(k.block_dim == 8);
+    CHECK(k.kernel_name == "add_k");
+    CHECK(k.workspace == std::vector<std::uint64_t>{0, 64});
+    // The string coreType, the missing key and 21 workspaces; binaryList is never read.
+    CHECK(r.skipped.size() == 3);
+    CHECK_FALSE(opbase::read_static_kernels(dir / "opp", "ascend910b1").index_read);
 }
