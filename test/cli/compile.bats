@@ -130,7 +130,7 @@ EOF2
 @test "with bisheng on PATH: the exact commands, and a SuperKernel package with its source" {
     mkgraph true
     fake_bisheng
-    export SUPERKERNEL_COMPILE_SOC_VERSION=Ascend950PR_9599 # the graph's Ascend910B1 is not a dav-3510 SoC
+    # The graph's Ascend910B1 is its dav-2201 SoC: dav-3510 takes its own, Ascend950PR_9599.
     PATH=$PWD/fakebin:$PATH ASCEND_HOME_PATH=/opt/cann "$SKC" compile g/graph.yaml --npu-arch dav-3510 >/dev/null
     diff - bisheng.log <<'EOF2'
 bisheng --version

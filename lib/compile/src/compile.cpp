@@ -152,7 +152,11 @@ CompileResult run_pipeline(const CompileOptions& o, const Outputs& out, const st
     if (diags.has_errors())
         throw Error(o.graph_path + ": " + std::to_string(diags.error_count()) +
                     " error(s) in the graph:\n" + diags.format());
-    std::string soc = arch == "host" ? "host" : target_soc(g.soc_version, arch);
+    // The graph's SoC is one of the graph's architecture: a compile for another one (--npu-arch)
+    // takes that architecture's default instead.
+    const bool graph_arch = g.npu_arch.empty() || g.npu_arch == arch;
+    std::string soc =
+        arch == "host" ? "host" : target_soc(graph_arch ? g.soc_version : std::string(), arch);
     // Where the runtime will look for this package's kernels: refused here, before any build.
     std::string soc_dir = kernel::target_soc_dir(soc, arch);
     log += "graph " + g.name + ": " + std::to_string(g.ops.size()) + " operators, " +

@@ -26,8 +26,9 @@ struct CompileResult {
 };
 
 /// The SoC a compile for `npu_arch` targets: SUPERKERNEL_COMPILE_SOC_VERSION, then
-/// ASCEND_COMPILE_SOC_VERSION, then ASCEND_SOC_VERSION, then the graph's, else
-/// kernel::default_soc(npu_arch) (Ascend910_9391; Ascend950PR_9599 for dav-3510).
+/// ASCEND_COMPILE_SOC_VERSION, then ASCEND_SOC_VERSION, then `graph_soc` (the graph's, when the
+/// graph is for `npu_arch`), else kernel::default_soc(npu_arch) (Ascend910_9391; Ascend950PR_9599
+/// for dav-3510).
 std::string target_soc(const std::string& graph_soc, const std::string& npu_arch);
 
 /// Runs the pipeline: check, plan, (code generation), package. On success writes
