@@ -138,16 +138,17 @@ void verify_into(const pkg::RunPackage& run, const std::vector<pkg::Key>& truste
         } sink;
         run.read_payload(sink);
     });
+    attempt("scripts", [&] { run.check_scripts(run.read_manifest()); });
     if (!digests) {
         v["signature"] = "not checked (payload digest failed)";
         return;
     }
     auto state = run.check_signature(prefix, trusted);
     v["signature"] = std::string(pkg::signature_state_name(state));
-    bool sig_ok = state == pkg::SignatureState::verified ||
-                  (trusted.empty() && state != pkg::SignatureState::invalid);
-    if (!sig_ok)
+    if (auto why = pkg::signature_refusal(state, !trusted.empty(), false)) {
+        v["signature_policy"] = *why;
         out.ok = false;
+    }
 }
 
 void print_text(const nlohmann::json& d) {

@@ -69,15 +69,15 @@ int cmd_install(const Options& o, inst::InstallMode mode) {
     for (const auto& a : o.args)
         pkgs.push_back(inst::verify_package(a, policy));
     std::string given = inst::choose_install_path(o.install_path);
-    Mutating m(o, log);
-    for (const auto& p : pkgs) {
+    for (const auto& p : pkgs)
         if (p.signature == pkg::SignatureState::not_checked)
             log.warn(p.run->path() +
                      " is signed but its signature was not checked (no --trusted-key)");
-        inst::install_package(m.tree, p, mode, policy, log);
+    Mutating m(o, log);
+    inst::install_packages(m.tree, pkgs, mode, policy, log);
+    for (const auto& p : pkgs)
         log.info("uninstall with: " + given + "/opp/static_kernel/ai_core/" + p.manifest.name +
                  "/uninstall.sh");
-    }
     return 0;
 }
 
@@ -169,6 +169,19 @@ int cmd_verify(const Options& o) {
                        {"files", r.manifest.entries.size()},
                        {"ok", r.problems.empty()},
                        {"problems", pj}});
+    }
+    if (o.args.empty()) {
+        // Files in skforge's own directories that no package and no tree file explains.
+        auto extra = inst::check_tree(*tree);
+        nlohmann::json tj = nlohmann::json::array();
+        for (const auto& p : extra) {
+            tj.push_back({{"path", p.path}, {"problem", "unexpected"}, {"detail", p.detail}});
+            if (!o.json)
+                std::printf("tree: %s: unexpected: %s\n", p.path.c_str(), p.detail.c_str());
+        }
+        problems += extra.size();
+        if (!extra.empty())
+            out.push_back({{"name", ""}, {"tree", true}, {"ok", false}, {"problems", tj}});
     }
     if (o.json)
         std::cout << out.dump(2) << "\n";

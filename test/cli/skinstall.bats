@@ -11,7 +11,7 @@ mkpkg() {
     local d="src-$1${2:-}"
     mkdir -p "$d/soc/Add" "$d/config/soc"
     printf 'kernel %s %s\n' "$1" "${2:-}" >"$d/soc/Add/add_$1.o"
-    printf '{"Add":{"binaryList":[{"simplifiedKey":["Add/%s"],"binPath":"soc/Add/add_%s.o"}]}}\n' "${3:-shared}" "$1" \
+    printf '{"Add":{"staticList":[{"simplifiedKey":"Add/%s","binPath":"%s/soc/Add/add_%s.o"}]}}\n' "${3:-shared}" "$1" "$1" \
         >"$d/config/soc/binary_info_config.json"
     "$SKC" pack "$d" -o "$1.run" --version "1${2:+.$2}" -q
 }

@@ -9,7 +9,7 @@ mkpkg() {
     mkdir -p "$d/soc/Add" "$d/config/soc" "$d/soc/Mul"
     printf 'kernel %s %s\n' "$1" "${2:-}" >"$d/soc/Add/add.o"
     printf 'mul %s\n' "$1" >"$d/soc/Mul/mul.o"
-    printf '{"Add":{"binaryList":[{"simplifiedKey":["Add/x"],"binPath":"soc/Add/add.o"}]}}\n' >"$d/config/soc/binary_info_config.json"
+    printf '{"Add":{"staticList":[{"simplifiedKey":"Add/x","binPath":"%s/soc/Add/add.o"}]}}\n' "$1" >"$d/config/soc/binary_info_config.json"
     "$SKC" pack "$d" -o "$1.run" --version "1${2:+.$2}" -q
 }
 

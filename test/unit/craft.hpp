@@ -3,11 +3,13 @@
 // Builds .run files that skc pack would refuse to make (symlink entries, "../" paths, lying
 // manifests), so the reader's and installer's refusals can be tested on real archives.
 #include "skforge/package/compress.hpp"
+#include "skforge/package/generated.hpp"
 #include "skforge/package/manifest.hpp"
 #include "skforge/package/stub.hpp"
 #include "skforge/support/sha256.hpp"
 #include "temp_dir.hpp"
 
+#include <algorithm>
 #include <archive.h>
 #include <archive_entry.h>
 #include <stdexcept>
@@ -32,7 +34,9 @@ inline package::ManifestEntry file_entry(const std::string& path, const std::str
     return {path, package::EntryType::file, mode, data.size(), support::sha256_hex(data)};
 }
 
-/// A manifest for package `name` with `entries`.
+/// A manifest for package `name` with `entries` plus the scripts and version.info skforge
+/// generates for it (so a crafted package is refused for what the test crafted, not for lacking
+/// them); craft_run adds their data.
 inline package::Manifest make_manifest(const std::string& name,
                                        std::vector<package::ManifestEntry> entries) {
     package::Manifest m;
@@ -41,6 +45,18 @@ inline package::Manifest make_manifest(const std::string& name,
     m.toolchain = "skforge test";
     m.inputs_digest = std::string(64, '0');
     m.entries = std::move(entries);
+    for (const char* p : package::k_generated_paths)
+        m.entries.push_back({p, package::EntryType::file,
+                             std::string_view(p) == "version.info" ? mode_t(0644) : mode_t(0755), 0,
+                             std::string(64, '0')});
+    std::stable_sort(m.entries.begin(), m.entries.end(),
+                     [](const package::ManifestEntry& a, const package::ManifestEntry& b) {
+                         return a.path < b.path;
+                     });
+    for (const auto& g : package::render_generated_files(m))
+        for (auto& e : m.entries)
+            if (e.path == g.path)
+                e = file_entry(g.path, g.text, g.mode);
     return m;
 }
 
@@ -64,6 +80,19 @@ inline std::string craft_run(const std::string& dir, const package::Manifest& ma
         nullptr);
     std::vector<RawEntry> all = {{"manifest.json", AE_IFREG, 0644, manifest_text, "", false}};
     all.insert(all.end(), entries.begin(), entries.end());
+    std::string script_digest[2];
+    for (const auto& g : package::render_generated_files(manifest)) {
+        const auto* e = manifest.find(g.path);
+        if (e == nullptr || e->sha256 != support::sha256_hex(g.text))
+            continue;
+        if (g.path != "version.info")
+            script_digest[g.path == "install.sh" ? 0 : 1] = e->sha256;
+        bool given = false;
+        for (const auto& r : entries)
+            given = given || r.path == g.path;
+        if (!given)
+            all.push_back({g.path, AE_IFREG, static_cast<unsigned>(g.mode), g.text, "", false});
+    }
     for (const auto& r : all) {
         archive_entry* e = archive_entry_new();
         archive_entry_copy_pathname(e, r.path.c_str());
@@ -100,6 +129,8 @@ inline std::string craft_run(const std::string& dir, const package::Manifest& ma
     support::Sha256 sha;
     sha.update(gz);
     h.payload_sha256 = support::digest_hex(sha.finish());
+    h.install_sh_sha256 = script_digest[0];
+    h.uninstall_sh_sha256 = script_digest[1];
     std::string path = dir + "/" + manifest.name + ".run";
     write_text(path, package::render_stub(h) + std::string(gz.begin(), gz.end()));
     return path;

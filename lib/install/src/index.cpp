@@ -1,39 +1,34 @@
 #include "skforge/install/index.hpp"
 
+#include "skforge/install/query.hpp"
+#include "skforge/package/index_rules.hpp"
+#include "skforge/package/json_text.hpp"
 #include "skforge/package/path_rules.hpp"
 #include "skforge/package/template.hpp"
 #include "skforge/support/error.hpp"
 
 #include <fcntl.h>
-#include <set>
 
 namespace skforge::install {
 
 using nlohmann::json;
 using support::Error;
 
-PackageIndex read_package_index(const Dir& package_dir) {
+PackageIndex read_package_index(const Dir& package_dir, const package::Manifest& manifest) {
     PackageIndex out;
     auto config = open_dir_beneath(package_dir, k_config_dir);
     if (!config)
         return out;
     for (const auto& soc : list_dir(*config)) {
         auto st = stat_at(*config, soc);
-        if (!st || !S_ISDIR(st->st_mode) || package::check_package_name(soc))
+        if (!st || !S_ISDIR(st->st_mode) || package::check_soc_dir_name(soc))
             continue;
         auto soc_dir = open_dir_beneath(*config, soc);
         auto text = soc_dir ? read_file_at(*soc_dir, k_index_file) : std::nullopt;
         if (!text)
             continue;
         std::string where = config->path + "/" + soc + "/" + k_index_file;
-        json doc = json::parse(*text, nullptr, false);
-        if (doc.is_discarded() || !doc.is_object())
-            throw Error("'" + where + "' is not a JSON object");
-        for (auto& [op, value] : doc.items())
-            if (!value.is_object() ||
-                (value.contains("binaryList") && !value["binaryList"].is_array()))
-                throw Error("'" + where + "': OpType '" + op +
-                            "' is not an object with a binaryList array");
+        json doc = package::parse_package_index(*text, where, manifest);
         out.emplace(soc, std::move(doc));
     }
     return out;
@@ -42,30 +37,25 @@ PackageIndex read_package_index(const Dir& package_dir) {
 namespace {
 
 std::string entry_key(const json& entry) {
-    if (entry.is_object() && entry.contains("simplifiedKey"))
-        return "k:" + entry["simplifiedKey"].dump();
-    if (entry.is_object() && entry.contains("binPath"))
-        return "p:" + entry["binPath"].dump();
-    return "e:" + entry.dump();
+    if (entry.contains("simplifiedKey"))
+        return "k:" + entry["simplifiedKey"].get<std::string>();
+    return "p:" + entry["binPath"].get<std::string>();
 }
 
-void merge_op(json& global_op, const json& package_op, const std::string& name) {
-    std::vector<json> list = global_op.contains("binaryList")
-                                 ? global_op["binaryList"].get<std::vector<json>>()
+void merge_op(json& global_op, const json& package_op) {
+    std::vector<json> list = global_op.contains("staticList")
+                                 ? global_op["staticList"].get<std::vector<json>>()
                                  : std::vector<json>{};
     for (auto& [key, value] : package_op.items())
-        if (key != "binaryList")
+        if (key != "staticList")
             global_op[key] = value;
-    if (!package_op.contains("binaryList"))
-        return;
-    for (json entry : package_op["binaryList"]) {
-        std::string k = entry_key(entry);
-        if (entry.is_object() && entry.contains("binPath") && entry["binPath"].is_string())
-            entry["binPath"] = name + "/" + entry["binPath"].get<std::string>();
-        std::erase_if(list, [&](const json& old) { return entry_key(old) == k; });
-        list.push_back(std::move(entry));
-    }
-    global_op["binaryList"] = std::move(list);
+    if (package_op.contains("staticList"))
+        for (const json& entry : package_op["staticList"]) {
+            std::string k = entry_key(entry);
+            std::erase_if(list, [&](const json& old) { return entry_key(old) == k; });
+            list.push_back(entry);
+        }
+    global_op["staticList"] = std::move(list);
 }
 
 } // namespace
@@ -79,16 +69,12 @@ merge_indexes(const std::vector<std::pair<std::string, PackageIndex>>& packages)
             if (g.is_null())
                 g = json::object();
             for (auto& [op, value] : doc.items())
-                merge_op(g[op], value, name);
+                merge_op(g[op], value);
         }
     return global;
 }
 
 namespace {
-
-std::string global_uninstall_script() {
-    return std::string(package::templates::k_uninstall_all_sh);
-}
 
 void write_global_files(const InstallTree& tree, const std::vector<std::string>& order) {
     const Dir& ai = tree.ai_core();
@@ -97,23 +83,40 @@ void write_global_files(const InstallTree& tree, const std::vector<std::string>&
         unlink_at(ai, "version.info");
         return;
     }
-    write_file_at(ai, "uninstall.sh", global_uninstall_script(), 0755);
+    write_file_at(ai, "uninstall.sh", std::string(package::templates::k_uninstall_all_sh), 0755);
     std::string info =
         "installer=skforge " SKFORGE_VERSION "\npackages=" + std::to_string(order.size()) + "\n";
     write_file_at(ai, "version.info", info, 0644);
 }
 
+// The index of one installed package, or why it cannot contribute.
+std::optional<PackageIndex> installed_index(const InstallTree& tree, const std::string& name,
+                                            std::vector<std::string>& skipped) {
+    try {
+        auto manifest = read_installed_manifest(tree, name);
+        if (!manifest)
+            throw Error("config.ini lists it but '" + tree.shown() + "/" + name + "' is missing");
+        auto dir = open_dir_beneath(tree.ai_core(), name);
+        return read_package_index(*dir, *manifest);
+    } catch (const Error& e) {
+        skipped.push_back("package " + name + " contributes no kernels to the global index: " +
+                          e.what() + "\n  fix it with: skinstall upgrade " + name +
+                          ".run (a package built by this skforge), or skinstall uninstall "
+                          "--force " +
+                          name);
+        return std::nullopt;
+    }
+}
+
 } // namespace
 
-void rebuild_derived(const InstallTree& tree, const std::vector<std::string>& order) {
+std::vector<std::string> rebuild_derived(const InstallTree& tree,
+                                         const std::vector<std::string>& order) {
+    std::vector<std::string> skipped;
     std::vector<std::pair<std::string, PackageIndex>> indexes;
-    for (const auto& name : order) {
-        auto dir = open_dir_beneath(tree.ai_core(), name);
-        if (!dir)
-            throw Error("config.ini lists '" + name + "' but '" + tree.shown() + "/" + name +
-                        "' is missing");
-        indexes.emplace_back(name, read_package_index(*dir));
-    }
+    for (const auto& name : order)
+        if (auto index = installed_index(tree, name, skipped))
+            indexes.emplace_back(name, std::move(*index));
     auto global = merge_indexes(indexes);
     Dir config = tree.config_dir();
     for (const auto& [soc, doc] : global)
@@ -131,6 +134,7 @@ void rebuild_derived(const InstallTree& tree, const std::vector<std::string>& or
     sync_dir(config);
     tree.write_install_order(order);
     write_global_files(tree, order);
+    return skipped;
 }
 
 } // namespace skforge::install

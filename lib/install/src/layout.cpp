@@ -99,7 +99,13 @@ TreeLock::TreeLock(const InstallTree& tree, LockMode mode) {
             return;
     }
     Dir config = existing ? std::move(*existing) : tree.config_dir();
-    m_fd = open_beneath(config, k_lock_file, O_RDWR | O_CREAT, 0644);
+    // A shared lock needs only a read-only descriptor, so queries work for users who cannot
+    // write the tree and on read-only mounts; O_NONBLOCK so a FIFO planted there cannot hang us.
+    m_fd = mode == LockMode::shared
+               ? open_beneath(config, k_lock_file, O_RDONLY | O_NONBLOCK)
+               : open_beneath(config, k_lock_file, O_RDWR | O_CREAT | O_NONBLOCK, 0644);
+    if (!m_fd && mode == LockMode::shared)
+        return; // removed since we looked: no writer holds it
     struct stat st {};
     if (!m_fd || ::fstat(m_fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
         throw Error("refusing lock '" + config.path + "/" + k_lock_file + "': not a regular file");

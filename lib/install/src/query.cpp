@@ -4,6 +4,7 @@
 #include "skforge/support/parallel.hpp"
 #include "skforge/support/sha256.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <fcntl.h>
@@ -113,6 +114,64 @@ void find_extra(const Dir& dir, const std::string& rel, const Manifest& m,
 }
 
 } // namespace
+
+namespace {
+
+std::string leftover_detail(const std::string& name) {
+    if (is_temporary_name(name))
+        return "a temporary file left by a killed process; 'skinstall recover' removes it";
+    return "not a file skforge keeps here";
+}
+
+void check_config(const Dir& config, std::vector<Problem>& out) {
+    for (const auto& name : list_dir(config)) {
+        auto st = stat_at(config, name);
+        if (name == k_lock_file && st && S_ISREG(st->st_mode))
+            continue;
+        if (!st || !S_ISDIR(st->st_mode) || package::check_soc_dir_name(name)) {
+            out.push_back({std::string(k_config_dir) + "/" + name, ProblemKind::extra,
+                           leftover_detail(name)});
+            continue;
+        }
+        auto soc = open_dir_beneath(config, name);
+        for (const auto& file : list_dir(*soc)) {
+            auto fst = stat_at(*soc, file);
+            if (file == k_index_file && fst && S_ISREG(fst->st_mode))
+                continue;
+            out.push_back({std::string(k_config_dir) + "/" + name + "/" + file, ProblemKind::extra,
+                           leftover_detail(file)});
+        }
+    }
+}
+
+} // namespace
+
+std::vector<Problem> check_tree(const InstallTree& tree) {
+    std::vector<Problem> out;
+    auto order = tree.install_order();
+    const Dir& ai = tree.ai_core();
+    for (const auto& name : list_dir(ai)) {
+        auto st = stat_at(ai, name);
+        bool reg = st && S_ISREG(st->st_mode);
+        bool dir = st && S_ISDIR(st->st_mode);
+        if ((reg && (name == k_config_ini || name == "uninstall.sh" || name == "version.info")) ||
+            (dir && std::find(order.begin(), order.end(), name) != order.end()))
+            continue;
+        if (dir && name == k_config_dir) {
+            check_config(*open_dir_beneath(ai, name), out);
+            continue;
+        }
+        std::string detail = leftover_detail(name);
+        if (name == k_journal)
+            detail = "an interrupted transaction; 'skinstall recover' finishes or rolls it back";
+        else if (name.starts_with(k_stage_prefix))
+            detail = "a stage left by a killed install; 'skinstall recover' removes it";
+        else if (dir && !package::check_package_name(name))
+            detail = "a directory config.ini does not list (not an installed package)";
+        out.push_back({name, ProblemKind::extra, detail});
+    }
+    return out;
+}
 
 InstalledPackage check_installed(const InstallTree& tree, const std::string& name) {
     auto m = read_installed_manifest(tree, name);

@@ -147,23 +147,92 @@ std::vector<std::string> list_dir(const Dir& dir) {
     return support::list_directory(dir.fd.get(), dir.path);
 }
 
+namespace {
+
+UniqueFd open_subdir(int dirfd, const std::string& name, const std::string& shown) {
+    int fd = ::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        throw support::io_error("cannot open directory", shown, errno);
+    return UniqueFd(fd);
+}
+
+// Empties the directory `cur` of everything but subdirectories; returns the first subdirectory.
+std::optional<std::string> remove_files_in(int cur, const std::string& shown) {
+    for (const auto& child : support::list_directory(cur, shown)) {
+        struct stat st {};
+        if (::fstatat(cur, child.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            if (errno == ENOENT)
+                continue;
+            throw support::io_error("cannot stat", shown + "/" + child, errno);
+        }
+        if (S_ISDIR(st.st_mode))
+            return child;
+        if (::unlinkat(cur, child.c_str(), 0) != 0 && errno != ENOENT)
+            throw support::io_error("cannot remove", shown + "/" + child, errno);
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
 void remove_tree(const Dir& dir, const std::string& name) {
     auto st = stat_at(dir, name);
     if (!st)
         return;
-    if (S_ISDIR(st->st_mode)) {
-        int fd =
-            ::openat(dir.fd.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-            throw support::io_error("cannot open directory", joined(dir, name), errno);
-        Dir sub{UniqueFd(fd), joined(dir, name)};
-        for (const auto& child : list_dir(sub))
-            remove_tree(sub, child);
-        if (::unlinkat(dir.fd.get(), name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT)
-            throw support::io_error("cannot remove directory", joined(dir, name), errno);
+    if (!S_ISDIR(st->st_mode)) {
+        unlink_at(dir, name);
         return;
     }
-    unlink_at(dir, name);
+    // Depth first with one descriptor in all, whatever the depth: descend by name with
+    // O_NOFOLLOW, climb back through "..", and check that each parent reached is the directory
+    // we came from (by device and inode), so a directory moved meanwhile stops the removal.
+    struct Level {
+        dev_t dev;
+        ino_t ino;
+        std::string name;
+    };
+    std::vector<Level> levels{{st->st_dev, st->st_ino, name}};
+    std::string shown = joined(dir, name);
+    UniqueFd cur = open_subdir(dir.fd.get(), name, shown);
+    for (;;) {
+        if (auto sub = remove_files_in(cur.get(), shown)) {
+            shown += "/" + *sub;
+            UniqueFd next = open_subdir(cur.get(), *sub, shown);
+            struct stat sst {};
+            if (::fstat(next.get(), &sst) != 0)
+                throw support::io_error("cannot stat", shown, errno);
+            levels.push_back({sst.st_dev, sst.st_ino, *sub});
+            cur = std::move(next);
+            continue;
+        }
+        Level done = std::move(levels.back());
+        levels.pop_back();
+        shown.resize(shown.size() - done.name.size() - 1);
+        if (levels.empty())
+            cur.reset();
+        else
+            cur = open_subdir(cur.get(), "..", shown);
+        int parent = levels.empty() ? dir.fd.get() : cur.get();
+        struct stat pst {};
+        if (!levels.empty() && (::fstat(parent, &pst) != 0 || pst.st_dev != levels.back().dev ||
+                                pst.st_ino != levels.back().ino))
+            throw Error("'" + shown + "' was moved while it was being removed; stopped");
+        if (::unlinkat(parent, done.name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) {
+            if (errno != ENOTEMPTY && errno != EEXIST)
+                throw support::io_error("cannot remove directory", shown + "/" + done.name, errno);
+            // Something appeared meanwhile: go back down and empty it again.
+            if (levels.empty()) {
+                remove_tree(dir, name);
+                return;
+            }
+            shown += "/" + done.name;
+            cur = open_subdir(parent, done.name, shown);
+            levels.push_back(std::move(done));
+            continue;
+        }
+        if (levels.empty())
+            return;
+    }
 }
 
 void unlink_at(const Dir& dir, const std::string& name) {
@@ -204,9 +273,13 @@ void write_file_at(const Dir& dir, const std::string& name, std::string_view con
     sync_dir(dir);
 }
 
+bool is_temporary_name(std::string_view name) {
+    return name.starts_with('.') && name.find(".tmp.") != std::string_view::npos;
+}
+
 std::optional<std::string> read_file_at(const Dir& dir, const std::string& name,
                                         std::uint64_t max_bytes) {
-    UniqueFd fd = open_beneath(dir, name, O_RDONLY);
+    UniqueFd fd = open_beneath(dir, name, O_RDONLY | O_NONBLOCK);
     if (!fd)
         return std::nullopt;
     struct stat st {};

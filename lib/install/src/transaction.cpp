@@ -2,6 +2,7 @@
 
 #include "skforge/install/index.hpp"
 #include "skforge/install/query.hpp"
+#include "skforge/package/json_text.hpp"
 #include "skforge/package/writer.hpp"
 #include "skforge/support/error.hpp"
 #include "skforge/support/fault.hpp"
@@ -36,22 +37,11 @@ VerifiedPackage verify_package(const std::string& run_path, const Policy& policy
                     run->header().name + ".run");
     auto digest = run->verify_digests();
     auto state = run->check_signature(digest, policy.trusted);
-    using package::SignatureState;
-    if (state == SignatureState::invalid)
-        throw Error(run_path + ": the signature does not match the package",
-                    support::ErrorKind::integrity);
-    if (state == SignatureState::untrusted && !policy.trusted.empty())
-        throw Error(run_path + ": signed by a key that is not trusted (--trusted-key)",
-                    support::ErrorKind::integrity);
-    if (policy.require_signature && state != SignatureState::verified)
-        throw Error(
-            run_path + ": " +
-                (state == SignatureState::unsigned_package
-                     ? std::string("the package is not signed")
-                     : std::string("no trusted key verifies the signature (--trusted-key)")) +
-                " and --require-signature is set",
-            support::ErrorKind::integrity);
+    if (auto why =
+            package::signature_refusal(state, !policy.trusted.empty(), policy.require_signature))
+        throw Error(run_path + ": " + *why, support::ErrorKind::integrity);
     auto manifest = run->read_manifest(policy.limits);
+    run->check_scripts(manifest);
     return {run, std::move(manifest), state};
 }
 
@@ -152,8 +142,14 @@ std::vector<std::string> order_with(std::vector<std::string> order, const std::s
 }
 
 // Roll-forward of install and upgrade: everything after the journal, idempotent.
-void finish_install(const InstallTree& tree, const std::string& name,
-                    const std::string& new_digest) {
+void rebuild_and_report(const InstallTree& tree, const std::vector<std::string>& order,
+                        support::Log& log) {
+    for (const auto& warning : rebuild_derived(tree, order))
+        log.warn(warning);
+}
+
+void finish_install(const InstallTree& tree, const std::string& name, const std::string& new_digest,
+                    support::Log& log) {
     const Dir& ai = tree.ai_core();
     std::string stage = stage_name(name);
     auto target = open_dir_beneath(ai, name);
@@ -166,7 +162,7 @@ void finish_install(const InstallTree& tree, const std::string& name,
         sync_dir(ai);
         fault_point("renamed into place");
     }
-    rebuild_derived(tree, order_with(tree.install_order(), name, true));
+    rebuild_and_report(tree, order_with(tree.install_order(), name, true), log);
     fault_point("index updated");
     remove_tree(ai, stage); // the previous version after an exchange
     sync_dir(ai);
@@ -210,7 +206,7 @@ void remove_listed(const Dir& pkg, const ManifestEntry& e, support::Log& log) {
 // Roll-forward of uninstall: everything after the journal, idempotent.
 void finish_uninstall(const InstallTree& tree, const std::string& name, support::Log& log) {
     const Dir& ai = tree.ai_core();
-    rebuild_derived(tree, order_with(tree.install_order(), name, false));
+    rebuild_and_report(tree, order_with(tree.install_order(), name, false), log);
     fault_point("index updated");
     if (auto pkg = open_dir_beneath(ai, name)) {
         if (auto text = read_file_at(*pkg, std::string(package::k_manifest_path))) {
@@ -231,40 +227,42 @@ void finish_uninstall(const InstallTree& tree, const std::string& name, support:
 
 } // namespace
 
-InstallOutcome install_package(const InstallTree& tree, const VerifiedPackage& pkg,
-                               InstallMode mode, const Policy& policy, support::Log& log) {
+StagedPackage stage_package(const InstallTree& tree, const VerifiedPackage& pkg, InstallMode mode,
+                            const Policy& policy, support::Log& log) {
     const Dir& ai = tree.ai_core();
     const std::string& name = pkg.manifest.name;
-    std::string new_digest = support::sha256_hex(package::manifest_to_json(pkg.manifest));
-    bool exists = false;
+    StagedPackage staged{&pkg, support::sha256_hex(package::manifest_to_json(pkg.manifest)),
+                         InstallOutcome::installed, false};
     if (auto target = open_dir_beneath(ai, name)) {
         auto digest = installed_manifest_digest(*target);
         if (!digest)
             throw Error("'" + target->path +
                         "' exists but was not installed by skforge (no manifest.json); "
                         "move it away and retry");
-        if (*digest == new_digest) {
+        if (*digest == staged.manifest_digest) {
             log.info(name + " " + pkg.manifest.version + " is already installed in " +
                      target->path);
-            return InstallOutcome::already_installed;
+            staged.outcome = InstallOutcome::already_installed;
+            return staged;
         }
         if (mode == InstallMode::install)
             throw Error(name + " is already installed in '" + target->path +
                         "' with different content; use 'skinstall upgrade' to replace it");
-        exists = true;
+        staged.outcome = InstallOutcome::upgraded;
     }
-    // 1. Stage every file under a private name inside ai_core/ (same filesystem).
+    // Every file under a private name inside ai_core/ (same filesystem), checked and fsynced.
     std::string stage = stage_name(name);
     remove_tree(ai, stage);
     if (::mkdirat(ai.fd.get(), stage.c_str(), 0700) != 0)
         throw support::io_error("cannot create", ai.path + "/" + stage, errno);
+    staged.stage_created = true;
     try {
         auto stage_dir = open_dir_beneath(ai, stage);
         StageSink sink(*stage_dir);
         auto m = pkg.run->read_payload(sink, policy.limits);
         write_file_at(*stage_dir, std::string(package::k_manifest_path),
                       package::manifest_to_json(m), 0644);
-        read_package_index(*stage_dir);
+        read_package_index(*stage_dir, m);
         seal_stage(*stage_dir, m);
         sync_dir(ai);
         fault_point("staged");
@@ -272,16 +270,71 @@ InstallOutcome install_package(const InstallTree& tree, const VerifiedPackage& p
         remove_tree(ai, stage);
         throw;
     }
-    // 2. Journal the intent; from here on recover() completes the transaction.
-    write_journal(
-        tree,
-        {{"op", exists ? "upgrade" : "install"}, {"name", name}, {"manifest_sha256", new_digest}});
+    return staged;
+}
+
+void discard_stage(const InstallTree& tree, const StagedPackage& staged) {
+    if (staged.stage_created)
+        remove_tree(tree.ai_core(), stage_name(staged.package->manifest.name));
+}
+
+InstallOutcome commit_staged(const InstallTree& tree, const StagedPackage& staged,
+                             support::Log& log) {
+    if (staged.outcome == InstallOutcome::already_installed)
+        return staged.outcome;
+    const auto& m = staged.package->manifest;
+    bool exists = staged.outcome == InstallOutcome::upgraded;
+    // Journal the intent; from here on recover() completes the transaction.
+    write_journal(tree, {{"op", exists ? "upgrade" : "install"},
+                         {"name", m.name},
+                         {"manifest_sha256", staged.manifest_digest}});
     fault_point("journal written");
-    // 3. Commit: rename (or exchange) into place, then config.ini and the index.
-    finish_install(tree, name, new_digest);
-    log.info(std::string(exists ? "upgraded " : "installed ") + name + " " + pkg.manifest.version +
-             " into " + ai.path + "/" + name);
-    return exists ? InstallOutcome::upgraded : InstallOutcome::installed;
+    // Commit: rename (or exchange) into place, then config.ini and the index.
+    finish_install(tree, m.name, staged.manifest_digest, log);
+    log.info(std::string(exists ? "upgraded " : "installed ") + m.name + " " + m.version +
+             " into " + tree.ai_core().path + "/" + m.name);
+    return staged.outcome;
+}
+
+InstallOutcome install_package(const InstallTree& tree, const VerifiedPackage& pkg,
+                               InstallMode mode, const Policy& policy, support::Log& log) {
+    return commit_staged(tree, stage_package(tree, pkg, mode, policy, log), log);
+}
+
+std::vector<InstallOutcome> install_packages(const InstallTree& tree,
+                                             const std::vector<VerifiedPackage>& pkgs,
+                                             InstallMode mode, const Policy& policy,
+                                             support::Log& log) {
+    for (std::size_t i = 0; i < pkgs.size(); ++i)
+        for (std::size_t j = 0; j < i; ++j)
+            if (pkgs[i].manifest.name == pkgs[j].manifest.name)
+                throw Error(pkgs[i].run->path() + " and " + pkgs[j].run->path() +
+                            " are both package '" + pkgs[i].manifest.name +
+                            "'; name each package once");
+    // Phase 1: stage and check every package; any refusal discards every stage, so the tree is
+    // exactly as it was.
+    std::vector<StagedPackage> staged;
+    try {
+        for (const auto& p : pkgs)
+            staged.push_back(stage_package(tree, p, mode, policy, log));
+    } catch (...) {
+        for (const auto& s : staged)
+            discard_stage(tree, s);
+        throw;
+    }
+    // Phase 2: commit one package at a time. Only an I/O failure or a kill can stop here; each
+    // commit is journaled, so recover() finishes it and the packages before it stay installed.
+    std::vector<InstallOutcome> out;
+    for (std::size_t i = 0; i < staged.size(); ++i) {
+        try {
+            out.push_back(commit_staged(tree, staged[i], log));
+        } catch (...) {
+            for (std::size_t k = i + 1; k < staged.size(); ++k)
+                discard_stage(tree, staged[k]);
+            throw;
+        }
+    }
+    return out;
 }
 
 void uninstall_package(const InstallTree& tree, const std::string& name, Force force,
@@ -314,7 +367,7 @@ std::string recover(const InstallTree& tree, support::Log& log) {
     const Dir& ai = tree.ai_core();
     std::string did;
     if (auto text = read_file_at(ai, k_journal)) {
-        json j = json::parse(*text, nullptr, false);
+        json j = support::check_json_depth(*text) ? json() : json::parse(*text, nullptr, false);
         std::string op = j.is_object() ? j.value("op", "") : "";
         std::string name = j.is_object() ? j.value("name", "") : "";
         if (package::check_package_name(name) ||
@@ -330,7 +383,7 @@ std::string recover(const InstallTree& tree, support::Log& log) {
             auto stage = open_dir_beneath(ai, stage_name(name));
             bool committed = target && installed_manifest_digest(*target) == digest;
             if (committed || (stage && installed_manifest_digest(*stage) == digest)) {
-                finish_install(tree, name, digest);
+                finish_install(tree, name, digest, log);
                 did = "completed the interrupted " + op + " of " + name;
             } else {
                 remove_tree(ai, stage_name(name));
@@ -339,18 +392,31 @@ std::string recover(const InstallTree& tree, support::Log& log) {
             }
         }
     }
-    // Leftovers of processes killed before they journaled: stages and temporary files.
+    // Leftovers of processes killed before they journaled: stages and temporary files, in every
+    // directory skforge writes to.
     for (const auto& entry : list_dir(ai)) {
-        if (entry.starts_with(k_stage_prefix) ||
-            (entry.starts_with(".") && entry.find(".tmp.") != std::string::npos)) {
+        if (entry.starts_with(k_stage_prefix) || is_temporary_name(entry)) {
             remove_tree(ai, entry);
             did += std::string(did.empty() ? "" : "; ") + "removed the leftover '" + entry + "'";
         }
     }
-    if (auto config = open_dir_beneath(ai, k_config_dir))
-        for (const auto& entry : list_dir(*config))
-            if (entry.starts_with(".") && entry.find(".tmp.") != std::string::npos)
-                unlink_at(*config, entry);
+    if (auto config = open_dir_beneath(ai, k_config_dir)) {
+        auto sweep = [&](const Dir& dir, const std::string& shown) {
+            for (const auto& entry : list_dir(dir))
+                if (is_temporary_name(entry)) {
+                    remove_tree(dir, entry);
+                    did += std::string(did.empty() ? "" : "; ") + "removed the leftover '" + shown +
+                           entry + "'";
+                }
+        };
+        sweep(*config, "config/");
+        for (const auto& soc : list_dir(*config)) {
+            auto st = stat_at(*config, soc);
+            if (st && S_ISDIR(st->st_mode))
+                if (auto dir = open_dir_beneath(*config, soc))
+                    sweep(*dir, "config/" + soc + "/");
+        }
+    }
     // Packages installed by the shell fallback update config.ini but not the index: rebuild
     // everything derived so config.ini, the index and list agree again.
     if (read_file_at(ai, k_config_ini)) {
@@ -362,7 +428,7 @@ std::string recover(const InstallTree& tree, support::Log& log) {
             else
                 log.warn("config.ini lists '" + name + "' but it is not installed; dropping it");
         }
-        rebuild_derived(tree, present);
+        rebuild_and_report(tree, present, log);
     }
     if (!did.empty())
         log.info("recover: " + did);

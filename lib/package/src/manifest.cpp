@@ -1,5 +1,6 @@
 #include "skforge/package/manifest.hpp"
 
+#include "skforge/package/json_text.hpp"
 #include "skforge/support/error.hpp"
 #include "skforge/support/hex.hpp"
 
@@ -76,6 +77,13 @@ std::vector<std::string> validate_manifest(const Manifest& m) {
             errors.push_back("entry '" + e.path + "' is " +
                              (prev->path == e.path ? "listed twice" : "out of order"));
         validate_entry(e, dirs, errors);
+        // config/<soc dir>/ is mirrored into the tree's config/, beside its lock file.
+        if (e.path.starts_with("config/")) {
+            std::string_view soc = std::string_view(e.path).substr(7);
+            soc = soc.substr(0, soc.find('/'));
+            if (auto bad = check_soc_dir_name(soc); bad && soc.size() + 7 == e.path.size())
+                errors.push_back("SoC directory 'config/" + std::string(soc) + "' " + *bad);
+        }
         if (e.type == EntryType::directory)
             dirs.insert(e.path);
         prev = &e;
@@ -151,6 +159,8 @@ ManifestEntry parse_entry(const json& f, std::vector<std::string>& errors) {
 Manifest parse_manifest(std::string_view json_text, std::string_view origin) {
     std::string head = std::string(origin) + ": invalid manifest: ";
     json doc;
+    if (auto deep = check_json_depth(json_text))
+        throw Error(head + "it " + *deep);
     try {
         doc = json::parse(json_text);
     } catch (const json::parse_error& e) {

@@ -65,7 +65,10 @@ std::optional<std::string> check_entry_path(std::string_view path) {
     if (auto bad = check_utf8(path))
         return bad;
     std::size_t start = 0;
+    std::size_t depth = 0;
     while (start <= path.size()) {
+        if (++depth > k_max_path_depth)
+            return "has more than " + std::to_string(k_max_path_depth) + " components";
         std::size_t slash = path.find('/', start);
         std::size_t end = slash == std::string_view::npos ? path.size() : slash;
         std::string_view comp = path.substr(start, end - start);
@@ -96,6 +99,20 @@ std::optional<std::string> check_package_name(std::string_view name) {
     for (char c : name)
         if (!is_label_char(c))
             return "may contain only letters, digits and '._+-'";
+    for (auto reserved : k_reserved_names)
+        if (name == reserved)
+            return "is reserved: ai_core/" + std::string(reserved) +
+                   " belongs to the install tree, not to a package";
+    return std::nullopt;
+}
+
+std::optional<std::string> check_soc_dir_name(std::string_view name) {
+    if (name.empty() || name.size() > 64)
+        return "must be 1 to 64 bytes long";
+    for (char c : name)
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-'))
+            return "may contain only lower-case letters, digits, '_' and '-' (a SoC family such "
+                   "as ascend910b)";
     return std::nullopt;
 }
 

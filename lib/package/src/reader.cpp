@@ -1,5 +1,6 @@
 #include "skforge/package/reader.hpp"
 
+#include "skforge/package/generated.hpp"
 #include "skforge/support/error.hpp"
 
 #include <archive.h>
@@ -29,6 +30,30 @@ std::string_view signature_state_name(SignatureState s) {
         return "INVALID";
     }
     return "unknown";
+}
+
+std::optional<std::string> signature_refusal(SignatureState state, bool keys_named,
+                                             bool require_signature) {
+    switch (state) {
+    case SignatureState::invalid:
+        return "the signature does not match the package";
+    case SignatureState::verified:
+        return std::nullopt;
+    case SignatureState::untrusted:
+        return std::string("signed by a key that is not trusted (--trusted-key)");
+    case SignatureState::unsigned_package:
+        if (keys_named || require_signature)
+            return std::string("the package is not signed, and a signature by a trusted key is "
+                               "required (") +
+                   (require_signature ? "--require-signature" : "--trusted-key") + ")";
+        return std::nullopt;
+    case SignatureState::not_checked:
+        if (require_signature)
+            return "no trusted key verifies the signature (--trusted-key) and "
+                   "--require-signature is set";
+        return std::nullopt;
+    }
+    return "unknown signature state";
 }
 
 namespace {
@@ -261,6 +286,22 @@ RunPackage::RunPackage(std::string path)
     std::vector<std::uint8_t> stub(std::min<std::uint64_t>(m_header.payload_offset, m_size));
     stub.resize(support::pread_full(m_fd.get(), stub, 0, m_path));
     m_stub.assign(stub.begin(), stub.end());
+}
+
+void RunPackage::check_scripts(const Manifest& manifest) const {
+    auto problems = check_generated_files(manifest);
+    const auto* install = manifest.find("install.sh");
+    const auto* uninstall = manifest.find("uninstall.sh");
+    if (install != nullptr && uninstall != nullptr &&
+        (install->sha256 != m_header.install_sh_sha256 ||
+         uninstall->sha256 != m_header.uninstall_sh_sha256))
+        problems.push_back("the header's script digests differ from the payload's scripts");
+    if (problems.empty())
+        return;
+    std::string msg = "refusing: its scripts are not the ones skforge generates:";
+    for (const auto& p : problems)
+        msg += "\n  " + p;
+    throw integrity(m_path, msg);
 }
 
 bool RunPackage::stub_is_canonical() const {

@@ -23,6 +23,10 @@ std::string padded(std::uint64_t value) {
     return s;
 }
 
+std::string hex_or_zeros(const std::string& digest) {
+    return digest.empty() ? std::string(64, '0') : digest;
+}
+
 std::map<std::string, std::string> stub_values(const StubHeader& h) {
     return {{"FORMAT", std::to_string(h.format)},
             {"NAME", h.name},
@@ -35,8 +39,10 @@ std::map<std::string, std::string> stub_values(const StubHeader& h) {
             {"UNPACKED_SIZE", padded(h.unpacked_size)},
             {"PAYLOAD_OFFSET", padded(h.payload_offset)},
             {"PAYLOAD_SIZE", padded(h.payload_size)},
-            {"PAYLOAD_SHA256", h.payload_sha256.empty() ? std::string(64, '0') : h.payload_sha256},
-            {"TRAILER_SIZE", padded(h.trailer_size)}};
+            {"PAYLOAD_SHA256", hex_or_zeros(h.payload_sha256)},
+            {"TRAILER_SIZE", padded(h.trailer_size)},
+            {"INSTALL_SH_SHA256", hex_or_zeros(h.install_sh_sha256)},
+            {"UNINSTALL_SH_SHA256", hex_or_zeros(h.uninstall_sh_sha256)}};
 }
 
 std::uint64_t parse_number(const std::string& value, const std::string& key,
@@ -108,6 +114,10 @@ StubHeader parse_stub(std::string_view head, std::string_view origin) {
     StubHeader h;
     std::string bad = std::string(origin) + ": invalid .run header: ";
     h.format = static_cast<int>(parse_number(get("FORMAT"), "SKF_FORMAT", bad));
+    if (h.format == 1)
+        throw Error(bad + "format 1 packages carry install scripts that cannot be checked "
+                          "against their templates (and a shell fallback with known flaws); "
+                          "rebuild the package with this skforge");
     if (h.format != k_run_format)
         throw Error(bad + "format " + std::to_string(h.format) +
                     " is not supported (this skforge "
@@ -128,12 +138,15 @@ StubHeader parse_stub(std::string_view head, std::string_view origin) {
     h.payload_size = parse_number(get("PAYLOAD_SIZE"), "SKF_PAYLOAD_SIZE", bad);
     h.payload_sha256 = get("PAYLOAD_SHA256");
     h.trailer_size = parse_number(get("TRAILER_SIZE"), "SKF_TRAILER_SIZE", bad);
+    h.install_sh_sha256 = get("INSTALL_SH_SHA256");
+    h.uninstall_sh_sha256 = get("UNINSTALL_SH_SHA256");
     if (auto why = check_package_name(h.name))
         throw Error(bad + "package name '" + h.name + "' " + *why);
     if (auto why = check_label(h.version, false))
         throw Error(bad + "version '" + h.version + "' " + *why);
-    if (!support::is_lower_hex(h.payload_sha256, 64))
-        throw Error(bad + "SKF_PAYLOAD_SHA256 is not 64 lower-case hex digits");
+    for (const auto* digest : {&h.payload_sha256, &h.install_sh_sha256, &h.uninstall_sh_sha256})
+        if (!support::is_lower_hex(*digest, 64))
+            throw Error(bad + "a SHA-256 field is not 64 lower-case hex digits");
     if (h.payload_offset < end + k_header_end.size() || h.payload_size > UINT64_MAX / 2 ||
         h.payload_offset > UINT64_MAX / 4 || h.trailer_size > 65536)
         throw Error(bad + "offsets or sizes are out of range");

@@ -1,6 +1,8 @@
 #include "skforge/package/writer.hpp"
 
 #include "skforge/package/compress.hpp"
+#include "skforge/package/generated.hpp"
+#include "skforge/package/index_rules.hpp"
 #include "skforge/package/manifest.hpp"
 #include "skforge/package/signature.hpp"
 #include "skforge/package/template.hpp"
@@ -26,27 +28,6 @@ namespace {
 const std::set<std::string> k_generated = {"install.sh", "uninstall.sh", "version.info",
                                            std::string(k_manifest_path)};
 
-struct Generated {
-    std::string path;
-    std::string text;
-    mode_t mode;
-};
-
-std::string entry_lines(const std::vector<ManifestEntry>& entries, bool reversed) {
-    std::vector<std::string> lines;
-    for (const auto& e : entries)
-        lines.push_back(std::string(e.type == EntryType::file ? "f " : "d ") +
-                        (e.mode == 0755 ? "0755 " : "0644 ") + e.path);
-    if (reversed)
-        std::reverse(lines.begin(), lines.end());
-    std::string out;
-    for (const auto& l : lines)
-        out += l + "\n";
-    if (!out.empty())
-        out.pop_back();
-    return out;
-}
-
 std::string default_inputs_digest(const PackOptions& o, const std::vector<SourceEntry>& src) {
     support::Sha256 h;
     h.update("version=" + o.version + "\nnpu_arch=" + o.npu_arch +
@@ -57,41 +38,27 @@ std::string default_inputs_digest(const PackOptions& o, const std::vector<Source
     return support::digest_hex(h.finish());
 }
 
-void add_entry(std::vector<ManifestEntry>& entries, const std::string& path,
-               const std::string& text, mode_t mode) {
-    entries.push_back({path, EntryType::file, mode, text.size(), support::sha256_hex(text)});
-}
-
 // Builds the manifest and the generated files. The scripts embed the entry list, which names the
 // scripts themselves but not their digests, so there is no circularity.
-std::vector<Generated> build_manifest(const PackOptions& o, Manifest& m,
-                                      const std::vector<SourceEntry>& src) {
+std::vector<GeneratedFile> build_manifest(const PackOptions& o, Manifest& m,
+                                          const std::vector<SourceEntry>& src) {
     for (const auto& e : src)
         m.entries.push_back({e.path, e.type, e.mode, e.size, e.sha256});
-    std::string version_info = "Version=" + m.version + "\npackage_name=" + m.name +
-                               "\nnpu_arch=" + m.npu_arch + "\nsoc_version=" + m.soc_version +
-                               "\ntoolchain=" + m.toolchain + "\n";
-    auto listed = m.entries;
-    for (const char* p : {"install.sh", "uninstall.sh", "version.info"})
-        listed.push_back({p,
-                          EntryType::file,
-                          std::string_view(p) == "version.info" ? mode_t(0644) : mode_t(0755),
-                          0,
-                          {}});
-    std::sort(listed.begin(), listed.end(),
-              [](const ManifestEntry& a, const ManifestEntry& b) { return a.path < b.path; });
-    std::map<std::string, std::string> values = {{"NAME", m.name},
-                                                 {"VERSION", m.version},
-                                                 {"ENTRIES", entry_lines(listed, false)},
-                                                 {"ENTRIES_REVERSED", entry_lines(listed, true)}};
-    std::vector<Generated> gen = {
-        {"install.sh", render_template(templates::k_install_sh, values), 0755},
-        {"uninstall.sh", render_template(templates::k_uninstall_sh, values), 0755},
-        {"version.info", version_info, 0644}};
-    for (const auto& g : gen)
-        add_entry(m.entries, g.path, g.text, g.mode);
+    for (const char* p : k_generated_paths)
+        m.entries.push_back({p,
+                             EntryType::file,
+                             std::string_view(p) == "version.info" ? mode_t(0644) : mode_t(0755),
+                             0,
+                             {}});
     std::sort(m.entries.begin(), m.entries.end(),
               [](const ManifestEntry& a, const ManifestEntry& b) { return a.path < b.path; });
+    auto gen = render_generated_files(m);
+    for (const auto& g : gen)
+        for (auto& e : m.entries)
+            if (e.path == g.path) {
+                e.size = g.text.size();
+                e.sha256 = support::sha256_hex(g.text);
+            }
     m.inputs_digest = o.inputs_digest.empty() ? default_inputs_digest(o, src) : o.inputs_digest;
     if (auto errors = validate_manifest(m); !errors.empty())
         throw Error("internal error: generated manifest is invalid: " + errors.front());
@@ -198,7 +165,7 @@ void write_source_file(TarWriter& tar, const std::string& root, const SourceEntr
 }
 
 void write_payload(const PackOptions& o, const Manifest& m, const std::vector<SourceEntry>& src,
-                   const std::vector<Generated>& gen, PayloadOutput& out) {
+                   const std::vector<GeneratedFile>& gen, PayloadOutput& out) {
     auto& progress = *o.progress;
     TarWriter tar(o, out);
     std::string manifest_text = manifest_to_json(m);
@@ -293,8 +260,14 @@ PackResult pack(const PackOptions& options) {
     // 1. Scan and hash the tree; refuse everything the installer would refuse.
     auto src = scan_source_tree(o.source_dir, k_generated);
     hash_source_files(o.source_dir, src);
-    // 2. The manifest and the generated scripts.
+    // 2. The manifest and the generated scripts; the package's own indexes must be ones the
+    //    installer merges (binPath inside the package, staticList, bounded nesting).
     auto gen = build_manifest(o, m, src);
+    for (const auto& e : m.entries)
+        if (e.type == EntryType::file && is_index_path(e.path)) {
+            std::string path = o.source_dir + "/" + e.path;
+            parse_package_index(support::read_file(path), path, m);
+        }
     // 3. The payload, after room for the stub, into a temporary file beside the output.
     StubHeader h{k_run_format,
                  m.name,
@@ -308,7 +281,9 @@ PackResult pack(const PackOptions& options) {
                  0,
                  0,
                  {},
-                 key ? trailer_size() : 0};
+                 key ? trailer_size() : 0,
+                 m.find("install.sh")->sha256,
+                 m.find("uninstall.sh")->sha256};
     support::AtomicFile file(o.output, 0755);
     if (::lseek(file.fd(), static_cast<off_t>(stub_size(h)), SEEK_SET) < 0)
         throw support::io_error("cannot seek in", file.temp_path(), errno);

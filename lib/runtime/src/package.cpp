@@ -4,6 +4,7 @@
 #include "skforge/kernel/host_dtype.hpp"
 #include "skforge/support/error.hpp"
 #include "skforge/support/file.hpp"
+#include "skforge/support/json_depth.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -85,7 +86,10 @@ Package Package::open(const std::string& dir) {
                            "host?");
     Package p;
     try {
-        json j = json::parse(support::read_file(file));
+        std::string text = support::read_file(file);
+        if (auto deep = support::check_json_depth(text))
+            throw Error(file + ": " + *deep);
+        json j = json::parse(text);
         if (j.at("format") != "skforge-host-program" || j.at("version") != 1 ||
             j.at("abi_version") != SK_HOST_ABI_VERSION)
             throw Error(file + ": not a version 1 skforge host program (ABI " +

@@ -14,22 +14,26 @@ TEST_CASE("config.ini round-trips and drops unsafe names", "[install][index]") {
     CHECK(parse_config_ini("# nothing\n").empty());
 }
 
-TEST_CASE("later packages win per kernel key and paths become ai_core-relative",
+TEST_CASE("later packages win per simplifiedKey and binPath is kept as the package wrote it",
           "[install][index]") {
-    PackageIndex a = {{"soc", json::parse(R"({"Add":{"dynamicRankSupport":false,"binaryList":[
-        {"simplifiedKey":["k1"],"binPath":"soc/Add/a1.json"},{"simplifiedKey":["k2"],"binPath":"soc/Add/a2.json"}]}})")}};
-    PackageIndex b = {{"soc", json::parse(R"({"Add":{"dynamicRankSupport":true,"binaryList":[
-        {"simplifiedKey":["k2"],"binPath":"soc/Add/b2.json"}]},"Mul":{"binaryList":[{"binPath":"soc/Mul/m.json"}]}})")},
-                      {"soc2", json::parse(R"({"Add":{"binaryList":[]}})")}};
+    PackageIndex a = {{"soc", json::parse(R"({"Add":{"dynamicRankSupport":false,"staticList":[
+        {"simplifiedKey":"Add/k1","binPath":"pa/soc/Add/a1.o","coreType":2},
+        {"simplifiedKey":"Add/k2","binPath":"pa/soc/Add/a2.o","coreType":2}]}})")}};
+    PackageIndex b = {{"soc", json::parse(R"({"Add":{"dynamicRankSupport":true,"staticList":[
+        {"simplifiedKey":"Add/k2","binPath":"pb/soc/Add/b2.o","coreType":0}]},
+        "Mul":{"staticList":[{"binPath":"pb/soc/Mul/m.o"}]}})")},
+                      {"soc2", json::parse(R"({"Add":{"staticList":[]}})")}};
     auto g = merge_indexes({{"pa", a}, {"pb", b}});
     REQUIRE(g.count("soc") == 1);
-    auto list = g["soc"]["Add"]["binaryList"];
+    auto list = g["soc"]["Add"]["staticList"];
     REQUIRE(list.size() == 2);
-    CHECK(list[0]["binPath"] == "pa/soc/Add/a1.json");
-    CHECK(list[1]["binPath"] == "pb/soc/Add/b2.json");
+    CHECK(list[0]["binPath"] == "pa/soc/Add/a1.o");
+    CHECK(list[1]["binPath"] == "pb/soc/Add/b2.o");
+    CHECK(list[1]["coreType"] == 0);
     CHECK(g["soc"]["Add"]["dynamicRankSupport"] == true);
-    CHECK(g["soc"]["Mul"]["binaryList"][0]["binPath"] == "pb/soc/Mul/m.json");
+    CHECK(g["soc"]["Mul"]["staticList"][0]["binPath"] == "pb/soc/Mul/m.o");
+    CHECK_FALSE(g["soc"]["Add"].contains("binaryList"));
     CHECK(g.count("soc2") == 1);
     auto reversed = merge_indexes({{"pb", b}, {"pa", a}});
-    CHECK(reversed["soc"]["Add"]["binaryList"][1]["binPath"] == "pa/soc/Add/a2.json");
+    CHECK(reversed["soc"]["Add"]["staticList"][1]["binPath"] == "pa/soc/Add/a2.o");
 }

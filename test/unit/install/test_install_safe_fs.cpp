@@ -5,6 +5,8 @@
 #include <catch2/catch.hpp>
 #include <fcntl.h>
 #include <filesystem>
+#include <sys/resource.h>
+#include <sys/stat.h>
 
 using namespace skforge;
 using namespace skforge::install;
@@ -77,4 +79,55 @@ TEST_CASE("write_file_at replaces whole files and refuses to write through a sym
     CHECK((fs::status(dir / "root/other").permissions() & fs::perms::all) ==
           (fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read));
     CHECK(list_dir(root) == std::vector<std::string>{"config.ini", "other"});
+}
+
+TEST_CASE("remove_tree removes 1100 nested directories with 32 descriptors allowed",
+          "[install][safe_fs]") {
+    test::ScopedTempDir dir;
+    // Built one level at a time: the whole path is longer than PATH_MAX.
+    std::filesystem::create_directories(dir / "top/d");
+    test::write_text(dir / "top/d/side", "y");
+    {
+        support::UniqueFd cur = support::open_read(dir / "top");
+        for (int i = 0; i < 1100; ++i) {
+            REQUIRE((::mkdirat(cur.get(), "d", 0755) == 0 || errno == EEXIST));
+            cur.reset(::openat(cur.get(), "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+            REQUIRE(cur);
+        }
+        support::UniqueFd f(::openat(cur.get(), "f", O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+        REQUIRE(f);
+    }
+    Dir base{support::open_read(dir.path()), dir.path()};
+    struct rlimit old {};
+    REQUIRE(::getrlimit(RLIMIT_NOFILE, &old) == 0);
+    struct rlimit low = old;
+    low.rlim_cur = 32;
+    REQUIRE(::setrlimit(RLIMIT_NOFILE, &low) == 0);
+    std::string error;
+    try {
+        remove_tree(base, "top");
+    } catch (const std::exception& e) {
+        error = e.what();
+    }
+    ::setrlimit(RLIMIT_NOFILE, &old);
+    CHECK(error.empty());
+    CHECK_FALSE(std::filesystem::exists(dir / "top"));
+}
+
+TEST_CASE("remove_tree never follows a symlink to a directory", "[install][safe_fs]") {
+    test::ScopedTempDir dir;
+    test::write_text(dir / "outside/keep", "precious");
+    std::filesystem::create_directories(dir / "top/a");
+    std::filesystem::create_directory_symlink(dir / "outside", dir / "top/a/link");
+    Dir base{support::open_read(dir.path()), dir.path()};
+    remove_tree(base, "top");
+    CHECK_FALSE(std::filesystem::exists(dir / "top"));
+    CHECK(test::read_text(dir / "outside/keep") == "precious");
+}
+
+TEST_CASE("read_file_at refuses a FIFO without waiting for a writer", "[install][safe_fs]") {
+    test::ScopedTempDir dir;
+    REQUIRE(::mkfifo((dir / "fifo").c_str(), 0644) == 0);
+    Dir base{support::open_read(dir.path()), dir.path()};
+    CHECK_THROWS_WITH(read_file_at(base, "fifo"), Catch::Contains("not a regular file"));
 }

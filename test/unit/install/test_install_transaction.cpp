@@ -9,6 +9,7 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <sys/stat.h>
 #include <thread>
 
 using namespace skforge;
@@ -32,9 +33,9 @@ struct Fixture {
     std::string packed(const std::string& name, const std::string& extra = "") {
         std::string src = dir / ("src-" + name + extra);
         test::write_text(src + "/soc/Add/add.o", "kernel " + name + extra);
-        test::write_text(
-            src + "/config/soc/binary_info_config.json",
-            R"({"Add":{"binaryList":[{"simplifiedKey":["Add/1"],"binPath":"soc/Add/add.o"}]}})");
+        test::write_text(src + "/config/soc/binary_info_config.json",
+                         R"({"Add":{"staticList":[{"simplifiedKey":"Add/1","binPath":")" + name +
+                             R"(/soc/Add/add.o"}]}})");
         fs::create_directories(dir / "out");
         package::PackOptions o{src, dir / ("out/" + name + ".run"), extra.empty() ? "1" : "2", "",
                                ""};
@@ -325,4 +326,147 @@ TEST_CASE("recover rolls back a stage left without a journal", "[install][transa
     CHECK_THAT(recover(*tree, f.log), Catch::Contains("removed the leftover '.skforge-stage-k9'"));
     CHECK(test::snapshot(f.dir.path()) == before);
     CHECK(recover(*tree, f.log) == "nothing to recover");
+}
+
+namespace {
+
+// A package tree with one kernel and `index` as its index, packed by skc pack's library, or
+// crafted (`crafted`) so the index reaches the installer unchecked by pack.
+std::string with_index(Fixture& f, const std::string& name, const std::string& index) {
+    std::string k = "kernel";
+    auto m =
+        test::make_manifest(name, {{"config", package::EntryType::directory, 0755, 0, ""},
+                                   {"config/soc", package::EntryType::directory, 0755, 0, ""},
+                                   test::file_entry("config/soc/binary_info_config.json", index),
+                                   {"soc", package::EntryType::directory, 0755, 0, ""},
+                                   test::file_entry("soc/add.o", k)});
+    return test::craft_run(f.dir / "out", m, package::manifest_to_json(m),
+                           {{"config", AE_IFDIR, 0755},
+                            {"config/soc", AE_IFDIR, 0755},
+                            {"config/soc/binary_info_config.json", AE_IFREG, 0644, index},
+                            {"soc", AE_IFDIR, 0755},
+                            {"soc/add.o", AE_IFREG, 0644, k}});
+}
+
+} // namespace
+
+TEST_CASE("index entries that leave their package are refused before anything is written",
+          "[install][adversarial][index]") {
+    Fixture f;
+    fs::create_directories(f.dir / "out");
+    f.run(f.packed("base"));
+    auto entry = [](const std::string& bin) {
+        return R"({"Add":{"staticList":[{"simplifiedKey":"Add/x","binPath":")" + bin + R"("}]}})";
+    };
+    f.expect_refused(with_index(f, "evil", entry("../../../../etc/shadow")),
+                     "binPath '../../../../etc/shadow' has a '..' component");
+    f.expect_refused(with_index(f, "evil", entry("base/soc/Add/add.o")),
+                     "is outside the package (it must start with 'evil/')");
+    f.expect_refused(with_index(f, "evil", entry("evil/../base/soc/Add/add.o")),
+                     "has a '..' component");
+    f.expect_refused(with_index(f, "evil", entry("/etc/shadow")), "is absolute");
+    f.expect_refused(with_index(f, "evil", entry("evil/soc/missing.o")), "names no file");
+    f.expect_refused(with_index(f, "evil", entry("evil/soc")), "names no file");
+    f.expect_refused(with_index(f, "evil", R"({"Add":{"binaryList":[]}})"), "uses binaryList");
+    // The same entry pointing at the package's own file is accepted.
+    f.run(with_index(f, "good", entry("good/soc/add.o")));
+    CHECK_THAT(test::read_text(f.ai() + "/config/soc/binary_info_config.json"),
+               Catch::Contains("good/soc/add.o"));
+}
+
+TEST_CASE("a deeply nested index is refused with its path and later commands still work",
+          "[install][adversarial][index]") {
+    Fixture f;
+    fs::create_directories(f.dir / "out");
+    f.run(f.packed("base"));
+    std::string deep = std::string(100000, '[') + std::string(100000, ']');
+    f.expect_refused(with_index(f, "deep", R"({"Add":{"x":)" + deep + "}}"),
+                     "binary_info_config.json' nests arrays and objects more than 64 deep");
+    auto tree = InstallTree::open(f.root(), Create::no);
+    CHECK(recover(*tree, f.log) == "nothing to recover");
+    CHECK(check_tree(*tree).empty());
+}
+
+TEST_CASE("several packages are one transaction up to the commit", "[install][transaction]") {
+    Fixture f;
+    fs::create_directories(f.dir / "out");
+    f.run(f.packed("base"));
+    auto good = f.packed("good");
+    auto bad = with_index(f, "bad", R"({"Add":{"staticList":[{"binPath":"../x"}]}})");
+    auto before = test::snapshot(f.dir.path());
+    std::vector<VerifiedPackage> pkgs = {verify_package(good, f.policy),
+                                         verify_package(bad, f.policy)};
+    auto tree = InstallTree::open(f.root(), Create::yes);
+    CHECK_THROWS_WITH(install_packages(*tree, pkgs, InstallMode::install, f.policy, f.log),
+                      Catch::Contains("binPath '../x'"));
+    CHECK(test::snapshot(f.dir.path()) == before);
+    pkgs.pop_back();
+    pkgs.push_back(verify_package(good, f.policy));
+    CHECK_THROWS_WITH(install_packages(*tree, pkgs, InstallMode::install, f.policy, f.log),
+                      Catch::Contains("are both package 'good'"));
+    pkgs.pop_back();
+    install_packages(*tree, pkgs, InstallMode::install, f.policy, f.log);
+    CHECK(tree->install_order() == std::vector<std::string>{"base", "good"});
+}
+
+TEST_CASE("recover removes temporaries anywhere skforge writes and verify reports them",
+          "[install][recover]") {
+    Fixture f;
+    f.run(f.packed("k1"));
+    test::write_text(f.ai() + "/config/soc/.binary_info_config.json.tmp.4242", "{");
+    test::write_text(f.ai() + "/config/.x.tmp.7", "");
+    test::write_text(f.ai() + "/.config.ini.tmp.99", "");
+    test::write_text(f.ai() + "/config/soc/planted", "");
+    auto tree = InstallTree::open(f.root(), Create::no);
+    std::vector<std::string> found;
+    for (const auto& p : check_tree(*tree))
+        found.push_back(p.path);
+    std::sort(found.begin(), found.end());
+    CHECK(found == std::vector<std::string>{".config.ini.tmp.99", "config/.x.tmp.7",
+                                            "config/soc/.binary_info_config.json.tmp.4242",
+                                            "config/soc/planted"});
+    {
+        TreeLock lock(*tree, LockMode::exclusive);
+        CHECK_THAT(recover(*tree, f.log), Catch::Contains("config/soc/.binary_info_config"));
+    }
+    REQUIRE(check_tree(*tree).size() == 1);
+    CHECK(check_tree(*tree)[0].path == "config/soc/planted");
+}
+
+TEST_CASE("a FIFO in place of config.ini or the journal is refused, never waited on",
+          "[install][adversarial]") {
+    Fixture f;
+    f.run(f.packed("k1"));
+    for (const char* name : {"config.ini", ".skforge-journal"}) {
+        std::string path = f.ai() + "/" + name;
+        fs::remove(path);
+        REQUIRE(::mkfifo(path.c_str(), 0644) == 0);
+        auto tree = InstallTree::open(f.root(), Create::no);
+        TreeLock lock(*tree, LockMode::exclusive);
+        CHECK_THROWS_WITH(recover(*tree, f.log), Catch::Contains("not a regular file"));
+        fs::remove(path);
+        if (std::string(name) == "config.ini")
+            tree->write_install_order({"k1"});
+    }
+}
+
+TEST_CASE("an edited install script is refused by the installer", "[install][adversarial]") {
+    Fixture f;
+    fs::create_directories(f.dir / "out");
+    std::string k = "kernel";
+    auto m = test::make_manifest("trojan", {test::file_entry("a", k)});
+    std::string evil = "#!/bin/sh\nrm -rf /\n";
+    for (auto& e : m.entries)
+        if (e.path == "uninstall.sh")
+            e = test::file_entry("uninstall.sh", evil, 0755);
+    auto run = test::craft_run(f.dir / "out", m, package::manifest_to_json(m),
+                               {{"a", AE_IFREG, 0644, k}, {"uninstall.sh", AE_IFREG, 0755, evil}});
+    f.expect_refused(run, "uninstall.sh differs from the script skforge generates");
+}
+
+TEST_CASE("a trusted key alone requires a signature", "[install][adversarial]") {
+    Fixture f;
+    auto unsigned_run = f.packed("k1");
+    f.policy.trusted.push_back(package::Key::generate(f.dir / "trusted"));
+    f.expect_refused(unsigned_run, "not signed, and a signature by a trusted key is required");
 }

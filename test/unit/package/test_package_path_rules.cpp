@@ -61,8 +61,8 @@ TEST_CASE("rule: component longer than 255 bytes", "[package][path_rules]") {
 
 TEST_CASE("rule: path longer than 4096 bytes", "[package][path_rules]") {
     std::string ok;
-    while (ok.size() + 101 <= 4096)
-        ok += std::string(100, 'a') + "/";
+    while (ok.size() + 201 <= 4096)
+        ok += std::string(200, 'a') + "/";
     ok += "b";
     CHECK_FALSE(check_entry_path(ok));
     CHECK(check_entry_path(ok + std::string(4096, 'c')) == "is longer than 4096 bytes");
@@ -106,4 +106,30 @@ TEST_CASE("modes are normalised to 0644 and 0755", "[package][path_rules]") {
     CHECK(is_allowed_mode(0755));
     CHECK_FALSE(is_allowed_mode(0777));
     CHECK_FALSE(is_allowed_mode(04755));
+}
+
+TEST_CASE("names the install tree keeps beside packages are not package names",
+          "[package][path_rules]") {
+    for (const char* name :
+         {"config", "config.ini", "uninstall.sh", "version.info", "log", "static_kernel.lock"})
+        CHECK_THAT(check_package_name(name).value_or(""), Catch::Contains("is reserved"));
+    CHECK_FALSE(check_package_name("configs"));
+    CHECK_FALSE(check_package_name("my_config.ini2"));
+}
+
+TEST_CASE("SoC directory names are lower-case families without dots", "[package][path_rules]") {
+    for (const char* soc : {"ascend910b", "ascend910_93", "ascend950", "host"})
+        CHECK_FALSE(check_soc_dir_name(soc));
+    for (const char* soc : {"static_kernel.lock", "Ascend910B1", "", "a/b", "..", ".tmp"})
+        CHECK(check_soc_dir_name(soc));
+    CHECK(check_soc_dir_name(std::string(65, 'a')));
+}
+
+TEST_CASE("package paths are at most 32 components deep", "[package][path_rules]") {
+    std::string path = "d";
+    for (int i = 1; i < 32; ++i)
+        path += "/d";
+    CHECK_FALSE(check_entry_path(path));
+    CHECK_THAT(check_entry_path(path + "/d").value_or(""),
+               Catch::Contains("more than 32 components"));
 }

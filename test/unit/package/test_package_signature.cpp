@@ -41,6 +41,7 @@ TEST_CASE("trailer round-trips and rejects damage", "[package][signature]") {
     t.signature[5] = 0xab;
     auto text = render_trailer(t);
     CHECK(text.size() == trailer_size());
+    CHECK(trailer_size() == 242); // share/doc/run-format.md states this size
     auto back = parse_trailer(text, "x.run");
     CHECK(back.key_id == t.key_id);
     CHECK(back.signature == t.signature);

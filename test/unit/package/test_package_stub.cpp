@@ -63,8 +63,14 @@ TEST_CASE("stub parsing refuses what is not a skforge package", "[package][stub]
     evil.replace(evil.find("SKF_NAME='pkg'"), 14, "SKF_NAME='../x'");
     CHECK_THROWS_WITH(parse_stub(evil, "x.run"), Catch::Contains("package name '../x'"));
     auto future = stub;
-    future.replace(future.find("SKF_FORMAT=1"), 12, "SKF_FORMAT=9");
+    future.replace(future.find("SKF_FORMAT=2"), 12, "SKF_FORMAT=9");
     CHECK_THROWS_WITH(parse_stub(future, "x.run"), Catch::Contains("format 9 is not supported"));
+    auto old = stub;
+    old.replace(old.find("SKF_FORMAT=2"), 12, "SKF_FORMAT=1");
+    CHECK_THROWS_WITH(parse_stub(old, "x.run"), Catch::Contains("rebuild the package"));
+    auto bad_digest = stub;
+    bad_digest.replace(bad_digest.find("SKF_INSTALL_SH_SHA256=") + 22, 1, "X");
+    CHECK_THROWS_WITH(parse_stub(bad_digest, "x.run"), Catch::Contains("not 64 lower-case hex"));
     auto dup = stub;
     dup.insert(dup.find("# end of header\n"), "SKF_NAME='pkg'\n");
     CHECK_THROWS_WITH(parse_stub(dup, "x.run"), Catch::Contains("appears twice"));

@@ -39,6 +39,11 @@ std::optional<package::Manifest> read_installed_manifest(const InstallTree& tree
 /// manifest does not list. Throws when the package is not installed.
 InstalledPackage check_installed(const InstallTree& tree, const std::string& name);
 
+/// Entries of the directories skforge owns (ai_core/ itself, config/, config/<soc dir>/) that
+/// belong to no installed package and to no file the tree keeps: leftovers of killed processes
+/// (temporaries, stages, a journal) and anything planted there. Paths are relative to ai_core/.
+std::vector<Problem> check_tree(const InstallTree& tree);
+
 /// The SHA-256 (hex) of the installed manifest.json, or nullopt when there is none.
 std::optional<std::string> installed_manifest_digest(const Dir& package_dir);
 

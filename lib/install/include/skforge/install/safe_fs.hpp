@@ -44,7 +44,13 @@ void remove_tree(const Dir& dir, const std::string& name);
 /// fsync of `dir`. Refuses when `name` exists as a symlink or a non-regular file.
 void write_file_at(const Dir& dir, const std::string& name, std::string_view content, mode_t mode);
 
-/// Reads `dir/name` (one component, not followed); nullopt when it does not exist.
+/// True for the names write_file_at gives its temporaries (`.<name>.tmp.<pid>`): what a killed
+/// process leaves behind, never a file anyone else owns in skforge's directories.
+bool is_temporary_name(std::string_view name);
+
+/// Reads `dir/name` (one component, not followed); nullopt when it does not exist. Opens without
+/// blocking and refuses anything but a regular file (a FIFO would otherwise hang the caller while
+/// it holds the lock).
 std::optional<std::string> read_file_at(const Dir& dir, const std::string& name,
                                         std::uint64_t max_bytes = 64ull << 20);
 

@@ -11,6 +11,10 @@ namespace skforge::package {
 inline constexpr std::size_t k_max_path_bytes = 4096;
 /// Longest path component (bytes).
 inline constexpr std::size_t k_max_component_bytes = 255;
+/// Most components a package path may have. CANN's layout needs four
+/// (`<soc>/<OpType>/<kernel>.o` under the package); the bound keeps every walk of an installed
+/// package within a few dozen open directories, far below the usual limit of 1024 descriptors.
+inline constexpr std::size_t k_max_path_depth = 32;
 
 /// Why `text` is not valid UTF-8 (overlong forms, surrogates and code points past U+10FFFF
 /// included), or nullopt when it is.
@@ -18,13 +22,25 @@ std::optional<std::string> check_utf8(std::string_view text);
 
 /// Why `path` may not name an entry of a package, or nullopt when it may: relative, non-empty,
 /// no empty, "." or ".." component, no NUL or control character, valid UTF-8, components of at
-/// most 255 bytes and at most 4096 bytes in all.
+/// most 255 bytes, at most 32 components and at most 4096 bytes in all.
 std::optional<std::string> check_entry_path(std::string_view path);
 
 /// Why `name` is not a package name, or nullopt: one component of letters, digits and `._+-`,
-/// starting with a letter, digit or `_`, at most 255 bytes. The installed directory and the
-/// shell scripts use it verbatim, hence the narrow alphabet.
+/// starting with a letter, digit or `_`, at most 255 bytes, and none of the names skforge keeps
+/// beside the packages in ai_core/ (k_reserved_names). The installed directory and the shell
+/// scripts use it verbatim, hence the narrow alphabet.
 std::optional<std::string> check_package_name(std::string_view name);
+
+/// Names in ai_core/ that belong to the tree, not to a package: a package by one of these names
+/// would overwrite or be overwritten by the tree's own files.
+inline constexpr std::string_view k_reserved_names[] = {
+    "config", "config.ini", "uninstall.sh", "version.info", "log", "static_kernel.lock"};
+
+/// Why `name` is not a SoC directory name (`config/<soc dir>/` in a package and in the tree), or
+/// nullopt: 1..64 bytes of lower-case letters, digits, `_` and `-`, as CANN's SoC families are
+/// (`ascend910b`, `ascend910_93`) and skforge's `host`. Never a name with a dot, so it can never
+/// be the lock file or an index file that share config/.
+std::optional<std::string> check_soc_dir_name(std::string_view name);
 
 /// Why `text` is not a valid version / arch / SoC label (letters, digits, `._+~-`, 1..64 bytes;
 /// arch and SoC may be empty when `allow_empty`).

@@ -47,6 +47,13 @@ enum class SignatureState {
 /// Text for a signature state ("unsigned", "verified", ...).
 std::string_view signature_state_name(SignatureState state);
 
+/// The one trust policy of `skc inspect` and `skinstall`: why a package in `state` is refused, or
+/// nullopt. An invalid signature is always refused; naming trusted keys (`keys_named`) means a
+/// valid signature by one of them is required (an unsigned or stripped package is refused);
+/// `require_signature` refuses anything not verified.
+std::optional<std::string> signature_refusal(SignatureState state, bool keys_named,
+                                             bool require_signature);
+
 /// A .run package opened for reading. Nothing in it is ever executed: the stub's header is parsed
 /// as text and the payload is read with libarchive.
 class RunPackage {
@@ -77,6 +84,10 @@ class RunPackage {
 
     /// Reads just the manifest (the first entry) and checks it agrees with the header.
     Manifest read_manifest(const ReadLimits& limits = {}) const;
+    /// Throws an integrity Error unless install.sh, uninstall.sh and version.info in `manifest`
+    /// are byte for byte what skforge renders for it and the header declares the same script
+    /// digests the stub checks before running them.
+    void check_scripts(const Manifest& manifest) const;
     /// Reads every entry, checking each against the manifest (type, mode, size, SHA-256, no
     /// duplicates, parents first, nothing missing) and the payload digest; hands each to `sink`.
     /// Returns the manifest. Throws an integrity Error naming the entry on any mismatch.

@@ -7,7 +7,7 @@
 namespace skforge::package {
 
 /// The .run format this build writes and the newest it reads.
-inline constexpr int k_run_format = 1;
+inline constexpr int k_run_format = 2;
 
 /// How the payload is compressed.
 enum class Compression { gzip, zstd };
@@ -30,6 +30,10 @@ struct StubHeader {
     std::uint64_t payload_size = 0;
     std::string payload_sha256;     ///< lower-case hex
     std::uint64_t trailer_size = 0; ///< 0 when unsigned
+    /// SHA-256 of the payload's install.sh and uninstall.sh: the stub refuses to run a script
+    /// that differs, and readers check these against the scripts skforge renders.
+    std::string install_sh_sha256;
+    std::string uninstall_sh_sha256;
 
     /// The size a complete package file must have.
     std::uint64_t file_size() const { return payload_offset + payload_size + trailer_size; }

@@ -1,0 +1,16 @@
+#pragma once
+
+#include "skforge/support/json_depth.hpp"
+
+#include <nlohmann/json.hpp>
+#include <string_view>
+
+namespace skforge::package {
+
+using support::check_json_depth;
+
+/// Parses JSON read from a package or a tree: refuses nesting past support::k_max_json_depth
+/// before the parser sees it, then parses. Throws an Error naming `origin` and the reason.
+nlohmann::json parse_json_limited(std::string_view text, std::string_view origin);
+
+} // namespace skforge::package

@@ -1,0 +1,16 @@
+#include "skforge/package/json_text.hpp"
+
+#include "skforge/support/error.hpp"
+
+namespace skforge::package {
+
+nlohmann::json parse_json_limited(std::string_view text, std::string_view origin) {
+    if (auto why = check_json_depth(text))
+        throw support::Error("'" + std::string(origin) + "' " + *why);
+    auto doc = nlohmann::json::parse(text, nullptr, false);
+    if (doc.is_discarded())
+        throw support::Error("'" + std::string(origin) + "' is not valid JSON");
+    return doc;
+}
+
+} // namespace skforge::package
