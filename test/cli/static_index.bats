@@ -110,7 +110,7 @@ EOF
     chmod +x fakebin/bisheng
 }
 
-@test "dav-3510: a SuperKernel and the operator left out are both found under ascend950" {
+@test "dav-3510: SuperKernels and operators left out are found under ascend950, across installs, upgrades and uninstalls" {
     kernel g/k add KERNEL_TYPE_AIV_ONLY
     kernel g/k add2 KERNEL_TYPE_AIV_ONLY
     kernel g/k mul KERNEL_TYPE_AIC_ONLY
@@ -132,6 +132,28 @@ EOF
     [ "$(grep -c '^Mul core=1 bin=p3/ascend950/Mul/mul.o blockDim=8 kernel=mul_k ws=64 key=Mul/d=[01],p=0/1,2,(10)/1,2,(10)$' <<<"$output")" -eq 2 ]
     [ "$(grep -c '^Add ' <<<"$output")" -eq 0 ] # fused
     cmp "$(ai)/p3/ascend950/SuperKernel/s.o" <(printf 'device object lib/s.o\n')
+    # A second package of the same graph: both SuperKernels stay, its Mul wins the shared key.
+    PATH=$PWD/fakebin:$PATH ASCEND_HOME_PATH=/opt/cann "$SKC" compile g/graph.yaml --name p4 >/dev/null
+    skinst install static_kernel_compile_outputs/p4.run
+    read_index ascend950
+    [ "$(grep -c '^SuperKernel .*key=SuperKernel/p[34]/s$' <<<"$output")" -eq 2 ]
+    [ "$(grep -c '^Mul .*bin=p4/' <<<"$output")" -eq 2 ]
+    [ "$(grep -c '^Mul .*bin=p3/' <<<"$output")" -eq 0 ]
+    # Upgrading p3 (a new Mul kernel) keeps every kernel readable.
+    kernel g/k mul KERNEL_TYPE_AIC_ONLY 20
+    PATH=$PWD/fakebin:$PATH ASCEND_HOME_PATH=/opt/cann "$SKC" compile g/graph.yaml --name p3 --version 1.1.0 >/dev/null
+    skinst upgrade static_kernel_compile_outputs/p3.run
+    read_index ascend950
+    [ "$(grep -c '^SuperKernel ' <<<"$output")" -eq 2 ]
+    [ "$(grep -c '^Mul ' <<<"$output")" -eq 2 ]
+    skinst uninstall p4
+    read_index ascend950
+    [ "$(grep -c '^Mul core=1 bin=p3/ascend950/Mul/mul.o blockDim=20 ' <<<"$output")" -eq 2 ]
+    [ "$(grep -c '^SuperKernel .*key=SuperKernel/p3/s$' <<<"$output")" -eq 1 ]
+    [ "$(grep -c 'p4/' <<<"$output")" -eq 0 ]
+    skinst uninstall p3
+    read_index ascend950
+    [[ "$output" != *"bin="* ]]
 }
 
 @test "compile refuses a SoC the architecture does not compile for, and a binPath the runtime would misread" {
