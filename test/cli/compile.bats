@@ -31,8 +31,8 @@ OUT=static_kernel_compile_outputs
     mkdir root
     "$SKINSTALL" install "$OUT/static_demo_dav-2201.run" --install-path "$W/root" -q
     ai=root/opp/static_kernel/ai_core
-    cmp "$ai/static_demo_dav-2201/ascend910b1/Add/add.o" g/kernels/add.o
-    grep -q '"static_demo_dav-2201/ascend910b1/Mul/mul.json"' "$ai/config/ascend910b1/binary_info_config.json"
+    cmp "$ai/static_demo_dav-2201/ascend910b/Add/add.o" g/kernels/add.o
+    grep -q '"static_demo_dav-2201/ascend910b/Mul/mul.o"' "$ai/config/ascend910b/binary_info_config.json"
 }
 
 @test "the cache hits only while the .run is there and unchanged" {
@@ -97,8 +97,8 @@ OUT=static_kernel_compile_outputs
 
 @test "the SoC comes from the environment first" {
     mkgraph
-    SUPERKERNEL_COMPILE_SOC_VERSION=Ascend910B3 "$SKC" compile g/graph.yaml --name soc_env >/dev/null
-    "$SKC" inspect "$OUT/soc_env.run" --list | grep -q ' ascend910b3/Add/add.o$'
+    SUPERKERNEL_COMPILE_SOC_VERSION=Ascend910_9391 "$SKC" compile g/graph.yaml --name soc_env >/dev/null
+    "$SKC" inspect "$OUT/soc_env.run" --list | grep -q ' ascend910_93/Add/add.o$'
 }
 
 # fake_bisheng: stand-ins for the CANN toolchain on PATH (bisheng, ld.lld, llvm-objcopy) that
@@ -167,22 +167,26 @@ ld.lld -m aicorelinux -Ttext=0 lib/s.o -static -o lib/s.o -q
 llvm-objcopy --localize-symbol=add_k --localize-symbol=add_k_split1 --localize-symbol=add_k_split2 --localize-symbol=add_k_split3 --localize-symbol=mul_k --localize-symbol=mul_k_split1 --localize-symbol=mul_k_split2 --localize-symbol=mul_k_split3 lib/s.o
 EOF2
     run "$SKC" inspect "$OUT/static_demo_dav-3510.run" --list
-    [[ "$output" == *" ascend910b1/SuperKernel/s.o"* ]]
-    [[ "$output" == *" ascend910b1/SuperKernel/s.json"* ]]
-    [[ "$output" == *" ascend910b1/SuperKernel/s.cpp"* ]]
-    [[ "$output" != *"ascend910b1/Add/"* ]] # fused: no static kernel of its own
+    [[ "$output" == *" ascend950/SuperKernel/s.o"* ]]
+    [[ "$output" == *" ascend950/SuperKernel/s.json"* ]]
+    [[ "$output" == *" ascend950/SuperKernel/s.cpp"* ]]
+    [[ "$output" != *"ascend950/Add/"* ]] # fused: no static kernel of its own
     sh "$OUT/static_demo_dav-3510.run" --noexec --extract=x >/dev/null
-    grep -q 'extern "C" __global__ __attribute__((aligned(2048))) __aicore__ void auto_gen_static_demo_s_kernel(void)' x/ascend910b1/SuperKernel/s.cpp
-    grep -q ' add_k(0);$' x/ascend910b1/SuperKernel/s.cpp # dav-3510: no FFTS slot
+    grep -q 'extern "C" __global__ __attribute__((aligned(2048))) __aicore__ void auto_gen_static_demo_s_kernel(void)' x/ascend950/SuperKernel/s.cpp
+    grep -q ' add_k(0);$' x/ascend950/SuperKernel/s.cpp # dav-3510: no FFTS slot
     python3 - x <<'PY'
 import hashlib, json, sys
 root = sys.argv[1]
-meta = json.load(open(root + "/ascend910b1/SuperKernel/s.json"))
+meta = json.load(open(root + "/ascend950/SuperKernel/s.json"))
 assert meta["kernelName"] == "static_demo_s" and meta["binFileName"] == "s", meta
-assert meta["sha256"] == hashlib.sha256(open(root + "/ascend910b1/SuperKernel/s.o", "rb").read()).hexdigest()
-index = json.load(open(root + "/config/ascend910b1/binary_info_config.json"))
-assert index == {"SuperKernel": {"binaryList": [{"binPath": "ascend910b1/SuperKernel/s.json",
-                                                 "simplifiedKey": ["SuperKernel/s"]}]}}, index
+assert meta["sha256"] == hashlib.sha256(open(root + "/ascend950/SuperKernel/s.o", "rb").read()).hexdigest()
+index = json.load(open(root + "/config/ascend950/binary_info_config.json"))
+entry = {"binDesc": {"blockDim": meta["blockDim"], "kernelName": "static_demo_s",
+                     "workspace": meta["workspace"]["size"]},
+         "coreType": 2, "binPath": "static_demo_dav-3510/ascend950/SuperKernel/s.o",
+         "simplifiedKey": "SuperKernel/static_demo_dav-3510/s"}
+assert index == {"SuperKernel": {"dynamicRankSupport": True, "simplifiedKeyMode": 0,
+                                 "staticList": [entry]}}, index
 PY
     # The same inputs give the same package.
     PATH=$PWD/fakebin:$PATH ASCEND_HOME_PATH=/opt/cann "$SKC" compile g/graph.yaml --npu-arch dav-3510 -o again --no-cache >/dev/null

@@ -7,6 +7,7 @@
 
 #include "skforge/fusion/plan.hpp"
 #include "skforge/graph/graph.hpp"
+#include "skforge/kernel/soc.hpp"
 #include "skforge/package/path_rules.hpp"
 #include "skforge/package/writer.hpp"
 #include "skforge/support/atomic_file.hpp"
@@ -30,12 +31,12 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using support::Error;
 
-std::string target_soc(const std::string& graph_soc) {
+std::string target_soc(const std::string& graph_soc, const std::string& npu_arch) {
     for (const char* var :
          {"SUPERKERNEL_COMPILE_SOC_VERSION", "ASCEND_COMPILE_SOC_VERSION", "ASCEND_SOC_VERSION"})
         if (const char* v = std::getenv(var); v != nullptr && *v != '\0')
             return v;
-    return graph_soc.empty() ? "Ascend910_9391" : graph_soc;
+    return graph_soc.empty() ? std::string(kernel::default_soc(npu_arch)) : graph_soc;
 }
 
 std::optional<SkBackend> parse_sk_backend(std::string_view text) {
@@ -70,12 +71,6 @@ bool on_path(const std::string& tool) {
         start = colon + 1;
     }
     return false;
-}
-
-std::string lower(std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return s;
 }
 
 // Everything that decides the output, hashed: skforge, target, options, graph, kernels.
@@ -205,7 +200,8 @@ CompileResult write_sources(const graph::Graph& g, const fusion::Plan& plan,
                         "' target: compile for --npu-arch dav-2201 or dav-3510",
                     support::ErrorKind::usage);
     TempDir tmp(out.dir);
-    write_npu_sources(g, plan, {arch, soc, ascend_home()}, lower(soc), tmp.path(), log);
+    write_npu_sources(g, plan, {arch, soc, ascend_home()}, kernel::target_soc_dir(soc, arch),
+                      tmp.path(), log);
     fs::permissions(tmp.path(), fs::perms(0755));
     fs::remove_all(out.sources());
     fs::rename(tmp.path(), out.sources());
@@ -230,7 +226,13 @@ CompileResult run_pipeline(const CompileOptions& o, const Outputs& out, const st
     if (diags.has_errors())
         throw Error(o.graph_path + ": " + std::to_string(diags.error_count()) +
                     " error(s) in the graph:\n" + diags.format());
-    std::string soc = arch == "host" ? "host" : target_soc(g.soc_version);
+    // The graph's SoC is one of the graph's architecture: a compile for another one (--npu-arch)
+    // takes that architecture's default instead.
+    const bool graph_arch = g.npu_arch.empty() || g.npu_arch == arch;
+    std::string soc =
+        arch == "host" ? "host" : target_soc(graph_arch ? g.soc_version : std::string(), arch);
+    // Where the runtime will look for this package's kernels: refused here, before any build.
+    std::string soc_dir = kernel::target_soc_dir(soc, arch);
     log += "graph " + g.name + ": " + std::to_string(g.ops.size()) + " operators, " +
            std::to_string(plan->segments.size()) + " SuperKernel segment(s); target " + arch +
            ", SoC " + soc + "\n";
@@ -246,10 +248,7 @@ CompileResult run_pipeline(const CompileOptions& o, const Outputs& out, const st
                         "skforge's generator",
                         support::ErrorKind::usage);
         toolchain = host_fingerprint(g);
-    } else if (!is_npu_arch(arch)) {
-        throw Error("unsupported NPU architecture '" + arch + "' (host, dav-2201 or dav-3510)",
-                    support::ErrorKind::usage);
-    } else {
+    } else { // dav-2201 or dav-3510: target_soc_dir refused any other
         npu_fusion = !plan->segments.empty();
         if (npu_fusion)
             backend = resolve_backend(o.sk_backend, plan->segments.size(), toolchain, log);
@@ -278,21 +277,20 @@ CompileResult run_pipeline(const CompileOptions& o, const Outputs& out, const st
               out.run());
     // 4. Build (host) or lay out the precompiled kernels (NPU), then package.
     TempDir stage(out.dir);
-    std::string soc_dir = lower(soc);
     unsigned jobs = o.jobs != 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
     if (arch == "host") {
         TempDir build(out.dir);
-        build_host_package(g, *plan, build.path(), stage.path(), jobs, log);
+        build_host_package(g, *plan, o.name, build.path(), stage.path(), jobs, log);
     } else if (npu_fusion && backend == SkBackend::cann) {
         TempDir build(out.dir);
-        build_cann_package(g, *plan, soc, soc_dir, build.path(), stage.path(), jobs, log);
+        build_cann_package(g, *plan, soc, soc_dir, o.name, build.path(), stage.path(), jobs, log);
     } else if (npu_fusion) {
         TempDir build(out.dir);
-        build_npu_package(g, *plan, {arch, soc, ascend_home()}, soc_dir, build.path(), stage.path(),
-                          jobs, log);
+        build_npu_package(g, *plan, {arch, soc, ascend_home()}, o.name, soc_dir, build.path(),
+                          stage.path(), jobs, log);
     } else {
         log += "static kernels:\n";
-        stage_static_kernels(g, nullptr, soc_dir, stage.path(), log);
+        stage_static_kernels(g, nullptr, o.name, soc_dir, stage.path(), log);
     }
     package::PackOptions po{stage.path(), out.run(), o.version, arch, soc};
     po.sign_key = o.sign_key;

@@ -11,6 +11,7 @@
 #include "skforge/codegen/ascendc.hpp"
 #include "skforge/codegen/cann_backend.hpp"
 #include "skforge/codegen/host.hpp"
+#include "skforge/kernel/static_index.hpp"
 #include "skforge/support/atomic_file.hpp"
 #include "skforge/support/error.hpp"
 #include "skforge/support/file.hpp"
@@ -117,6 +118,102 @@ void write_text(const fs::path& path, std::string_view text, mode_t mode = 0644)
     f.commit();
 }
 
+// The index CANN's runtime reads (opbase, individual_op/executor/indv_collector.cpp): per OpType
+// a staticList whose entries give binDesc, the integer coreType, binPath relative to
+// static_kernel/ai_core/ and the simplifiedKey a call is matched by.
+json static_entry(std::uint32_t block_dim, const std::string& kernel_name,
+                  const std::vector<std::uint64_t>& workspace, kernel::CoreType core,
+                  const std::string& bin_path, const std::string& key) {
+    return {{"binDesc",
+             {{"blockDim", block_dim}, {"kernelName", kernel_name}, {"workspace", workspace}}},
+            {"coreType", static_cast<int>(core)},
+            {"binPath", bin_path},
+            {"simplifiedKey", key}};
+}
+
+void add_static_entry(json& index, const std::string& op_type, const json& entry) {
+    json& op = index[op_type];
+    if (!op.contains("staticList"))
+        op = {
+            {"dynamicRankSupport", true}, {"simplifiedKeyMode", 0}, {"staticList", json::array()}};
+    json& list = op["staticList"];
+    if (std::find(list.begin(), list.end(), entry) == list.end())
+        list.push_back(entry);
+}
+
+// `rel` (a file in the package) as the index's binPath. The runtime finds a kernel's JSON by
+// cutting binPath at its first ".o", so a ".o" anywhere before the suffix would lose it.
+std::string index_bin_path(const std::string& package, const std::string& rel) {
+    std::string path = package + "/" + rel;
+    if (path.ends_with(".o") && path.find(".o") != path.size() - 2)
+        throw Error("binPath '" + path + "' has '.o' before its end: CANN's runtime cuts binPath " +
+                    "at the first '.o' to find the kernel's JSON, so it would read the wrong " +
+                    "file; rename the package (--name), the OpType or the kernel");
+    return path;
+}
+
+// The dtype, format and shape of one input or output, as CANN's runtime keys a call.
+kernel::KeyTensor key_tensor(const graph::Op& op, const graph::Tensor& t) {
+    auto dtype = kernel::ge_data_type(t.dtype);
+    if (!dtype)
+        throw Error("operator '" + op.name + "': tensor '" + t.name + "' has dtype '" + t.dtype +
+                    "', which has no ge::DataType code for the static-kernel key");
+    kernel::KeyTensor k{*dtype, *kernel::ge_format(t.format.empty() ? "ND" : t.format), t.shape};
+    for (auto d : t.shape)
+        if (d < 0 || d >= (std::int64_t{1} << 60))
+            throw Error("operator '" + op.name + "': tensor '" + t.name + "' has dimension " +
+                        std::to_string(d) + ": a static kernel needs a static shape");
+    return k;
+}
+
+// What operator `i` reads and writes, in order; an input given by name is the tensor it reads.
+std::vector<kernel::KeyTensor> key_tensors(const graph::Graph& g, const graph::Dependencies& deps,
+                                           std::size_t i) {
+    const graph::Op& op = g.ops[i];
+    std::vector<kernel::KeyTensor> out;
+    for (std::size_t j = 0; j < op.inputs.size(); ++j) {
+        const graph::Tensor* t = &op.inputs[j];
+        int src = deps.sources(i)[j];
+        if (t->dtype.empty() && src >= 0) {
+            auto [producer, index] = deps.output(src);
+            t = &g.ops[static_cast<std::size_t>(producer)].outputs[static_cast<std::size_t>(index)];
+        } else if (t->dtype.empty() && src != graph::Dependencies::k_unknown) {
+            t = &g.inputs[static_cast<std::size_t>(-1 - src)];
+        }
+        out.push_back(key_tensor(op, *t));
+    }
+    for (const auto& t : op.outputs)
+        out.push_back(key_tensor(op, t));
+    return out;
+}
+
+// The determinism modes a kernel serves: "true" only 1, "false" only 0, "ignore" or unsaid both.
+std::vector<int> deterministic_modes(const kernel::KernelMeta& meta) {
+    if (meta.deterministic == "true")
+        return {1};
+    if (meta.deterministic == "false")
+        return {0};
+    return {0, 1};
+}
+
+// One index entry per determinism mode for operator `i`, whose kernel is at `rel` in the package.
+void add_op_entries(json& index, const graph::Graph& g, const graph::Dependencies& deps,
+                    std::size_t i, const std::string& bin_path, kernel::CoreType core) {
+    const auto& op = g.ops[i];
+    const auto& meta = g.kernels[static_cast<std::size_t>(op.kernel_index)].meta;
+    if (meta.workspace.size.size() > kernel::k_max_index_workspaces)
+        throw Error("kernel " + g.kernels[static_cast<std::size_t>(op.kernel_index)].path +
+                    " has " + std::to_string(meta.workspace.size.size()) +
+                    " workspaces; CANN's runtime skips a static kernel with more than " +
+                    std::to_string(kernel::k_max_index_workspaces));
+    auto tensors = key_tensors(g, deps, i);
+    for (int d : deterministic_modes(meta))
+        add_static_entry(index, op.type,
+                         static_entry(meta.block_dim, meta.kernel_name, meta.workspace.size, core,
+                                      bin_path,
+                                      kernel::static_simplified_key(op.type, d, 0, tensors)));
+}
+
 // Runs build commands on up to `jobs` threads; the first failure is thrown after all stopped.
 class Builder {
   public:
@@ -184,6 +281,7 @@ struct SuperKernelFiles {
     std::string kernel_name; ///< the entry's symbol
     std::uint64_t workspace; ///< bytes of its workspace block
     std::string arch;        ///< host, dav-2201 or dav-3510: which metadata shape
+    std::string package;     ///< the package's name: the first component of binPath
 };
 
 // The SuperKernel's metadata as packaged: the plan's, with what the build decided. `sha256` is
@@ -208,10 +306,11 @@ json superkernel_meta(const graph::Graph& g, const fusion::Segment& s, const Sup
 }
 
 SuperKernelFiles npu_files(const graph::Graph& g, const fusion::Segment& s,
-                           const codegen::NpuTarget& target, const std::string& soc_dir) {
+                           const codegen::NpuTarget& target, const std::string& soc_dir,
+                           const std::string& package = "") {
     return {soc_dir + "/SuperKernel/", ".o", codegen::npu_entry_symbol(g, s),
             codegen::host_layout(s).workspace_bytes + codegen::npu_sync_bytes(g, s, target),
-            target.arch};
+            target.arch, package};
 }
 
 // Where the vendor backend's input and output of segment `s` are, under the directory the
@@ -258,8 +357,14 @@ void stage_superkernel(const graph::Graph& g, const fusion::Segment& s, const Su
     const fs::path source = support::path_beneath(stage, f.dir + s.name + ".cpp");
     fs::copy_file(build / "gen" / (s.name + ".cpp"), source);
     fs::permissions(source, fs::perms(0644));
-    index["SuperKernel"]["binaryList"].push_back(
-        {{"simplifiedKey", {"SuperKernel/" + s.name}}, {"binPath", f.dir + s.name + ".json"}});
+    // No call ever looks a SuperKernel up by this key; it names the package so that installing
+    // another package with a segment of the same name does not replace this one.
+    add_static_entry(
+        index, "SuperKernel",
+        static_entry(meta.value("blockDim", s.block_dim), f.kernel_name, {f.workspace},
+                     kernel::parse_core_type(s.core_type).value_or(kernel::CoreType::mix),
+                     index_bin_path(f.package, f.dir + s.name + f.suffix),
+                     "SuperKernel/" + f.package + "/" + s.name));
     log += "SuperKernel " + s.name + ": " + std::to_string(s.ops.size()) + " sub-kernels -> " +
            f.dir + s.name + f.suffix + "\n";
 }
@@ -282,7 +387,7 @@ std::string host_fingerprint(const graph::Graph& g) {
     return support::digest_hex(h.finish());
 }
 
-void build_host_package(const graph::Graph& g, const fusion::Plan& plan,
+void build_host_package(const graph::Graph& g, const fusion::Plan& plan, const std::string& package,
                         const std::string& build_dir, const std::string& stage_dir, unsigned jobs,
                         std::string& log) {
     const fs::path build(build_dir), stage(stage_dir);
@@ -388,20 +493,20 @@ void build_host_package(const graph::Graph& g, const fusion::Plan& plan,
         files.kernel_library[k] = dir + name + ".so";
         files.kernel_symbol[k] = name;
     }
-    for (const auto& op : g.ops) {
-        const auto& name = g.kernels[static_cast<std::size_t>(op.kernel_index)].meta.kernel_name;
-        auto& list = index[op.type]["binaryList"];
-        json entry = {
-            {"simplifiedKey", {op.type + "/" + name}},
-            {"binPath", "host/" + inputs[static_cast<std::size_t>(op.kernel_index)].first_op->type +
-                            "/" + name + ".json"}};
-        if (std::find(list.begin(), list.end(), entry) == list.end())
-            list.push_back(entry);
+    const auto deps = graph::dependencies(g);
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+        const auto k = static_cast<std::size_t>(g.ops[i].kernel_index);
+        // Host kernels run on worker threads: AiCore when the metadata does not say.
+        add_op_entries(
+            index, g, deps, i,
+            index_bin_path(package, "host/" + inputs[k].first_op->type + "/" +
+                                        g.kernels[k].meta.kernel_name + ".o"),
+            kernel::kernel_core_type(g.kernels[k].meta).value_or(kernel::CoreType::ai_core));
     }
     for (const auto& s : plan.segments) {
         stage_superkernel(g, s,
                           {"host/SuperKernel/", ".so", codegen::host_entry_symbol(s),
-                           codegen::host_layout(s).workspace_bytes, "host"},
+                           codegen::host_layout(s).workspace_bytes, "host", package},
                           build, stage, index, log);
         files.segment_library.push_back("host/SuperKernel/" + s.name + ".so");
     }
@@ -410,33 +515,41 @@ void build_host_package(const graph::Graph& g, const fusion::Plan& plan,
 }
 
 std::string stage_static_kernels(const graph::Graph& g, const fusion::Plan* plan,
-                                 const std::string& soc_dir, const std::string& stage_dir,
-                                 std::string& log, const std::string& extra_index) {
+                                 const std::string& package, const std::string& soc_dir,
+                                 const std::string& stage_dir, std::string& log,
+                                 const std::string& extra_index) {
     const fs::path stage(stage_dir);
     json index = json::parse(extra_index);
-    std::set<std::string> done;
+    const auto deps = graph::dependencies(g);
+    std::map<std::string, int> staged; // path in the package -> the kernel staged there
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         if (plan != nullptr && plan->ops[i].segment >= 0)
             continue;
         const auto& op = g.ops[i];
         const auto& k = g.kernels[static_cast<std::size_t>(op.kernel_index)];
-        std::string rel = support::checked_beneath(
-            stage_dir, soc_dir + "/" + op.type + "/" + fs::path(k.path).filename().string());
-        if (done.insert(rel).second) {
-            fs::create_directories(support::path_beneath(stage_dir, soc_dir + "/" + op.type));
-            fs::copy_file(k.path, stage / rel);
-            auto bin = fs::path(graph::resolve_path(g, op.kernel.bin_path));
-            const fs::path staged_bin = support::path_beneath(
-                stage_dir, soc_dir + "/" + op.type + "/" + bin.filename().string());
-            fs::copy_file(bin, staged_bin);
-            fs::permissions(stage / rel, fs::perms(0644));
-            fs::permissions(staged_bin, fs::perms(0644));
-            log += "  " + rel + " + " + bin.filename().string() + "\n";
+        // The binary and its JSON share a stem: the runtime finds one from the other.
+        const std::string dir = soc_dir + "/" + op.type + "/";
+        const std::string stem = fs::path(k.path).stem().string();
+        support::checked_beneath(stage_dir, dir + stem + ".json");
+        auto [at, fresh] = staged.emplace(dir + stem, op.kernel_index);
+        if (fresh) {
+            fs::create_directories(stage / dir);
+            fs::copy_file(k.path, stage / (dir + stem + ".json"));
+            fs::copy_file(graph::resolve_path(g, op.kernel.bin_path), stage / (dir + stem + ".o"));
+            fs::permissions(stage / (dir + stem + ".json"), fs::perms(0644));
+            fs::permissions(stage / (dir + stem + ".o"), fs::perms(0644));
+            log += "  " + dir + stem + ".{json,o}\n";
+        } else if (at->second != op.kernel_index) {
+            throw Error("operator '" + op.name + "': kernel " + k.path + " would be staged as " +
+                        dir + stem + ".o, where another kernel of OpType " + op.type +
+                        " already is: give the kernels' files different names");
         }
-        auto& list = index[op.type]["binaryList"];
-        json entry = {{"simplifiedKey", {op.type + "/" + k.meta.kernel_name}}, {"binPath", rel}};
-        if (std::find(list.begin(), list.end(), entry) == list.end())
-            list.push_back(entry);
+        auto core = kernel::kernel_core_type(k.meta);
+        if (!core)
+            throw Error("kernel " + k.path + " (operator '" + op.name + "') says neither its " +
+                        "coreType nor its sub_operator_kernel_type (nor has an _AIVEC or _AICUBE " +
+                        "magic): the runtime's index needs its core type");
+        add_op_entries(index, g, deps, i, index_bin_path(package, dir + stem + ".o"), *core);
     }
     std::string text = index.dump(2) + "\n";
     write_text(support::path_beneath(stage_dir, "config/" + soc_dir + "/binary_info_config.json"),
@@ -450,9 +563,9 @@ std::string npu_fingerprint() {
 }
 
 void build_npu_package(const graph::Graph& g, const fusion::Plan& plan,
-                       const codegen::NpuTarget& target, const std::string& soc_dir,
-                       const std::string& build_dir, const std::string& stage_dir, unsigned jobs,
-                       std::string& log) {
+                       const codegen::NpuTarget& target, const std::string& package,
+                       const std::string& soc_dir, const std::string& build_dir,
+                       const std::string& stage_dir, unsigned jobs, std::string& log) {
     const fs::path build(build_dir), stage(stage_dir);
     fs::create_directories(build / "obj");
     fs::create_directories(build / "lib");
@@ -492,9 +605,9 @@ void build_npu_package(const graph::Graph& g, const fusion::Plan& plan,
         builder.run_all(stages[k], what[k], jobs);
     json index = json::object();
     for (const auto& s : plan.segments)
-        stage_superkernel(g, s, npu_files(g, s, target, soc_dir), build, stage, index, log);
+        stage_superkernel(g, s, npu_files(g, s, target, soc_dir, package), build, stage, index, log);
     log += "static kernels (operators left out):\n";
-    stage_static_kernels(g, &plan, soc_dir, stage_dir, log, index.dump());
+    stage_static_kernels(g, &plan, package, soc_dir, stage_dir, log, index.dump());
 }
 
 namespace {
@@ -534,8 +647,8 @@ std::optional<std::string> cann_meta_problem(const fs::path& meta, const fs::pat
 // What the vendor wrote for segment `s`, checked (present, metadata naming the object, sha256
 // when given) and copied into the package under the vendor's names.
 void stage_cann_superkernel(const graph::Graph& g, const fusion::Segment& s, const fs::path& build,
-                            const std::string& soc_dir, const fs::path& stage, json& index,
-                            std::string& log) {
+                            const std::string& soc_dir, const std::string& package,
+                            const fs::path& stage, json& index, std::string& log) {
     const std::string name = codegen::cann_kernel_name(g, s);
     const fs::path out = build / cann_work_dir(s) / codegen::k_cann_kernel_meta;
     const fs::path object = out / (name + ".o"), meta = out / (name + ".json");
@@ -562,8 +675,21 @@ void stage_cann_superkernel(const graph::Graph& g, const fusion::Segment& s, con
             sources.insert(e.path());
     if (!sources.empty())
         place(*sources.begin(), name + ".cpp");
-    index["SuperKernel"]["binaryList"].push_back(
-        {{"simplifiedKey", {"SuperKernel/" + s.name}}, {"binPath", dir + name + ".json"}});
+    // The index entry from the vendor's own metadata, keyed as skforge's SuperKernels are.
+    json vendor = json::parse(support::read_file(meta.string()), nullptr, false);
+    std::vector<std::uint64_t> workspace;
+    if (vendor.is_object() && vendor.contains("workspace") && vendor["workspace"].is_object() &&
+        vendor["workspace"].contains("size") && vendor["workspace"]["size"].is_array())
+        for (const auto& v : vendor["workspace"]["size"])
+            if (v.is_number_unsigned())
+                workspace.push_back(v.get<std::uint64_t>());
+    auto core = kernel::parse_core_type(vendor.is_object() ? vendor.value("coreType", "MIX") : "");
+    add_static_entry(
+        index, "SuperKernel",
+        static_entry(vendor.is_object() ? vendor.value("blockDim", s.block_dim) : s.block_dim,
+                     name, workspace, core.value_or(kernel::CoreType::mix),
+                     index_bin_path(package, dir + name + ".o"),
+                     "SuperKernel/" + package + "/" + s.name));
     log += "SuperKernel " + s.name + ": " + std::to_string(s.ops.size()) + " sub-kernels -> " +
            dir + name + ".o (the vendor's super_kernel.compile)\n";
 }
@@ -597,7 +723,8 @@ std::string cann_fingerprint(const CannProbe& probe) {
 }
 
 void build_cann_package(const graph::Graph& g, const fusion::Plan& plan, const std::string& soc,
-                        const std::string& soc_dir, const std::string& build_dir,
+                        const std::string& soc_dir, const std::string& package,
+                        const std::string& build_dir,
                         const std::string& stage_dir, unsigned jobs, std::string& log) {
     const fs::path build(build_dir);
     std::vector<std::vector<std::string>> commands;
@@ -619,9 +746,9 @@ void build_cann_package(const graph::Graph& g, const fusion::Plan& plan, const s
     append_cann_logs(g, plan, build, log);
     json index = json::object();
     for (const auto& s : plan.segments)
-        stage_cann_superkernel(g, s, build, soc_dir, stage_dir, index, log);
+        stage_cann_superkernel(g, s, build, soc_dir, package, stage_dir, index, log);
     log += "static kernels (operators left out):\n";
-    stage_static_kernels(g, &plan, soc_dir, stage_dir, log, index.dump());
+    stage_static_kernels(g, &plan, package, soc_dir, stage_dir, log, index.dump());
 }
 
 void write_npu_sources(const graph::Graph& g, const fusion::Plan& plan,

@@ -16,10 +16,11 @@ std::string host_fingerprint(const graph::Graph& g);
 
 /// Builds every kernel and SuperKernel of `g` for the host in `build_dir` (with up to `jobs`
 /// compilers at once) and lays the package tree out in `stage`: host/<OpType>/ kernels,
-/// host/SuperKernel/ entries (their source kept), config/host/binary_info_config.json and
-/// host/program.json. Every command line and compiler message goes to `log`. Throws an Error
-/// naming the operator, file or command that failed.
-void build_host_package(const graph::Graph& g, const fusion::Plan& plan,
+/// host/SuperKernel/ entries (their source kept), config/host/binary_info_config.json (the
+/// staticList index, binPaths under `package`) and host/program.json. Every command line and
+/// compiler message goes to `log`. Throws an Error naming the operator, file or command that
+/// failed.
+void build_host_package(const graph::Graph& g, const fusion::Plan& plan, const std::string& package,
                         const std::string& build_dir, const std::string& stage, unsigned jobs,
                         std::string& log);
 
@@ -30,9 +31,9 @@ std::string npu_fingerprint();
 /// in `stage`: <soc>/SuperKernel/<segment>.{o,json,cpp} and, for the operators left out of
 /// every SuperKernel, their precompiled kernels as static kernels; the index covers both.
 void build_npu_package(const graph::Graph& g, const fusion::Plan& plan,
-                       const codegen::NpuTarget& target, const std::string& soc_dir,
-                       const std::string& build_dir, const std::string& stage, unsigned jobs,
-                       std::string& log);
+                       const codegen::NpuTarget& target, const std::string& package,
+                       const std::string& soc_dir, const std::string& build_dir,
+                       const std::string& stage, unsigned jobs, std::string& log);
 
 /// Whether python3 can import the vendor's SuperKernel compiler (superkernel.super_kernel).
 struct CannProbe {
@@ -53,7 +54,8 @@ std::string cann_fingerprint(const CannProbe& probe);
 /// source as .cpp when it left one), and the static kernels of the operators left out; the
 /// index covers both. The vendor's own log goes to `log`.
 void build_cann_package(const graph::Graph& g, const fusion::Plan& plan, const std::string& soc,
-                        const std::string& soc_dir, const std::string& build_dir,
+                        const std::string& soc_dir, const std::string& package,
+                        const std::string& build_dir,
                         const std::string& stage, unsigned jobs, std::string& log);
 
 /// What build_npu_package would build, without building it: in `out_dir`, per SuperKernel,
@@ -63,12 +65,15 @@ void write_npu_sources(const graph::Graph& g, const fusion::Plan& plan,
                        const codegen::NpuTarget& target, const std::string& soc_dir,
                        const std::string& out_dir, std::string& log);
 
-/// Lays precompiled kernels out as static kernels: <soc>/<OpType>/<json and binary>, and the
-/// package's own index config/<soc>/binary_info_config.json (written, and returned as text).
+/// Lays precompiled kernels out as static kernels: <soc>/<OpType>/<stem>.{json,o}, and the
+/// package's own index config/<soc>/binary_info_config.json (written, and returned as text) in
+/// the form CANN's runtime reads: per OpType a staticList, each entry's binPath
+/// `<package>/<soc>/<OpType>/<stem>.o` and simplifiedKey built from the operator's tensors.
 /// With a plan, only the operators left out of every SuperKernel, and the index also lists
 /// `extra` (the SuperKernels).
 std::string stage_static_kernels(const graph::Graph& g, const fusion::Plan* plan,
-                                 const std::string& soc_dir, const std::string& stage,
-                                 std::string& log, const std::string& extra_index = "{}");
+                                 const std::string& package, const std::string& soc_dir,
+                                 const std::string& stage, std::string& log,
+                                 const std::string& extra_index = "{}");
 
 } // namespace skforge::compile

@@ -1,5 +1,7 @@
 #include "skforge/graph/graph.hpp"
 
+#include "skforge/kernel/static_index.hpp"
+
 #include "skforge/support/error.hpp"
 #include "skforge/support/file.hpp"
 #include "skforge/support/memory.hpp"
@@ -151,6 +153,16 @@ struct Reader {
                         [&](std::size_t i, const YNode& v) { f(known.begin()[i], v); });
     }
 
+    // The storage format CANN keys static kernels by: one of GE's names.
+    std::string tensor_format(const YNode& v) {
+        std::string f = str(v, "format").value_or("");
+        if (!f.empty() && !kernel::ge_format(f))
+            diags.error(
+                at(v), "format '" + f + "' is not one of GE's formats",
+                "e.g. ND, NCHW, NHWC, NC1HWC0, FRACTAL_Z, FRACTAL_NZ (share/doc/graph-format.md)");
+        return f;
+    }
+
     Tensor tensor(const YNode& n, bool needs_shape) {
         Tensor t;
         t.where = at(n);
@@ -159,15 +171,17 @@ struct Reader {
             return t;
         }
         bool has_shape = false;
-        enum { name, shape, dtype };
-        fields_by_index(n, "a tensor", {"name", "shape", "dtype"},
+        enum { name, shape, dtype, format };
+        fields_by_index(n, "a tensor", {"name", "shape", "dtype", "format"},
                         [&](std::size_t k, const YNode& v) {
                             if (k == name)
                                 t.name = str(v, "tensor name").value_or("");
                             else if (k == shape)
                                 t.shape = number_list<std::int64_t>(v, "shape"), has_shape = true;
-                            else
+                            else if (k == dtype)
                                 t.dtype = str(v, "dtype").value_or("");
+                            else
+                                t.format = tensor_format(v);
                         });
         if (t.name.empty())
             diags.error(t.where, "a tensor needs a name");

@@ -166,7 +166,7 @@ void read_sub_kernel_names(const json& doc, std::map<std::string, SubKernelName>
 }
 
 // Every key parse_kernel_meta models; the rest go to extra_json untouched.
-constexpr std::array<std::string_view, 25> k_known_keys = {
+constexpr std::array<std::string_view, 26> k_known_keys = {
     "kernelName",
     "blockDim",
     "magic",
@@ -191,7 +191,8 @@ constexpr std::array<std::string_view, 25> k_known_keys = {
     "debugBufSize",
     "debugOptions",
     "taskRation",
-    "coreType"};
+    "coreType",
+    "deterministic"};
 
 std::string unknown_fields(const json& doc) {
     json extra = json::object();
@@ -232,6 +233,20 @@ bool check_file_name(const char* key, std::string_view what, const std::string& 
     return !bad;
 }
 
+// `deterministic` is "true", "false" or "ignore"; a boolean is taken for its text.
+std::string read_deterministic(const json& doc, std::vector<MetaProblem>& problems) {
+    auto it = doc.find("deterministic");
+    if (it == doc.end())
+        return "";
+    if (it->is_boolean())
+        return it->get<bool>() ? "true" : "false";
+    if (it->is_string() && (*it == "true" || *it == "false" || *it == "ignore"))
+        return it->get<std::string>();
+    problems.push_back(
+        {"deterministic", "'deterministic' must be \"true\", \"false\" or \"ignore\""});
+    return "";
+}
+
 } // namespace
 
 bool uses_debug_buffer(const KernelMeta& meta) {
@@ -256,6 +271,7 @@ KernelMeta parse_kernel_meta(std::string_view json_text, std::vector<MetaProblem
     read(doc, "binFileSuffix", m.bin_file_suffix, problems);
     read(doc, "sha256", m.sha256, problems);
     read(doc, "sub_operator_kernel_type", m.kernel_type_text, problems);
+    m.deterministic = read_deterministic(doc, problems);
     read(doc, "split_mode", m.split_mode, problems);
     read_workspace(doc, m.workspace, problems);
     m.support_super_kernel = read_flag(doc, "supportSuperKernel", problems);

@@ -178,3 +178,19 @@ TEST_CASE("scopes used but not declared are added in order of first use, at that
         }
     }
 }
+
+TEST_CASE("a tensor's format is one of GE's names, reported where it is written",
+          "[graph][loader]") {
+    test::GraphFixture f;
+    REQUIRE(f.load("name: t\nnpu_arch: dav-2201\ninputs: [{name: x, shape: [4, 16], dtype: "
+                   "bfloat16, format: FRACTAL_NZ}]\nops:\n" +
+                   op("a", "vec", "x")));
+    CHECK(f.graph.inputs[0].format == "FRACTAL_NZ");
+    CHECK(f.graph.ops[0].outputs[0].format.empty()); // not given: ND
+    test::GraphFixture bad;
+    CHECK_FALSE(bad.load("name: t\nnpu_arch: dav-2201\ninputs: [{name: x, shape: [4], dtype: "
+                         "float16, format: nz}]\nops:\n" +
+                         op("a", "vec", "x")));
+    CHECK_THAT(bad.first(), Catch::StartsWith("g.yaml:3:") &&
+                                Catch::Contains("format 'nz' is not one of GE's formats"));
+}

@@ -45,9 +45,11 @@ struct CompileResult {
     std::string sources_dir; ///< OUTDIR/<name>_sources with --sources-only, else empty
 };
 
-/// The SoC a compile targets: SUPERKERNEL_COMPILE_SOC_VERSION, then ASCEND_COMPILE_SOC_VERSION,
-/// then ASCEND_SOC_VERSION, then the graph's, else Ascend910_9391.
-std::string target_soc(const std::string& graph_soc);
+/// The SoC a compile for `npu_arch` targets: SUPERKERNEL_COMPILE_SOC_VERSION, then
+/// ASCEND_COMPILE_SOC_VERSION, then ASCEND_SOC_VERSION, then `graph_soc` (the graph's, when the
+/// graph is for `npu_arch`), else kernel::default_soc(npu_arch) (Ascend910_9391; Ascend950PR_9599
+/// for dav-3510).
+std::string target_soc(const std::string& graph_soc, const std::string& npu_arch);
 
 /// Runs the pipeline: check, plan, (code generation), package. On success writes
 /// OUTDIR/<name>.run and OUTDIR/<name>_compile_log/<name>_compile_succ.log; on failure writes

@@ -19,6 +19,7 @@ struct Tensor {
     std::string name;
     std::vector<std::int64_t> shape;
     std::string dtype;
+    std::string format; ///< GE's name (ND, FRACTAL_NZ, ...); empty: not given (ND)
     Location where;
 };
 

@@ -1,0 +1,161 @@
+#include "skforge/kernel/static_index.hpp"
+
+#include <utility>
+
+namespace skforge::kernel {
+
+namespace {
+
+template <class T, std::size_t N>
+std::optional<T> lookup(const std::pair<std::string_view, T> (&table)[N], std::string_view name) {
+    for (const auto& [n, v] : table)
+        if (n == name)
+            return v;
+    return std::nullopt;
+}
+
+// The names opbase maps to CoreType (executor/indv_bininfo.h, g_nnopbaseKernelTypeMap).
+constexpr std::pair<std::string_view, CoreType> k_core_types[] = {
+    {"MIX", CoreType::mix},
+    {"AiCore", CoreType::ai_core},
+    {"VectorCore", CoreType::vector_core},
+    {"MIX_AICORE", CoreType::mix_ai_core},
+    {"MIX_VECTOR_CORE", CoreType::mix_vector_core},
+    {"MIX_AIC", CoreType::mix},
+};
+
+// ge::DataType (metadef inc/external/graph/c_types.h), by the names graphs use.
+constexpr std::pair<std::string_view, std::uint32_t> k_dtypes[] = {
+    {"float", 0},        {"float32", 0},      {"float16", 1},      {"half", 1},
+    {"int8", 2},         {"int32", 3},        {"uint8", 4},        {"int16", 6},
+    {"uint16", 7},       {"uint32", 8},       {"int64", 9},        {"uint64", 10},
+    {"double", 11},      {"float64", 11},     {"bool", 12},        {"complex64", 16},
+    {"complex128", 17},  {"qint8", 18},       {"qint16", 19},      {"qint32", 20},
+    {"quint8", 21},      {"quint16", 22},     {"bfloat16", 27},    {"bf16", 27},
+    {"int4", 29},        {"uint1", 30},       {"int2", 31},        {"uint2", 32},
+    {"complex32", 33},   {"hifloat8", 34},    {"float8_e5m2", 35}, {"float8_e4m3fn", 36},
+    {"float8_e8m0", 37}, {"float6_e3m2", 38}, {"float6_e2m3", 39}, {"float4_e2m1", 40},
+    {"float4_e1m2", 41}, {"hifloat4", 42},
+};
+
+// ge::Format (metadef inc/external/graph/c_types.h), without the FORMAT_ prefix.
+constexpr std::pair<std::string_view, std::uint32_t> k_formats[] = {
+    {"NCHW", 0},
+    {"NHWC", 1},
+    {"ND", 2},
+    {"NC1HWC0", 3},
+    {"FRACTAL_Z", 4},
+    {"NC1C0HWPAD", 5},
+    {"NHWC1C0", 6},
+    {"FSR_NCHW", 7},
+    {"FRACTAL_DECONV", 8},
+    {"C1HWNC0", 9},
+    {"FRACTAL_DECONV_TRANSPOSE", 10},
+    {"FRACTAL_DECONV_SP_STRIDE_TRANS", 11},
+    {"NC1HWC0_C04", 12},
+    {"FRACTAL_Z_C04", 13},
+    {"CHWN", 14},
+    {"FRACTAL_DECONV_SP_STRIDE8_TRANS", 15},
+    {"HWCN", 16},
+    {"NC1KHKWHWC0", 17},
+    {"BN_WEIGHT", 18},
+    {"FILTER_HWCK", 19},
+    {"C1HWNCoC0", 25},
+    {"MD", 26},
+    {"NDHWC", 27},
+    {"FRACTAL_ZZ", 28},
+    {"FRACTAL_NZ", 29},
+    {"NCDHW", 30},
+    {"DHWCN", 31},
+    {"NDC1HWC0", 32},
+    {"FRACTAL_Z_3D", 33},
+    {"CN", 34},
+    {"NC", 35},
+    {"DHWNC", 36},
+    {"FRACTAL_Z_3D_TRANSPOSE", 37},
+    {"FRACTAL_ZN_LSTM", 38},
+    {"FRACTAL_Z_G", 39},
+    {"ND_RNN_BIAS", 43},
+    {"FRACTAL_ZN_RNN", 44},
+    {"NYUV", 45},
+    {"NYUV_A", 46},
+    {"NCL", 47},
+    {"FRACTAL_Z_WINO", 48},
+    {"C1HWC0", 49},
+    {"FRACTAL_NZ_C0_16", 50},
+    {"FRACTAL_NZ_C0_32", 51},
+    {"FRACTAL_NZ_C0_2", 52},
+    {"FRACTAL_NZ_C0_4", 53},
+    {"FRACTAL_NZ_C0_8", 54},
+};
+
+void append_hex(std::string& out, std::uint64_t v) {
+    static constexpr char k_digits[] = "0123456789abcdef";
+    char buf[16];
+    int n = 0;
+    do {
+        buf[n++] = k_digits[v & 0xf];
+        v >>= 4;
+    } while (v != 0);
+    while (n > 0)
+        out += buf[--n];
+}
+
+} // namespace
+
+CoreType core_type_of(KernelType type) {
+    switch (type) {
+    case KernelType::aiv_only:
+        return CoreType::vector_core;
+    case KernelType::aic_only:
+        return CoreType::ai_core;
+    default:
+        return CoreType::mix;
+    }
+}
+
+std::optional<CoreType> parse_core_type(std::string_view text) {
+    return lookup(k_core_types, text);
+}
+
+std::optional<CoreType> kernel_core_type(const KernelMeta& meta) {
+    if (auto named = parse_core_type(meta.core_type))
+        return named;
+    if (meta.kernel_type)
+        return core_type_of(*meta.kernel_type);
+    if (meta.magic_name == "RT_DEV_BINARY_MAGIC_ELF_AIVEC")
+        return CoreType::vector_core;
+    if (meta.magic_name == "RT_DEV_BINARY_MAGIC_ELF_AICUBE")
+        return CoreType::ai_core;
+    return std::nullopt;
+}
+
+std::optional<std::uint32_t> ge_data_type(std::string_view dtype) {
+    return lookup(k_dtypes, dtype);
+}
+
+std::optional<std::uint32_t> ge_format(std::string_view format) {
+    return lookup(k_formats, format);
+}
+
+std::string static_simplified_key(std::string_view op_type, int deterministic, int impl_mode,
+                                  std::span<const KeyTensor> tensors) {
+    std::string key(op_type);
+    key += "/d=" + std::to_string(deterministic) + ",p=" + std::to_string(impl_mode);
+    for (const auto& t : tensors) {
+        key += '/';
+        append_hex(key, t.dtype);
+        key += ',';
+        append_hex(key, t.format);
+        key += ",(";
+        for (std::size_t i = 0; i < t.shape.size(); ++i) {
+            if (i != 0)
+                key += ',';
+            append_hex(key, static_cast<std::uint64_t>(t.shape[i]));
+        }
+        key += ')';
+    }
+    return key;
+}
+
+} // namespace skforge::kernel

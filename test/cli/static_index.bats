@@ -1,0 +1,181 @@
+#!/usr/bin/env bats
+# The static-kernel index end to end: NPU packages compiled by skc, installed, upgraded and
+# uninstalled by skinstall, read the way CANN's runtime reads them ($OPBASE_READ, written from
+# opbase's indv_collector.cpp: staticList, integer coreType, binPath to an existing .o, binDesc).
+load helpers
+
+# kernel DIR NAME KERNEL_TYPE [BLOCKDIM]: a precompiled kernel DIR/NAME.{o,json}.
+kernel() {
+    mkdir -p "$1"
+    head -c 2000 /dev/urandom >"$1/$2.o"
+    local sha
+    sha=$(sha256sum "$1/$2.o" | cut -d' ' -f1)
+    printf '{"kernelName":"%s_k","blockDim":%s,"magic":"RT_DEV_BINARY_MAGIC_ELF","sub_operator_kernel_type":"%s","supportSuperKernel":1,"sha256":"%s","workspace":{"num":1,"size":[64],"type":[0]}}\n' \
+        "$2" "${4:-8}" "$3" "$sha" >"$1/$2.json"
+}
+
+# graph DIR ARCH SOC ADD_LEN: Add (AIV only) on float16[ADD_LEN] and Mul (AIC only) on
+# bfloat16[16,32] FRACTAL_NZ, both left out of SuperKernels.
+graph() {
+    kernel "$1/k" add KERNEL_TYPE_AIV_ONLY
+    kernel "$1/k" mul KERNEL_TYPE_AIC_ONLY
+    cat >"$1/graph.yaml" <<EOF
+name: g
+npu_arch: $2
+soc_version: $3
+super_kernel_optimize: false
+inputs: [{name: x, shape: [$4], dtype: float16}, {name: w, shape: [16, 32], dtype: bfloat16, format: FRACTAL_NZ}]
+ops:
+  - {name: a, type: Add, kernel: {json_path: k/add.json, bin_path: k/add.o}, inputs: [x, x], outputs: [{name: y, shape: [$4], dtype: float16}]}
+  - {name: m, type: Mul, kernel: {json_path: k/mul.json, bin_path: k/mul.o}, inputs: [w], outputs: [{name: z, shape: [16, 32], dtype: bfloat16, format: FRACTAL_NZ}]}
+EOF
+}
+
+ai() { echo "$W/root/opp/static_kernel/ai_core"; }
+
+# read_index SOC_DIR: what the runtime finds; fails the test when it would skip anything.
+read_index() {
+    run "$OPBASE_READ" "$W/root/opp" "$1"
+    echo "$output"
+    [ "$status" -eq 0 ]
+}
+
+# skinst COMMAND ARGS...: skinstall on the test's install root.
+skinst() {
+    mkdir -p "$W/root"
+    "$SKINSTALL" "$@" --install-path "$W/root" -q
+}
+
+@test "dav-2201: every static kernel of a compiled, installed package is found" {
+    graph g dav-2201 Ascend910B1 16
+    "$SKC" compile g/graph.yaml --name p1 >/dev/null
+    skinst install static_kernel_compile_outputs/p1.run
+    read_index ascend910b
+    diff - <(echo "$output") <<'EOF'
+Add core=2 bin=p1/ascend910b/Add/add.o blockDim=8 kernel=add_k ws=64 key=Add/d=0,p=0/1,2,(10)/1,2,(10)/1,2,(10)
+Add core=2 bin=p1/ascend910b/Add/add.o blockDim=8 kernel=add_k ws=64 key=Add/d=1,p=0/1,2,(10)/1,2,(10)/1,2,(10)
+Mul core=1 bin=p1/ascend910b/Mul/mul.o blockDim=8 kernel=mul_k ws=64 key=Mul/d=0,p=0/1b,1d,(10,20)/1b,1d,(10,20)
+Mul core=1 bin=p1/ascend910b/Mul/mul.o blockDim=8 kernel=mul_k ws=64 key=Mul/d=1,p=0/1b,1d,(10,20)/1b,1d,(10,20)
+EOF
+    cmp "$(ai)/p1/ascend910b/Add/add.o" g/k/add.o
+    cmp "$(ai)/p1/ascend910b/Add/add.json" g/k/add.json
+    # Nothing where the runtime does not look.
+    [ ! -e "$(ai)/config/ascend910b1" ]
+}
+
+@test "dav-2201: later packages win per key; uninstalls bring the earlier kernels back" {
+    graph g1 dav-2201 Ascend910_9391 16
+    graph g2 dav-2201 Ascend910_9392 32 # Add on another shape; Mul the same call
+    "$SKC" compile g1/graph.yaml --name p1 >/dev/null
+    "$SKC" compile g2/graph.yaml --name p2 >/dev/null
+    skinst install static_kernel_compile_outputs/p1.run
+    skinst install static_kernel_compile_outputs/p2.run
+    read_index ascend910_93
+    [ "$(grep -c 'bin=p1/ascend910_93/Add/add.o' <<<"$output")" -eq 2 ]
+    [ "$(grep -c 'bin=p2/ascend910_93/Add/add.o .*key=Add/d=0,p=0/1,2,(20)' <<<"$output")" -eq 1 ]
+    [ "$(grep -c '^Mul .*bin=p2/' <<<"$output")" -eq 2 ]
+    [ "$(grep -c '^Mul .*bin=p1/' <<<"$output")" -eq 0 ]
+    skinst uninstall p2
+    read_index ascend910_93
+    [ "$(grep -c 'bin=p1/' <<<"$output")" -eq 4 ]
+    [ "$(grep -c 'bin=p2/' <<<"$output")" -eq 0 ]
+    skinst uninstall p1
+    read_index ascend910_93
+    [[ "$output" != *"bin="* ]]
+}
+
+@test "dav-2201: an upgraded package's kernels are the ones found" {
+    graph g dav-2201 Ascend910B3 16
+    "$SKC" compile g/graph.yaml --name p1 >/dev/null
+    skinst install static_kernel_compile_outputs/p1.run
+    kernel g/k add KERNEL_TYPE_AIV_ONLY 40
+    "$SKC" compile g/graph.yaml --name p1 --version 1.1.0 >/dev/null
+    skinst upgrade static_kernel_compile_outputs/p1.run
+    read_index ascend910b
+    [ "$(grep -c '^Add core=2 bin=p1/ascend910b/Add/add.o blockDim=40 ' <<<"$output")" -eq 2 ]
+    [ "$(grep -c 'blockDim=8 kernel=add_k' <<<"$output")" -eq 0 ]
+    cmp "$(ai)/p1/ascend910b/Add/add.o" g/k/add.o
+}
+
+# fake_bisheng: a stand-in for the CANN compiler that writes each -o file.
+fake_bisheng() {
+    mkdir -p fakebin
+    cat >fakebin/bisheng <<'EOF'
+#!/bin/sh
+[ "$1" = --version ] && { echo "fake bisheng 0.0"; exit 0; }
+out=""
+while [ $# -gt 0 ]; do [ "$1" = -o ] && out=$2; shift; done
+printf 'device object %s\n' "$out" >"$out"
+EOF
+    chmod +x fakebin/bisheng
+}
+
+@test "dav-3510: SuperKernels and operators left out are found under ascend950, across installs, upgrades and uninstalls" {
+    kernel g/k add KERNEL_TYPE_AIV_ONLY
+    kernel g/k add2 KERNEL_TYPE_AIV_ONLY
+    kernel g/k mul KERNEL_TYPE_AIC_ONLY
+    cat >g/graph.yaml <<'EOF'
+name: g
+npu_arch: dav-3510
+inputs: [{name: x, shape: [16], dtype: float16}]
+ops:
+  - {name: a, type: Add, kernel: {json_path: k/add.json, bin_path: k/add.o}, inputs: [x, x], outputs: [{name: y, shape: [16], dtype: float16}], scope: s}
+  - {name: a2, type: Add, kernel: {json_path: k/add2.json, bin_path: k/add2.o}, inputs: [y, y], outputs: [{name: y2, shape: [16], dtype: float16}], scope: s}
+  - {name: m, type: Mul, kernel: {json_path: k/mul.json, bin_path: k/mul.o}, inputs: [y2], outputs: [{name: z, shape: [16], dtype: float16}], no_fusion: true}
+EOF
+    fake_bisheng
+    # No SoC in the graph: dav-3510's default, Ascend950PR_9599.
+    PATH=$PWD/fakebin:$PATH ASCEND_HOME_PATH=/opt/cann "$SKC" compile g/graph.yaml --name p3 >/dev/null
+    skinst install static_kernel_compile_outputs/p3.run
+    read_index ascend950
+    [ "$(grep -c '^SuperKernel core=2 bin=p3/ascend950/SuperKernel/s.o blockDim=[0-9]* kernel=g_s ws=[0-9]* key=SuperKernel/p3/s$' <<<"$output")" -eq 1 ]
+    [ "$(grep -c '^Mul core=1 bin=p3/ascend950/Mul/mul.o blockDim=8 kernel=mul_k ws=64 key=Mul/d=[01],p=0/1,2,(10)/1,2,(10)$' <<<"$output")" -eq 2 ]
+    [ "$(grep -c '^Add ' <<<"$output")" -eq 0 ] # fused
+    cmp "$(ai)/p3/ascend950/SuperKernel/s.o" <(printf 'device object lib/s.o\n')
+    # A second package of the same graph: both SuperKernels stay, its Mul wins the shared key.
+    PATH=$PWD/fakebin:$PATH ASCEND_HOME_PATH=/opt/cann "$SKC" compile g/graph.yaml --name p4 >/dev/null
+    skinst install static_kernel_compile_outputs/p4.run
+    read_index ascend950
+    [ "$(grep -c '^SuperKernel .*key=SuperKernel/p[34]/s$' <<<"$output")" -eq 2 ]
+    [ "$(grep -c '^Mul .*bin=p4/' <<<"$output")" -eq 2 ]
+    [ "$(grep -c '^Mul .*bin=p3/' <<<"$output")" -eq 0 ]
+    # Upgrading p3 (a new Mul kernel) keeps every kernel readable.
+    kernel g/k mul KERNEL_TYPE_AIC_ONLY 20
+    PATH=$PWD/fakebin:$PATH ASCEND_HOME_PATH=/opt/cann "$SKC" compile g/graph.yaml --name p3 --version 1.1.0 >/dev/null
+    skinst upgrade static_kernel_compile_outputs/p3.run
+    read_index ascend950
+    [ "$(grep -c '^SuperKernel ' <<<"$output")" -eq 2 ]
+    [ "$(grep -c '^Mul ' <<<"$output")" -eq 2 ]
+    skinst uninstall p4
+    read_index ascend950
+    [ "$(grep -c '^Mul core=1 bin=p3/ascend950/Mul/mul.o blockDim=20 ' <<<"$output")" -eq 2 ]
+    [ "$(grep -c '^SuperKernel .*key=SuperKernel/p3/s$' <<<"$output")" -eq 1 ]
+    [ "$(grep -c 'p4/' <<<"$output")" -eq 0 ]
+    skinst uninstall p3
+    read_index ascend950
+    [[ "$output" != *"bin="* ]]
+}
+
+@test "compile refuses a SoC the architecture does not compile for, and a binPath the runtime would misread" {
+    graph g dav-3510 Ascend910B1 16
+    run "$SKC" compile g/graph.yaml
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"SoC 'Ascend910B1' belongs to CANN's ascend910b family, which dav-3510 does not compile for"* ]]
+    [ ! -e static_kernel_compile_outputs/g_dav-3510.run ]
+    graph h dav-2201 Ascend910B9 16
+    run "$SKC" compile h/graph.yaml
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"SoC 'Ascend910B9' is not one skforge knows CANN's directory for"* ]]
+    graph i dav-2201 Ascend910B1 16
+    run "$SKC" compile i/graph.yaml --name my.ops
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"binPath 'my.ops/ascend910b/Add/add.o' has '.o' before its end"* ]]
+}
+
+@test "a kernel that says nothing of its cores is refused, naming it" {
+    graph g dav-2201 Ascend910B1 16
+    sed -i 's/"sub_operator_kernel_type":"KERNEL_TYPE_AIC_ONLY",//' g/k/mul.json
+    run "$SKC" compile g/graph.yaml
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"mul.json (operator 'm') says neither its coreType nor its sub_operator_kernel_type"* ]]
+}
