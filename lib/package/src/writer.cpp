@@ -32,11 +32,15 @@ struct Generated {
     mode_t mode;
 };
 
+// One line per entry for the shell scripts: "<f|d> <mode> <sha256 or -> <path>". Paths hold no
+// control character, so a line is an entry; "-" marks a directory or a script whose digest
+// cannot be embedded in the scripts themselves.
 std::string entry_lines(const std::vector<ManifestEntry>& entries, bool reversed) {
     std::vector<std::string> lines;
     for (const auto& e : entries)
         lines.push_back(std::string(e.type == EntryType::file ? "f " : "d ") +
-                        (e.mode == 0755 ? "0755 " : "0644 ") + e.path);
+                        (e.mode == 0755 ? "0755 " : "0644 ") +
+                        (e.sha256.empty() ? std::string("-") : e.sha256) + " " + e.path);
     if (reversed)
         std::reverse(lines.begin(), lines.end());
     std::string out;
@@ -62,8 +66,8 @@ void add_entry(std::vector<ManifestEntry>& entries, const std::string& path,
     entries.push_back({path, EntryType::file, mode, text.size(), support::sha256_hex(text)});
 }
 
-// Builds the manifest and the generated files. The scripts embed the entry list, which names the
-// scripts themselves but not their digests, so there is no circularity.
+// Builds the manifest and the generated files. The scripts embed the entry list with every digest
+// except the scripts' own, so there is no circularity.
 std::vector<Generated> build_manifest(const PackOptions& o, Manifest& m,
                                       const std::vector<SourceEntry>& src) {
     for (const auto& e : src)
@@ -72,18 +76,17 @@ std::vector<Generated> build_manifest(const PackOptions& o, Manifest& m,
                                "\nnpu_arch=" + m.npu_arch + "\nsoc_version=" + m.soc_version +
                                "\ntoolchain=" + m.toolchain + "\n";
     auto listed = m.entries;
-    for (const char* p : {"install.sh", "uninstall.sh", "version.info"})
-        listed.push_back({p,
-                          EntryType::file,
-                          std::string_view(p) == "version.info" ? mode_t(0644) : mode_t(0755),
-                          0,
-                          {}});
+    for (const char* p : {"install.sh", "uninstall.sh"})
+        listed.push_back({p, EntryType::file, 0755, 0, {}});
+    listed.push_back({"version.info", EntryType::file, 0644, version_info.size(),
+                      support::sha256_hex(version_info)});
     std::sort(listed.begin(), listed.end(),
               [](const ManifestEntry& a, const ManifestEntry& b) { return a.path < b.path; });
     std::map<std::string, std::string> values = {{"NAME", m.name},
                                                  {"VERSION", m.version},
                                                  {"ENTRIES", entry_lines(listed, false)},
-                                                 {"ENTRIES_REVERSED", entry_lines(listed, true)}};
+                                                 {"ENTRIES_REVERSED", entry_lines(listed, true)},
+                                                 {"FALLBACK_LIB", std::string(templates::k_fallback_lib_sh)}};
     std::vector<Generated> gen = {
         {"install.sh", render_template(templates::k_install_sh, values), 0755},
         {"uninstall.sh", render_template(templates::k_uninstall_sh, values), 0755},
