@@ -152,6 +152,13 @@ assert_all_listed() {
     [[ "$output" == *"removed the stale lock"* ]]
     [ -d $AI/kern ]
     [ ! -e $AI/config/static_kernel.lock.d ]
+    # A lock left without a pid (its owner died between mkdir and writing it) is broken after 10 s.
+    mkdir $AI/config/static_kernel.lock.d
+    rm -r $AI/kern
+    run env PATH="$W/nf" sh kern.run --install-path="$W/root"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"waiting for the lock"*"(process unknown)"*"removed the stale lock"*"(none)"* ]]
+    [ -d $AI/kern ]
 }
 
 # swap_loop LINK DIR STOP SEEN: exchanges DIR and the symlink LINK atomically (renameat2
@@ -176,6 +183,21 @@ while not os.path.exists(stop) or swapped:
             f.write(" ".join(found) + "\n")
     time.sleep(0.002)
 PY
+}
+
+@test "an interrupted skinstall transaction (a journal) makes both scripts refuse" {
+    pack_tree kern
+    mkdir root
+    sh kern.run --install-path="$W/root" -q
+    echo '{"op":"install","name":"x","manifest_sha256":"00"}' >$AI/.skforge-journal
+    before=$(tree_digest root)
+    run sh $AI/kern/uninstall.sh
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"'$W/$AI/.skforge-journal' records an interrupted skinstall transaction; run 'skinstall recover' first"* ]]
+    run sh kern.run --upgrade --install-path="$W/root"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"run 'skinstall recover' first"* ]]
+    [ "$(tree_digest root)" = "$before" ]
 }
 
 @test "item 4: swapping ai_core for a symlink during installs never puts anything outside" {
