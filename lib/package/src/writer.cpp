@@ -82,11 +82,12 @@ std::vector<Generated> build_manifest(const PackOptions& o, Manifest& m,
                       support::sha256_hex(version_info)});
     std::sort(listed.begin(), listed.end(),
               [](const ManifestEntry& a, const ManifestEntry& b) { return a.path < b.path; });
-    std::map<std::string, std::string> values = {{"NAME", m.name},
-                                                 {"VERSION", m.version},
-                                                 {"ENTRIES", entry_lines(listed, false)},
-                                                 {"ENTRIES_REVERSED", entry_lines(listed, true)},
-                                                 {"FALLBACK_LIB", std::string(templates::k_fallback_lib_sh)}};
+    std::map<std::string, std::string> values = {
+        {"NAME", m.name},
+        {"VERSION", m.version},
+        {"ENTRIES", entry_lines(listed, false)},
+        {"ENTRIES_REVERSED", entry_lines(listed, true)},
+        {"FALLBACK_LIB", std::string(templates::k_fallback_lib_sh)}};
     std::vector<Generated> gen = {
         {"install.sh", render_template(templates::k_install_sh, values), 0755},
         {"uninstall.sh", render_template(templates::k_uninstall_sh, values), 0755},
