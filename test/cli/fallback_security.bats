@@ -20,12 +20,13 @@ no_flock_path() {
 # install_all ROOT N [env...]: installs k1..kN.run into ROOT at the same time; each exit status
 # goes to rc.<i>.
 install_all() {
-    local root=$1 n=$2 i
+    local root=$1 n=$2 i pids=
     shift 2
     for i in $(seq "$n"); do
-        (env "$@" sh "k$i.run" --install-path="$root" -q >"out.$i" 2>&1; echo $? >"rc.$i") &
+        (set +e; env "$@" sh "k$i.run" --install-path="$root" -q >"out.$i" 2>&1; echo $? >"rc.$i") &
+        pids="$pids $!"
     done
-    wait
+    for i in $pids; do wait "$i" || true; done
 }
 
 # assert_all_listed ROOT N: every install exited 0 and config.ini lists k1..kN once each.
@@ -124,6 +125,23 @@ assert_all_listed() {
     install_all "$W/root2" 8 PATH="$W/nf"
     assert_all_listed "$W/root2" 8
     [ ! -e root2/opp/static_kernel/ai_core/config/static_kernel.lock.d ]
+}
+
+@test "item 3: skinstall and the fallback installing at the same time exclude each other" {
+    for i in $(seq 6); do pack_tree "k$i"; done
+    mkdir root
+    pids=
+    for i in 1 2 3; do
+        (set +e; sh "k$i.run" --install-path="$W/root" -q >"out.$i" 2>&1; echo $? >"rc.$i") &
+        pids="$pids $!"
+        (set +e; "$SKINSTALL" install "k$((i + 3)).run" --install-path "$W/root" -q >"out.$((i + 3))" 2>&1
+            echo $? >"rc.$((i + 3))") &
+        pids="$pids $!"
+    done
+    for pid in $pids; do wait "$pid" || true; done
+    assert_all_listed "$W/root" 6
+    run "$SKINSTALL" verify --install-path "$W/root"
+    [ "$status" -eq 0 ]
 }
 
 @test "item 3: the fallback waits for skinstall's flock on static_kernel.lock" {
