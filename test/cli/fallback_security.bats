@@ -145,11 +145,12 @@ assert_all_listed() {
 }
 
 @test "item 3: the fallback waits for skinstall's flock on static_kernel.lock" {
+    command -v flock >/dev/null || skip "flock(1) is not installed"
     pack_tree kern
     mkdir -p $AI/config
     : >$AI/config/static_kernel.lock
     flock $AI/config/static_kernel.lock sleep 4 &
-    sleep 1
+    while flock -n $AI/config/static_kernel.lock true; do sleep 0.1; done
     start=$(date +%s)
     run sh kern.run --install-path="$W/root"
     wait
@@ -162,7 +163,7 @@ assert_all_listed() {
     pack_tree kern
     no_flock_path nf
     mkdir -p $AI/config/static_kernel.lock.d
-    sleep 3 &
+    sleep 5 &
     echo $! >$AI/config/static_kernel.lock.d/pid
     run env PATH="$W/nf" sh kern.run --install-path="$W/root"
     [ "$status" -eq 0 ]
