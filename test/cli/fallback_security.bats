@@ -347,3 +347,22 @@ PY
     [ ! -e $AI/k1 ]
     grep -qx 'install_order=k2,k3\|install_order=k3,k2' $AI/config.ini
 }
+
+@test "the package needs only sh, coreutils, tar and gzip to install and uninstall itself" {
+    command -v dpkg >/dev/null || skip "needs dpkg to list coreutils' programs"
+    pack_tree kern
+    mkdir cu root
+    for f in $(dpkg -L coreutils | grep '/bin/'); do [ -f "$f" ] && ln -sf "$f" cu/; done
+    ln -s "$(command -v sh)" "$(command -v tar)" "$(command -v gzip)" cu/
+    run env PATH="$W/cu" sh kern.run --install-path="$W/root"
+    [ "$status" -eq 0 ]
+    cmp $AI/kern/tool.sh tree/tool.sh
+    echo local >>$AI/kern/tool.sh
+    run env PATH="$W/cu" sh $AI/kern/uninstall.sh
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"tool.sh (content differs from the manifest)"* ]]
+    run env PATH="$W/cu" sh $AI/kern/uninstall.sh --force
+    [ "$status" -eq 0 ]
+    [ ! -e $AI/kern ]
+    grep -qx 'install_order=' $AI/config.ini
+}
