@@ -319,7 +319,7 @@ PY
         rm -f staged
         PATH="$W/bin:$PATH" sh v2/install.sh --install-path="$W/root" --package-dir="$W/v2" --upgrade -q &
         pid=$!
-        while [ ! -e staged ]; do sleep 0.1; done
+        wait_for staged || { kill $pid 2>/dev/null; false; }
         kill -TERM $pid
         st=0
         wait $pid || st=$?
@@ -328,6 +328,52 @@ PY
         sh v1/install.sh --install-path="$W/root" --package-dir="$W/v1" -q
     done
     cmp $AI/kern/tool.sh v1/tool.sh
+}
+
+# wait_for FILE: waits up to 60 s for FILE to appear.
+wait_for() {
+    local i
+    for i in $(seq 600); do
+        [ ! -e "$1" ] || return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# slow_tool DIR NAME MARK: DIR/NAME runs the real NAME after creating MARK and sleeping 1 s.
+slow_tool() {
+    mkdir -p "$1"
+    printf '#!/bin/sh\n: >"%s"\nsleep 1\nexec %s "$@"\n' "$3" "$(command -v "$2")" >"$1/$2"
+    chmod +x "$1/$2"
+}
+
+@test "a stopped uninstall leaves the tree as before while checking, and finishes once decided" {
+    pack_tree kern
+    pack_tree other
+    mkdir root
+    sh other.run --install-path="$W/root" -q
+    sh kern.run --install-path="$W/root" -q
+    before=$(tree_digest root)
+    slow_tool checking sha256sum "$W/mark"
+    PATH="$W/checking:$PATH" sh $AI/kern/uninstall.sh -q &
+    pid=$!
+    wait_for mark || { kill $pid 2>/dev/null; false; }
+    kill -TERM $pid
+    st=0
+    wait $pid || st=$?
+    [ "$st" -eq 143 ]
+    [ "$(tree_digest root)" = "$before" ]
+    rm mark
+    slow_tool removing rmdir "$W/mark"
+    PATH="$W/removing:$PATH" sh $AI/kern/uninstall.sh &
+    pid=$!
+    wait_for mark || { kill $pid 2>/dev/null; false; }
+    kill -TERM $pid
+    st=0
+    wait $pid || st=$?
+    [ "$st" -eq 143 ]
+    [ ! -e $AI/kern ]
+    grep -qx 'install_order=other' $AI/config.ini
 }
 
 @test "under busybox sh and applets the fallback installs, locks and uninstalls the same way" {
