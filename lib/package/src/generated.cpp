@@ -10,11 +10,22 @@ namespace skforge::package {
 
 namespace {
 
-std::string entry_lines(const std::vector<ManifestEntry>& entries, bool reversed) {
+// One line per entry for the shell scripts: "<f|d> <mode> <sha256 or -> <path>". Paths hold no
+// control character, so a line is an entry. "-" marks a directory or one of the two scripts,
+// whose digests cannot be embedded in themselves; version.info's digest is its rendering's, so
+// the lines depend only on what the manifest says of the packed files.
+std::string entry_lines(const std::vector<ManifestEntry>& entries, const std::string& version_info,
+                        bool reversed) {
     std::vector<std::string> lines;
-    for (const auto& e : entries)
+    for (const auto& e : entries) {
+        std::string digest = e.sha256;
+        if (e.type != EntryType::file || e.path == "install.sh" || e.path == "uninstall.sh")
+            digest = "-";
+        else if (e.path == "version.info")
+            digest = support::sha256_hex(version_info);
         lines.push_back(std::string(e.type == EntryType::file ? "f " : "d ") +
-                        (e.mode == 0755 ? "0755 " : "0644 ") + e.path);
+                        (e.mode == 0755 ? "0755 " : "0644 ") + digest + " " + e.path);
+    }
     if (reversed)
         std::reverse(lines.begin(), lines.end());
     std::string out;
@@ -28,14 +39,15 @@ std::string entry_lines(const std::vector<ManifestEntry>& entries, bool reversed
 } // namespace
 
 std::vector<GeneratedFile> render_generated_files(const Manifest& m) {
-    std::map<std::string, std::string> values = {
-        {"NAME", m.name},
-        {"VERSION", m.version},
-        {"ENTRIES", entry_lines(m.entries, false)},
-        {"ENTRIES_REVERSED", entry_lines(m.entries, true)}};
     std::string version_info = "Version=" + m.version + "\npackage_name=" + m.name +
                                "\nnpu_arch=" + m.npu_arch + "\nsoc_version=" + m.soc_version +
                                "\ntoolchain=" + m.toolchain + "\n";
+    std::map<std::string, std::string> values = {
+        {"NAME", m.name},
+        {"VERSION", m.version},
+        {"ENTRIES", entry_lines(m.entries, version_info, false)},
+        {"ENTRIES_REVERSED", entry_lines(m.entries, version_info, true)},
+        {"FALLBACK_LIB", std::string(templates::k_fallback_lib_sh)}};
     return {{"install.sh", render_template(templates::k_install_sh, values), 0755},
             {"uninstall.sh", render_template(templates::k_uninstall_sh, values), 0755},
             {"version.info", std::move(version_info), 0644}};

@@ -19,8 +19,9 @@ struct GeneratedFile {
 inline constexpr const char* k_generated_paths[] = {"install.sh", "uninstall.sh", "version.info"};
 
 /// install.sh, uninstall.sh and version.info exactly as skforge renders them for `manifest`: from
-/// its name and labels and its entry list (paths, types and modes, never digests, so the scripts
-/// can list themselves). `manifest.entries` must already list the three files.
+/// its name and labels and its entry list (paths, types, modes and the packed files' digests; the
+/// scripts' own digests are never embedded, so they can list themselves). `manifest.entries` must
+/// already list the three files.
 std::vector<GeneratedFile> render_generated_files(const Manifest& manifest);
 
 /// Every way the generated files `manifest` records (size, SHA-256, mode) differ from

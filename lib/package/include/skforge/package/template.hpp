@@ -10,6 +10,7 @@ namespace templates {
 extern const std::string_view k_run_stub_sh;      ///< share/skforge/run-stub.sh.in
 extern const std::string_view k_install_sh;       ///< share/skforge/install.sh.in
 extern const std::string_view k_uninstall_sh;     ///< share/skforge/uninstall.sh.in
+extern const std::string_view k_fallback_lib_sh;  ///< share/skforge/fallback-lib.sh.in
 extern const std::string_view k_uninstall_all_sh; ///< share/skforge/uninstall-all.sh.in
 } // namespace templates
 

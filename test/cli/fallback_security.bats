@@ -1,0 +1,414 @@
+#!/usr/bin/env bats
+# The package's own install.sh/uninstall.sh (the shell fallback used when skinstall is absent)
+# against symlinks, planted temporary names, concurrent runs, directory swaps, local changes and
+# special files. Each test names the issue-13 item it pins.
+
+load helpers
+
+AI=root/opp/static_kernel/ai_core
+
+# no_flock_path DIR: a PATH directory with every command of /usr/bin and /bin except flock, so
+# the scripts take their mkdir lock.
+no_flock_path() {
+    mkdir -p "$1"
+    ln -s /usr/bin/* "$1"/ 2>/dev/null || true
+    ln -s /bin/* "$1"/ 2>/dev/null || true
+    rm -f "$1/flock"
+    ! PATH="$1" command -v flock
+}
+
+# install_all ROOT N [env...]: installs k1..kN.run into ROOT at the same time; each exit status
+# goes to rc.<i>.
+install_all() {
+    local root=$1 n=$2 i pids=
+    shift 2
+    for i in $(seq "$n"); do
+        (set +e; env "$@" sh "k$i.run" --install-path="$root" -q >"out.$i" 2>&1; echo $? >"rc.$i") &
+        pids="$pids $!"
+    done
+    for i in $pids; do wait "$i" || true; done
+}
+
+# assert_all_listed ROOT N: every install exited 0 and config.ini lists k1..kN once each.
+assert_all_listed() {
+    local i
+    for i in $(seq "$2"); do
+        [ "$(cat "rc.$i")" = 0 ] || { cat "out.$i"; return 1; }
+        [ -f "$1/opp/static_kernel/ai_core/k$i/manifest.json" ]
+    done
+    local listed
+    listed=$(sed -n 's/^install_order=//p' "$1/opp/static_kernel/ai_core/config.ini" | tr , '\n' | sort | tr '\n' ' ')
+    [ "$listed" = "$(for i in $(seq "$2"); do echo "k$i"; done | sort | tr '\n' ' ')" ]
+}
+
+@test "item 1: uninstall.sh never deletes through a symlinked subdirectory" {
+    pack_tree kern
+    mkdir root outside
+    sh kern.run --install-path="$W/root" -q
+    cp -R $AI/kern/ascend910b/. outside/
+    before_outside=$(tree_digest outside)
+    rm -r $AI/kern/ascend910b
+    ln -s "$W/outside" $AI/kern/ascend910b
+    before=$(tree_digest root)
+    run sh $AI/kern/uninstall.sh
+    [ "$(tree_digest outside)" = "$before_outside" ]
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"refusing to uninstall kern"*"ascend910b (now a symlink)"* ]]
+    [ "$(tree_digest root)" = "$before" ]
+    # --force removes the link itself, never what it points to.
+    run sh $AI/kern/uninstall.sh --force
+    [ "$status" -eq 0 ]
+    [ "$(tree_digest outside)" = "$before_outside" ]
+    [ ! -e $AI/kern ] && [ ! -L $AI/kern/ascend910b ]
+}
+
+@test "item 1: a symlinked directory deeper down is refused the same way" {
+    pack_tree kern
+    mkdir root outside
+    sh kern.run --install-path="$W/root" -q
+    cp -R $AI/kern/ascend910b/AddCustom/. outside/
+    before_outside=$(tree_digest outside)
+    rm -r $AI/kern/ascend910b/AddCustom
+    ln -s "$W/outside" $AI/kern/ascend910b/AddCustom
+    run sh kern.run --uninstall --install-path="$W/root"
+    [ "$(tree_digest outside)" = "$before_outside" ]
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"ascend910b/AddCustom (now a symlink)"* ]]
+    run sh $AI/kern/uninstall.sh --force
+    [ "$status" -eq 0 ]
+    [ "$(tree_digest outside)" = "$before_outside" ]
+}
+
+@test "item 2: config.ini is never written through a symlink planted at a predictable name" {
+    pack_tree kern
+    sh kern.run --extract=pkg -q
+    mkdir -p $AI
+    echo canary >canary
+    # The planted names use the pid the script will have: sh -c execs it in place.
+    run sh -c 'for n in config.ini.tmp.$$ .config.ini.tmp.$$; do ln -s "$1/canary" "$1/$2/$n"; done
+        exec sh "$1/pkg/install.sh" --install-path="$1/root" --package-dir="$1/pkg"' _ "$W" "$AI"
+    [ "$status" -eq 0 ]
+    [ "$(cat canary)" = canary ]
+    [ -f $AI/config.ini ] && [ ! -L $AI/config.ini ]
+    grep -qx 'install_order=kern' $AI/config.ini
+}
+
+@test "item 2: a config.ini that is a symlink is refused by install and uninstall, its target untouched" {
+    pack_tree kern
+    pack_tree other
+    mkdir root
+    sh other.run --install-path="$W/root" -q
+    echo canary >canary
+    mv $AI/config.ini saved.ini
+    ln -s "$W/canary" $AI/config.ini
+    before=$(tree_digest root)
+    run sh kern.run --install-path="$W/root"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"refusing '$W/$AI/config.ini': it is a symlink"* ]]
+    [ "$(tree_digest root)" = "$before" ]
+    run sh $AI/other/uninstall.sh
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"refusing '$W/$AI/config.ini': it is a symlink"* ]]
+    [ "$(tree_digest root)" = "$before" ]
+    [ "$(cat canary)" = canary ]
+}
+
+@test "item 3: eight concurrent installs into an empty root all succeed and all are listed" {
+    for i in $(seq 8); do pack_tree "k$i"; done
+    mkdir root
+    install_all "$W/root" 8
+    assert_all_listed "$W/root" 8
+    [ -f $AI/config/static_kernel.lock ]
+    # The same without flock(1): the mkdir lock, which leaves nothing behind.
+    no_flock_path nf
+    mkdir root2
+    install_all "$W/root2" 8 PATH="$W/nf"
+    assert_all_listed "$W/root2" 8
+    [ ! -e root2/opp/static_kernel/ai_core/config/static_kernel.lock.d ]
+}
+
+@test "item 3: skinstall and the fallback installing at the same time exclude each other" {
+    for i in $(seq 6); do pack_tree "k$i"; done
+    mkdir root
+    pids=
+    for i in 1 2 3; do
+        (set +e; sh "k$i.run" --install-path="$W/root" -q >"out.$i" 2>&1; echo $? >"rc.$i") &
+        pids="$pids $!"
+        (set +e; "$SKINSTALL" install "k$((i + 3)).run" --install-path "$W/root" -q >"out.$((i + 3))" 2>&1
+            echo $? >"rc.$((i + 3))") &
+        pids="$pids $!"
+    done
+    for pid in $pids; do wait "$pid" || true; done
+    assert_all_listed "$W/root" 6
+    run "$SKINSTALL" verify --install-path "$W/root"
+    [ "$status" -eq 0 ]
+}
+
+@test "item 3: the fallback waits for skinstall's flock on static_kernel.lock" {
+    command -v flock >/dev/null || skip "flock(1) is not installed"
+    pack_tree kern
+    mkdir -p $AI/config
+    : >$AI/config/static_kernel.lock
+    flock $AI/config/static_kernel.lock sleep 4 &
+    while flock -n $AI/config/static_kernel.lock true; do sleep 0.1; done
+    start=$(date +%s)
+    run sh kern.run --install-path="$W/root"
+    wait
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"waiting for the lock '$W/$AI/config/static_kernel.lock'"* ]]
+    [ $(($(date +%s) - start)) -ge 2 ]
+}
+
+@test "item 3: without flock, a live mkdir lock is waited for and a dead owner's lock is broken" {
+    pack_tree kern
+    no_flock_path nf
+    mkdir -p $AI/config/static_kernel.lock.d
+    sleep 5 &
+    echo $! >$AI/config/static_kernel.lock.d/pid
+    run env PATH="$W/nf" sh kern.run --install-path="$W/root"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"waiting for the lock"*"(process "*")"* ]]
+    [[ "$output" == *"removed the stale lock"* ]]
+    [ -d $AI/kern ]
+    [ ! -e $AI/config/static_kernel.lock.d ]
+    # A lock left without a pid (its owner died between mkdir and writing it) is broken after 10 s.
+    mkdir $AI/config/static_kernel.lock.d
+    rm -r $AI/kern
+    run env PATH="$W/nf" sh kern.run --install-path="$W/root"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"waiting for the lock"*"(process unknown)"*"removed the stale lock"*"(none)"* ]]
+    [ -d $AI/kern ]
+}
+
+# swap_loop LINK DIR STOP SEEN: exchanges DIR and the symlink LINK atomically (renameat2
+# RENAME_EXCHANGE) every 2 ms until STOP exists, leaving DIR a directory; writes what it ever
+# sees in the symlink's target into SEEN.
+swap_loop() {
+    python3 - "$@" <<'PY'
+import ctypes, os, sys, time
+link, d, stop, seen = sys.argv[1:]
+target = os.readlink(link)
+libc = ctypes.CDLL(None, use_errno=True)
+def exchange():
+    if libc.renameat2(-100, link.encode(), -100, d.encode(), 2) != 0:
+        sys.exit("renameat2: " + os.strerror(ctypes.get_errno()))
+swapped = False
+while not os.path.exists(stop) or swapped:
+    exchange()
+    swapped = not swapped
+    found = os.listdir(target)
+    if found:
+        with open(seen, "a") as f:
+            f.write(" ".join(found) + "\n")
+    time.sleep(0.002)
+PY
+}
+
+@test "an interrupted skinstall transaction (a journal) makes both scripts refuse" {
+    pack_tree kern
+    mkdir root
+    sh kern.run --install-path="$W/root" -q
+    echo '{"op":"install","name":"x","manifest_sha256":"00"}' >$AI/.skforge-journal
+    before=$(tree_digest root)
+    run sh $AI/kern/uninstall.sh
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"'$W/$AI/.skforge-journal' records an interrupted skinstall transaction; run 'skinstall recover' first"* ]]
+    run sh kern.run --upgrade --install-path="$W/root"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"run 'skinstall recover' first"* ]]
+    [ "$(tree_digest root)" = "$before" ]
+}
+
+@test "item 4: swapping ai_core for a symlink during installs never puts anything outside" {
+    pack_tree kern
+    sh kern.run --extract=pkg -q
+    mkdir -p $AI outside
+    ln -s "$W/outside" root/opp/static_kernel/link
+    swap_loop root/opp/static_kernel/link "$W/$AI" "$W/stop" "$W/seen" &
+    swapper=$!
+    for i in $(seq 20); do
+        sh pkg/install.sh --install-path="$W/root" --package-dir="$W/pkg" -q 2>/dev/null || true
+        sh pkg/uninstall.sh --install-path="$W/root" --package-dir="$W/pkg" -q 2>/dev/null || true
+    done
+    touch stop
+    wait $swapper
+    [ ! -e seen ] || { sort -u seen | head; false; }
+    [ -z "$(ls -A outside)" ]
+    [ -d $AI ] && [ ! -L $AI ]
+}
+
+@test "item 5: uninstall keeps and reports a locally modified file, removes it only with --force" {
+    pack_tree kern
+    mkdir root
+    sh kern.run --install-path="$W/root" -q
+    echo local >>$AI/kern/ascend910b/AddCustom/AddCustom_1.json
+    before=$(tree_digest root)
+    run sh $AI/kern/uninstall.sh
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"refusing to uninstall kern: 1 installed file(s) changed"* ]]
+    [[ "$output" == *"(use --force to remove them anyway)"* ]]
+    [[ "$output" == *"ascend910b/AddCustom/AddCustom_1.json (content differs from the manifest)"* ]]
+    [ "$(tree_digest root)" = "$before" ]
+    run sh kern.run --uninstall --install-path="$W/root"
+    [ "$status" -eq 1 ]
+    [ "$(tree_digest root)" = "$before" ]
+    # The scripts themselves are checked too (their digests come from manifest.json).
+    echo '# local' >>$AI/kern/install.sh
+    run sh $AI/kern/uninstall.sh
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"2 installed file(s) changed"*"install.sh (content differs"* ]]
+    run sh $AI/kern/uninstall.sh --force
+    [ "$status" -eq 0 ]
+    [ ! -e $AI/kern ]
+    grep -qx 'install_order=' $AI/config.ini
+}
+
+@test "item 5: a file added to the package directory is kept and reported" {
+    pack_tree kern
+    mkdir root
+    sh kern.run --install-path="$W/root" -q
+    echo mine >$AI/kern/ascend910b/notes.txt
+    run sh $AI/kern/uninstall.sh
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"keeping '$W/$AI/kern/ascend910b': it holds files this package did not install"* ]]
+    [ "$(cat $AI/kern/ascend910b/notes.txt)" = mine ]
+    [ ! -e $AI/kern/tool.sh ]
+}
+
+@test "no script hangs on a FIFO where a file, config.ini, the lock or the manifest should be" {
+    pack_tree kern
+    mkdir root
+    sh kern.run --install-path="$W/root" -q
+    rm $AI/kern/tool.sh
+    mkfifo $AI/kern/tool.sh
+    run timeout 60 sh $AI/kern/uninstall.sh
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"tool.sh (no longer a regular file)"* ]]
+    rm $AI/kern/manifest.json
+    mkfifo $AI/kern/manifest.json
+    run timeout 60 sh kern.run --install-path="$W/root"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"no regular manifest.json"* ]]
+    rm -r $AI/kern
+    rm $AI/config.ini
+    mkfifo $AI/config.ini
+    run timeout 60 sh kern.run --install-path="$W/root"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"config.ini': it is a symlink or not a regular file"* ]]
+    rm $AI/config.ini $AI/config/static_kernel.lock
+    mkfifo $AI/config/static_kernel.lock
+    run timeout 60 sh kern.run --install-path="$W/root"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"refusing lock '$W/$AI/config/static_kernel.lock': not a regular file"* ]]
+}
+
+@test "a stopped install or upgrade leaves the tree as it was" {
+    pack_tree kern
+    sh kern.run --extract=v1 -q
+    echo more >>tree/tool.sh
+    pack_tree kern
+    sh kern.run --extract=v2 -q
+    # A first install into an empty root leaves the skeleton and the lock file, as skinstall's does.
+    mkdir -p $AI/config bin
+    : >$AI/config/static_kernel.lock
+    # install.sh syncs once everything is staged; this sync marks that moment, then lingers.
+    printf '#!/bin/sh\n: >"%s/staged"\nsleep 2\n' "$W" >bin/sync
+    chmod +x bin/sync
+    for step in install upgrade; do
+        before=$(tree_digest root)
+        rm -f staged
+        PATH="$W/bin:$PATH" sh v2/install.sh --install-path="$W/root" --package-dir="$W/v2" --upgrade -q &
+        pid=$!
+        wait_for staged || { kill $pid 2>/dev/null; false; }
+        kill -TERM $pid
+        st=0
+        wait $pid || st=$?
+        [ "$st" -eq 143 ]
+        [ "$(tree_digest root)" = "$before" ]
+        sh v1/install.sh --install-path="$W/root" --package-dir="$W/v1" -q
+    done
+    cmp $AI/kern/tool.sh v1/tool.sh
+}
+
+# wait_for FILE: waits up to 60 s for FILE to appear.
+wait_for() {
+    local i
+    for i in $(seq 600); do
+        [ ! -e "$1" ] || return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# slow_tool DIR NAME MARK: DIR/NAME runs the real NAME after creating MARK and sleeping 1 s.
+slow_tool() {
+    mkdir -p "$1"
+    printf '#!/bin/sh\n: >"%s"\nsleep 1\nexec %s "$@"\n' "$3" "$(command -v "$2")" >"$1/$2"
+    chmod +x "$1/$2"
+}
+
+@test "a stopped uninstall leaves the tree as before while checking, and finishes once decided" {
+    pack_tree kern
+    pack_tree other
+    mkdir root
+    sh other.run --install-path="$W/root" -q
+    sh kern.run --install-path="$W/root" -q
+    before=$(tree_digest root)
+    slow_tool checking sha256sum "$W/mark"
+    PATH="$W/checking:$PATH" sh $AI/kern/uninstall.sh -q &
+    pid=$!
+    wait_for mark || { kill $pid 2>/dev/null; false; }
+    kill -TERM $pid
+    st=0
+    wait $pid || st=$?
+    [ "$st" -eq 143 ]
+    [ "$(tree_digest root)" = "$before" ]
+    rm mark
+    slow_tool removing rmdir "$W/mark"
+    PATH="$W/removing:$PATH" sh $AI/kern/uninstall.sh &
+    pid=$!
+    wait_for mark || { kill $pid 2>/dev/null; false; }
+    kill -TERM $pid
+    st=0
+    wait $pid || st=$?
+    [ "$st" -eq 143 ]
+    [ ! -e $AI/kern ]
+    grep -qx 'install_order=other' $AI/config.ini
+}
+
+@test "under busybox sh and applets the fallback installs, locks and uninstalls the same way" {
+    command -v busybox >/dev/null || skip "busybox is not installed"
+    for i in 1 2 3; do pack_tree "k$i"; done
+    mkdir bb root
+    busybox --install -s "$W/bb"
+    ! PATH="$W/bb" command -v flock || skip "this busybox has flock; the mkdir lock is tested elsewhere"
+    install_all "$W/root" 3 PATH="$W/bb"
+    assert_all_listed "$W/root" 3
+    echo local >>$AI/k2/tool.sh
+    run env PATH="$W/bb" sh $AI/k2/uninstall.sh
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"tool.sh (content differs from the manifest)"* ]]
+    run env PATH="$W/bb" sh $AI/k1/uninstall.sh
+    [ "$status" -eq 0 ]
+    [ ! -e $AI/k1 ]
+    grep -qx 'install_order=k2,k3\|install_order=k3,k2' $AI/config.ini
+}
+
+@test "the package needs only sh, coreutils, tar and gzip to install and uninstall itself" {
+    command -v dpkg >/dev/null || skip "needs dpkg to list coreutils' programs"
+    pack_tree kern
+    mkdir cu root
+    for f in $(dpkg -L coreutils | grep '/bin/'); do [ -f "$f" ] && ln -sf "$f" cu/; done
+    ln -s "$(command -v sh)" "$(command -v tar)" "$(command -v gzip)" cu/
+    run env PATH="$W/cu" sh kern.run --install-path="$W/root"
+    [ "$status" -eq 0 ]
+    cmp $AI/kern/tool.sh tree/tool.sh
+    echo local >>$AI/kern/tool.sh
+    run env PATH="$W/cu" sh $AI/kern/uninstall.sh
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"tool.sh (content differs from the manifest)"* ]]
+    run env PATH="$W/cu" sh $AI/kern/uninstall.sh --force
+    [ "$status" -eq 0 ]
+    [ ! -e $AI/kern ]
+    grep -qx 'install_order=' $AI/config.ini
+}
