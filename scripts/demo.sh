@@ -29,6 +29,13 @@ for g in moe_block tbe_cut two_stream decoder; do
     "$SKC" plan "share/skforge/examples/$g/graph.yaml"
 done
 
+step "the NPU target without CANN: each SuperKernel's AscendC entry and vendor-shaped JSON"
+"$SKC" compile share/skforge/examples/moe_block/graph.yaml --npu-arch dav-2201 --sources-only \
+    -o "$OUT/npu"
+find "$OUT/npu/moe_block_dav-2201_sources" -type f | sed "s|$OUT/||" | sort
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("sk1.json:", {k: d[k] for k in ("coreType","magic","intercoreSync","opParaSize","taskRation","supportSuperKernel")}, "kernelList:", list(d["SuperkernelInfo"]["kernelList"]))' \
+    "$OUT/npu/moe_block_dav-2201_sources/ascend910b/SuperKernel/sk1.json"
+
 step "make a signing key"
 "$SKC" keygen -o "$OUT/release"
 
@@ -39,11 +46,12 @@ RUN=$OUT/static_kernel_compile_outputs/demo_kernels.run
     --npu-arch dav-2201 --soc Ascend910B1 --sign-key "$OUT/release.pem"
 
 step "pack again: the same inputs give the same bytes"
-"$SKC" pack share/skforge/examples/package -o "$OUT/again.run" --version 1.0.0 \
+mkdir -p "$OUT/again"
+"$SKC" pack share/skforge/examples/package -o "$OUT/again/demo_kernels.run" --version 1.0.0 \
     --npu-arch dav-2201 --soc Ascend910B1 --sign-key "$OUT/release.pem" -q
-mv "$OUT/again.run" "$OUT/demo_kernels.run.again"
-cmp "$RUN" "$OUT/demo_kernels.run.again" && echo "identical: $(sha256sum "$RUN" | cut -d' ' -f1)"
-rm "$OUT/demo_kernels.run.again"
+cmp "$RUN" "$OUT/again/demo_kernels.run"
+echo "identical: $(sha256sum "$RUN" | cut -d' ' -f1)"
+rm -r "$OUT/again"
 
 step "check it with nothing but sh"
 sh "$RUN" --check
