@@ -168,17 +168,27 @@ assert rec["kernel_info"] == expected, json.dumps(rec["kernel_info"], indent=1)
 PY
     # The package holds the vendor's files under its names, byte for byte, and indexes them.
     sh "$OUT/demo_dav-2201.run" --noexec --extract=x >/dev/null
-    sk=x/ascend910b1/SuperKernel
+    sk=x/ascend910b/SuperKernel # Ascend910B1: CANN's ascend910b family
     cmp "$sk/demo_s.o" sk_copy/demo_s.o
     cmp "$sk/demo_s.json" sk_copy/demo_s.json
     cmp "$sk/demo_s.cpp" sk_copy/demo_s_kernel.cpp
     [ "$(ls "$sk" | tr '\n' ' ')" = "demo_s.cpp demo_s.json demo_s.o " ]
-    [ ! -e x/ascend910b1/Add ] # fused: no static kernel of its own
+    [ ! -e x/ascend910b1 ] # no SoC-named directory
+    [ ! -e x/config/ascend910b1 ]
+    [ ! -e x/ascend910b/Add ] # fused: no static kernel of its own
+    # Indexed as CANN's runtime reads it: a staticList entry whose binPath (under the package)
+    # names the vendor's object, with the vendor's kernel name; the stand-in's metadata gives no
+    # blockDim, workspace or coreType, so the segment's blockDim, none and MIX.
     python3 - x <<'PY'
-import json, sys
-index = json.load(open(sys.argv[1] + "/config/ascend910b1/binary_info_config.json"))
-assert index == {"SuperKernel": {"binaryList": [{"binPath": "ascend910b1/SuperKernel/demo_s.json",
-                                                 "simplifiedKey": ["SuperKernel/s"]}]}}, index
+import json, os, sys
+root = sys.argv[1]
+index = json.load(open(root + "/config/ascend910b/binary_info_config.json"))
+entry = {"binDesc": {"blockDim": 8, "kernelName": "demo_s", "workspace": []}, "coreType": 0,
+         "binPath": "demo_dav-2201/ascend910b/SuperKernel/demo_s.o",
+         "simplifiedKey": "SuperKernel/demo_dav-2201/s"}
+assert index == {"SuperKernel": {"dynamicRankSupport": True, "simplifiedKeyMode": 0,
+                                 "staticList": [entry]}}, index
+assert os.path.isfile(os.path.join(root, entry["binPath"].split("/", 1)[1]))
 PY
     # The compile log has the command, the backend chosen and the vendor's own log.
     log="$OUT/demo_dav-2201_compile_log/demo_dav-2201_compile_succ.log"
@@ -196,7 +206,6 @@ PY
     cat >g/graph.yaml <<'EOF'
 name: two
 npu_arch: dav-3510
-soc_version: Ascend910_9391
 inputs: [{name: x, shape: [16], dtype: float16}]
 ops:
   - {name: a, type: Add, kernel: {json_path: kernels/add.json, bin_path: kernels/add.o}, inputs: [x], outputs: [{name: y, shape: [16], dtype: float16}], scope: first}
@@ -206,24 +215,43 @@ ops:
   - {name: e, type: Add, kernel: {json_path: kernels/add.json, bin_path: kernels/add.o}, inputs: [v], outputs: [{name: u, shape: [16], dtype: float16}]}
 EOF
     skc_cann compile g/graph.yaml --sk-backend cann --jobs 2 >/dev/null
-    python3 - record.jsonl <<'PY'
+    # No soc_version: dav-3510's default SoC, Ascend950PR_9599, is what the vendor is told.
+    python3 - record.jsonl "$OUT/two_dav-3510_compile_log/two_dav-3510_compile_succ.log" <<'PY'
 import json, sys
 calls = sorted(json.loads(line)["kernel_name"] for line in open(sys.argv[1]))
 assert calls == ["two_first", "two_second"], calls
+log = open(sys.argv[2]).read()
+for seg in ("first", "second"):
+    cmd = f"$ python3 -B skforge_cann_driver.py cann/{seg}/kernel_info.json two_{seg} Ascend950PR_9599 cann/{seg}\n"
+    assert cmd in log, cmd
 PY
     run "$SKC" inspect "$OUT/two_dav-3510.run" --list
-    [[ "$output" == *" ascend910_9391/SuperKernel/two_first.o"* ]]
-    [[ "$output" == *" ascend910_9391/SuperKernel/two_second.json"* ]]
-    [[ "$output" == *" ascend910_9391/Add/add.o"* ]] # e, in no scope
+    [[ "$output" == *" ascend950/SuperKernel/two_first.o"* ]]
+    [[ "$output" == *" ascend950/SuperKernel/two_second.json"* ]]
+    [[ "$output" == *" ascend950/Add/add.o"* ]] # e, in no scope
     sh "$OUT/two_dav-3510.run" --noexec --extract=x >/dev/null
     python3 - x <<'PY'
-import json, sys
-index = json.load(open(sys.argv[1] + "/config/ascend910_9391/binary_info_config.json"))
-assert index["SuperKernel"] == {"binaryList": [
-    {"binPath": "ascend910_9391/SuperKernel/two_first.json", "simplifiedKey": ["SuperKernel/first"]},
-    {"binPath": "ascend910_9391/SuperKernel/two_second.json", "simplifiedKey": ["SuperKernel/second"]}]}, index
-assert index["Add"] == {"binaryList": [{"binPath": "ascend910_9391/Add/add.json",
-                                        "simplifiedKey": ["Add/add_k"]}]}, index
+import json, os, sys
+root = sys.argv[1]
+index = json.load(open(root + "/config/ascend950/binary_info_config.json"))
+assert sorted(index) == ["Add", "SuperKernel"], sorted(index)
+def entry(block, kernel, core, path, key):
+    return {"binDesc": {"blockDim": block, "kernelName": kernel, "workspace": []},
+            "coreType": core, "binPath": "two_dav-3510/ascend950/" + path, "simplifiedKey": key}
+assert index["SuperKernel"] == {"dynamicRankSupport": True, "simplifiedKeyMode": 0, "staticList": [
+    entry(8, "two_first", 0, "SuperKernel/two_first.o", "SuperKernel/two_dav-3510/first"),
+    entry(8, "two_second", 0, "SuperKernel/two_second.o", "SuperKernel/two_dav-3510/second")]}, index
+# e's kernel (AIV only: coreType 2), once per determinism mode.
+adds = index["Add"]["staticList"]
+assert len(adds) == 2, adds
+for e in adds:
+    assert {k: v for k, v in e.items() if k != "simplifiedKey"} == \
+        {k: v for k, v in entry(8, "add_k", 2, "Add/add.o", "").items() if k != "simplifiedKey"}, e
+    assert e["simplifiedKey"].startswith("Add/"), e
+assert len({e["simplifiedKey"] for e in adds}) == 2, adds
+for op in index.values():
+    for e in op["staticList"]:
+        assert os.path.isfile(os.path.join(root, e["binPath"].split("/", 1)[1])), e
 PY
 }
 
@@ -308,7 +336,7 @@ PY
     mkgraph
     run env PATH=/usr/bin:/bin "$SKC" compile g/graph.yaml --sources-only
     [ "$status" -eq 0 ]
-    src=$OUT/demo_dav-2201_sources/ascend910b1/SuperKernel
+    src=$OUT/demo_dav-2201_sources/ascend910b/SuperKernel
     [ -f "$src/s.cpp" ]
     [ -f "$src/skforge_cann_driver.py" ]
     # The same input a --sk-backend cann build hands the vendor.
@@ -332,8 +360,8 @@ PY
     sed -i 's/compile-options=-g -O2/compile-options=-Wl,--gc-sections/' g/graph.yaml
     run env PATH=/usr/bin:/bin "$SKC" compile g/graph.yaml --sources-only
     [ "$status" -eq 0 ]
-    [ -f "$OUT/demo_dav-2201_sources/ascend910b1/SuperKernel/s.cpp" ]
-    [ ! -e "$OUT/demo_dav-2201_sources/ascend910b1/SuperKernel/cann/s/kernel_info.json" ]
+    [ -f "$OUT/demo_dav-2201_sources/ascend910b/SuperKernel/s.cpp" ]
+    [ ! -e "$OUT/demo_dav-2201_sources/ascend910b/SuperKernel/cann/s/kernel_info.json" ]
     grep -q "no kernel_info for the vendor's compiler (SuperKernel s): compile-options word '-Wl,--gc-sections'" \
         "$OUT/demo_dav-2201_compile_log/demo_dav-2201_compile_succ.log"
     # The vendor backend itself refuses it.

@@ -101,45 +101,6 @@ OUT=static_kernel_compile_outputs
     "$SKC" inspect "$OUT/soc_env.run" --list | grep -q ' ascend910_93/Add/add.o$'
 }
 
-# fake_bisheng: stand-ins for the CANN toolchain on PATH (bisheng, ld.lld, llvm-objcopy) that
-# record every command line in bisheng.log and write their output files; BISHENG_FAIL=1 makes
-# the compile step fail like a real compiler error.
-fake_bisheng() {
-    mkdir -p fakebin
-    cat >fakebin/bisheng <<'EOF2'
-#!/bin/sh
-echo "bisheng $*" >>"$BISHENG_LOG"
-[ "$1" = --version ] && { echo "fake bisheng 0.0"; exit 0; }
-if [ "${BISHENG_FAIL:-0}" = 1 ] && [ "$1" = -c ]; then
-    echo "gen/s.cpp:12:5: error: use of undeclared identifier" >&2
-    exit 1
-fi
-out=""
-while [ $# -gt 0 ]; do [ "$1" = -o ] && out=$2; shift; done
-printf 'device object %s\n' "$out" >"$out"
-EOF2
-    cat >fakebin/ld.lld <<'EOF2'
-#!/bin/sh
-echo "ld.lld $*" >>"$BISHENG_LOG"
-out=""
-while [ $# -gt 0 ]; do [ "$1" = -o ] && out=$2; shift; done
-printf 'linked object %s\n' "$out" >>"$out"
-EOF2
-    # llvm-objcopy [options] IN [OUT]: OUT is a copy of IN; without OUT, IN changes in place.
-    cat >fakebin/llvm-objcopy <<'EOF2'
-#!/bin/sh
-echo "llvm-objcopy $*" >>"$BISHENG_LOG"
-in="" out=""
-for a in "$@"; do
-    case $a in -*) ;; *) if [ -z "$in" ]; then in=$a; else out=$a; fi ;; esac
-done
-[ -f "$in" ] || { echo "llvm-objcopy: '$in': No such file" >&2; exit 1; }
-if [ -n "$out" ]; then cp "$in" "$out"; else echo "objcopied" >>"$in"; fi
-EOF2
-    chmod +x fakebin/bisheng fakebin/ld.lld fakebin/llvm-objcopy
-    export BISHENG_LOG=$PWD/bisheng.log
-}
-
 @test "with bisheng on PATH: the vendor's build commands, and a SuperKernel package with its source" {
     mkgraph true
     fake_bisheng

@@ -64,7 +64,8 @@ EOF2
     fi
 }
 
-SRC=static_kernel_compile_outputs/te_dav-2201_sources/ascend910b1/SuperKernel
+# Ascend910B1 is of CANN's ascend910b family: its kernels are under the family's directory.
+SRC=static_kernel_compile_outputs/te_dav-2201_sources/ascend910b/SuperKernel
 
 # check_json FILE EXPECT: the SuperKernel JSON has exactly the vendor's keys (plus `skforge`,
 # and `workspace` when the SuperKernel needs one), with the vendor's types and values. EXPECT is
@@ -128,6 +129,7 @@ vendor_sources() {
     [ "${lines[${#lines[@]}-1]}" = "static_kernel_compile_outputs/te_dav-2201_sources" ]
     [ -f "$SRC/superkernel_1.cpp" ]
     [ -f "$SRC/superkernel_1.json" ]
+    [ "$(ls static_kernel_compile_outputs/te_dav-2201_sources)" = ascend910b ] # no SoC-named dir
     [ ! -e static_kernel_compile_outputs/te_dav-2201.run ]
 }
 
@@ -233,9 +235,12 @@ EOF2
 
 @test "dav-3510 has no FFTS slot: the first sub-kernel's parameters start at 0" {
     st_graph "stream-fusion=0:early-start=1"
+    # dav-3510 compiles for Ascend950 SoCs only: the graph's Ascend910B1 is dropped for the
+    # architecture's default SoC, Ascend950PR_9599 (directory ascend950).
+    sed -i '/^soc_version:/d' g/graph.yaml
     run env PATH=/usr/bin:/bin "$SKC" compile g/graph.yaml --sources-only --npu-arch dav-3510
     [ "$status" -eq 0 ]
-    python3 - static_kernel_compile_outputs/te_dav-3510_sources/ascend910b1/SuperKernel/superkernel_1.json <<'PY'
+    python3 - static_kernel_compile_outputs/te_dav-3510_sources/ascend950/SuperKernel/superkernel_1.json <<'PY'
 import json, sys
 subs = json.load(open(sys.argv[1]))["SuperkernelInfo"]["kernelList"]["aicore"]
 assert [s["arg_list"]["param_offset"] for s in subs] == [0, 3], subs

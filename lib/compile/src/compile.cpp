@@ -193,15 +193,15 @@ bool is_npu_arch(const std::string& arch) {
 
 // --sources-only: what the NPU build would compile, written whole into OUTDIR/<name>_sources.
 CompileResult write_sources(const graph::Graph& g, const fusion::Plan& plan,
-                            const std::string& arch, const std::string& soc, const Outputs& out,
-                            std::string& log, support::Log& user) {
+                            const std::string& arch, const std::string& soc,
+                            const std::string& soc_dir, const Outputs& out, std::string& log,
+                            support::Log& user) {
     if (!is_npu_arch(arch))
         throw Error("--sources-only writes the sources of NPU SuperKernels, not of the '" + arch +
                         "' target: compile for --npu-arch dav-2201 or dav-3510",
                     support::ErrorKind::usage);
     TempDir tmp(out.dir);
-    write_npu_sources(g, plan, {arch, soc, ascend_home()}, kernel::target_soc_dir(soc, arch),
-                      tmp.path(), log);
+    write_npu_sources(g, plan, {arch, soc, ascend_home()}, soc_dir, tmp.path(), log);
     fs::permissions(tmp.path(), fs::perms(0755));
     fs::remove_all(out.sources());
     fs::rename(tmp.path(), out.sources());
@@ -237,7 +237,7 @@ CompileResult run_pipeline(const CompileOptions& o, const Outputs& out, const st
            std::to_string(plan->segments.size()) + " SuperKernel segment(s); target " + arch +
            ", SoC " + soc + "\n";
     if (o.mode == CompileMode::sources_only)
-        return write_sources(g, *plan, arch, soc, out, log, user);
+        return write_sources(g, *plan, arch, soc, soc_dir, out, log, user);
     // 2. Targets.
     std::string toolchain;
     bool npu_fusion = false;

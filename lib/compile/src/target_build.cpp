@@ -308,9 +308,12 @@ json superkernel_meta(const graph::Graph& g, const fusion::Segment& s, const Sup
 SuperKernelFiles npu_files(const graph::Graph& g, const fusion::Segment& s,
                            const codegen::NpuTarget& target, const std::string& soc_dir,
                            const std::string& package = "") {
-    return {soc_dir + "/SuperKernel/", ".o", codegen::npu_entry_symbol(g, s),
+    return {soc_dir + "/SuperKernel/",
+            ".o",
+            codegen::npu_entry_symbol(g, s),
             codegen::host_layout(s).workspace_bytes + codegen::npu_sync_bytes(g, s, target),
-            target.arch, package};
+            target.arch,
+            package};
 }
 
 // Where the vendor backend's input and output of segment `s` are, under the directory the
@@ -324,8 +327,9 @@ std::string cann_work_dir(const fusion::Segment& s) {
 void write_cann_inputs(const graph::Graph& g, const fusion::Segment& s, const fs::path& dir) {
     // Graph paths are relative to the working directory; the vendor runs in another one.
     const std::string info = codegen::cann_kernel_info(g, s, fs::current_path().string());
-    write_text(dir / cann_work_dir(s) / "kernel_info.json", info);
-    write_text(dir / "skforge_cann_driver.py", codegen::cann_driver_program());
+    write_text(support::path_beneath(dir.string(), cann_work_dir(s) + "/kernel_info.json"), info);
+    write_text(support::path_beneath(dir.string(), "skforge_cann_driver.py"),
+               codegen::cann_driver_program());
 }
 
 // The inputs of the vendor's own SuperKernel compiler for segment `s`, written into `dir`
@@ -605,7 +609,8 @@ void build_npu_package(const graph::Graph& g, const fusion::Plan& plan,
         builder.run_all(stages[k], what[k], jobs);
     json index = json::object();
     for (const auto& s : plan.segments)
-        stage_superkernel(g, s, npu_files(g, s, target, soc_dir, package), build, stage, index, log);
+        stage_superkernel(g, s, npu_files(g, s, target, soc_dir, package), build, stage, index,
+                          log);
     log += "static kernels (operators left out):\n";
     stage_static_kernels(g, &plan, package, soc_dir, stage_dir, log, index.dump());
 }
@@ -661,8 +666,9 @@ void stage_cann_superkernel(const graph::Graph& g, const fusion::Segment& s, con
     const std::string dir = soc_dir + "/SuperKernel/";
     fs::create_directories(stage / dir);
     auto place = [&](const fs::path& from, const std::string& to) {
-        fs::copy_file(from, stage / (dir + to));
-        fs::permissions(stage / (dir + to), fs::perms(0644));
+        const fs::path at = support::path_beneath(stage.string(), dir + to);
+        fs::copy_file(from, at);
+        fs::permissions(at, fs::perms(0644));
     };
     place(object, name + ".o");
     place(meta, name + ".json");
@@ -686,8 +692,8 @@ void stage_cann_superkernel(const graph::Graph& g, const fusion::Segment& s, con
     auto core = kernel::parse_core_type(vendor.is_object() ? vendor.value("coreType", "MIX") : "");
     add_static_entry(
         index, "SuperKernel",
-        static_entry(vendor.is_object() ? vendor.value("blockDim", s.block_dim) : s.block_dim,
-                     name, workspace, core.value_or(kernel::CoreType::mix),
+        static_entry(vendor.is_object() ? vendor.value("blockDim", s.block_dim) : s.block_dim, name,
+                     workspace, core.value_or(kernel::CoreType::mix),
                      index_bin_path(package, dir + name + ".o"),
                      "SuperKernel/" + package + "/" + s.name));
     log += "SuperKernel " + s.name + ": " + std::to_string(s.ops.size()) + " sub-kernels -> " +
@@ -724,8 +730,8 @@ std::string cann_fingerprint(const CannProbe& probe) {
 
 void build_cann_package(const graph::Graph& g, const fusion::Plan& plan, const std::string& soc,
                         const std::string& soc_dir, const std::string& package,
-                        const std::string& build_dir,
-                        const std::string& stage_dir, unsigned jobs, std::string& log) {
+                        const std::string& build_dir, const std::string& stage_dir, unsigned jobs,
+                        std::string& log) {
     const fs::path build(build_dir);
     std::vector<std::vector<std::string>> commands;
     std::vector<std::string> what;
@@ -754,14 +760,16 @@ void build_cann_package(const graph::Graph& g, const fusion::Plan& plan, const s
 void write_npu_sources(const graph::Graph& g, const fusion::Plan& plan,
                        const codegen::NpuTarget& target, const std::string& soc_dir,
                        const std::string& out_dir, std::string& log) {
-    const fs::path dir = fs::path(out_dir) / soc_dir / "SuperKernel";
+    const std::string dir = soc_dir + "/SuperKernel/";
     for (const auto& s : plan.segments) {
-        write_text(dir / (s.name + ".cpp"), codegen::npu_entry_source(g, s, target));
+        write_text(support::path_beneath(out_dir, dir + s.name + ".cpp"),
+                   codegen::npu_entry_source(g, s, target));
         json meta = superkernel_meta(g, s, npu_files(g, s, target, soc_dir), "");
-        write_text(dir / (s.name + ".json"), meta.dump(2) + "\n");
-        write_vendor_compiler_inputs(g, s, target, dir, log);
+        write_text(support::path_beneath(out_dir, dir + s.name + ".json"), meta.dump(2) + "\n");
+        write_vendor_compiler_inputs(g, s, target,
+                                     support::path_beneath(out_dir, soc_dir + "/SuperKernel"), log);
         log += "SuperKernel " + s.name + ": " + std::to_string(s.ops.size()) + " sub-kernels -> " +
-               soc_dir + "/SuperKernel/" + s.name + ".{cpp,json}\n";
+               dir + s.name + ".{cpp,json}\n";
     }
 }
 

@@ -28,7 +28,7 @@ void build_host_package(const graph::Graph& g, const fusion::Plan& plan, const s
 std::string npu_fingerprint();
 
 /// Builds every SuperKernel of `plan` with bisheng in `build_dir` and lays the package tree out
-/// in `stage`: <soc>/SuperKernel/<segment>.{o,json,cpp} and, for the operators left out of
+/// in `stage`: <soc_dir>/SuperKernel/<segment>.{o,json,cpp} and, for the operators left out of
 /// every SuperKernel, their precompiled kernels as static kernels; the index covers both.
 void build_npu_package(const graph::Graph& g, const fusion::Plan& plan,
                        const codegen::NpuTarget& target, const std::string& package,
@@ -50,25 +50,25 @@ std::string cann_fingerprint(const CannProbe& probe);
 
 /// Builds every SuperKernel of `plan` with the vendor's super_kernel.compile (one python3 per
 /// segment, up to `jobs` at once, in build_dir/cann/<segment>/) and lays the package tree out in
-/// `stage`: what the vendor wrote, <soc>/SuperKernel/<kernel name>.{o,json} (and its generated
+/// `stage`: what the vendor wrote, <soc_dir>/SuperKernel/<kernel name>.{o,json} (and its generated
 /// source as .cpp when it left one), and the static kernels of the operators left out; the
 /// index covers both. The vendor's own log goes to `log`.
 void build_cann_package(const graph::Graph& g, const fusion::Plan& plan, const std::string& soc,
                         const std::string& soc_dir, const std::string& package,
-                        const std::string& build_dir,
-                        const std::string& stage, unsigned jobs, std::string& log);
+                        const std::string& build_dir, const std::string& stage, unsigned jobs,
+                        std::string& log);
 
 /// What build_npu_package would build, without building it: in `out_dir`, per SuperKernel,
-/// <soc>/SuperKernel/<segment>.cpp (the entry source), <segment>.json (its metadata as
+/// <soc_dir>/SuperKernel/<segment>.cpp (the entry source), <segment>.json (its metadata as
 /// packaged, sha256 empty) and the vendor compiler's inputs.
 void write_npu_sources(const graph::Graph& g, const fusion::Plan& plan,
                        const codegen::NpuTarget& target, const std::string& soc_dir,
                        const std::string& out_dir, std::string& log);
 
-/// Lays precompiled kernels out as static kernels: <soc>/<OpType>/<stem>.{json,o}, and the
-/// package's own index config/<soc>/binary_info_config.json (written, and returned as text) in
+/// Lays precompiled kernels out as static kernels: <soc_dir>/<OpType>/<stem>.{json,o}, and the
+/// package's own index config/<soc_dir>/binary_info_config.json (written, and returned as text) in
 /// the form CANN's runtime reads: per OpType a staticList, each entry's binPath
-/// `<package>/<soc>/<OpType>/<stem>.o` and simplifiedKey built from the operator's tensors.
+/// `<package>/<soc_dir>/<OpType>/<stem>.o` and simplifiedKey built from the operator's tensors.
 /// With a plan, only the operators left out of every SuperKernel, and the index also lists
 /// `extra` (the SuperKernels).
 std::string stage_static_kernels(const graph::Graph& g, const fusion::Plan* plan,
