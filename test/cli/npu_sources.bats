@@ -213,6 +213,16 @@ EOF2
     check_json "$SRC/superkernel_1.json" '{"blockDim": 24, "taskRation": "1:2", "list": {"dav-c220-cube": [("mm__kernel0", 24, 1, 1, None, None, [], [])], "dav-c220-vec": [("mm__kernel0", 24, 1, 1, None, None, [], []), ("is_inf__kernel0", 24, 1, 5, None, None, [], [])]}}'
 }
 
+@test "MIX 1:2 blockDim follows the vendor's launch rule, max(aic, ceil(aiv/2)), in JSON and entry" {
+    mix_graph "stream-fusion=0:early-start=1"
+    subkernel is_inf 48 KERNEL_TYPE_AIV_ONLY x,y,workspace # 48 vector cores = 24 AI cores
+    run env PATH=/usr/bin:/bin "$SKC" compile g/graph.yaml --sources-only
+    [ "$status" -eq 0 ]
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["blockDim"] == 24, d["blockDim"]' \
+        "$SRC/superkernel_1.json"
+    check_source "$SRC/superkernel_1.cpp" 'GetBlockIdx\(\) < 48'
+}
+
 @test "two streams: stream ids, event lists, notify and wait slots after each sub-kernel's parameters" {
     subkernel is_inf 32 KERNEL_TYPE_AIV_ONLY x,y,workspace
     subkernel pows 1 KERNEL_TYPE_AIV_ONLY x1,x2,y,workspace

@@ -276,12 +276,13 @@ std::vector<std::string> split_words(const std::string& text) {
 // One SuperKernel into the package: its metadata (the plan's, with what the build decided), its
 // binary, its generated source, and its line in the package index.
 struct SuperKernelFiles {
-    std::string dir;         ///< e.g. host/SuperKernel/
-    std::string suffix;      ///< of the binary: .so on the host, .o on the NPU
-    std::string kernel_name; ///< the entry's symbol
-    std::uint64_t workspace; ///< bytes of its workspace block
-    std::string arch;        ///< host, dav-2201 or dav-3510: which metadata shape
-    std::string package;     ///< the package's name: the first component of binPath
+    std::string dir;             ///< e.g. host/SuperKernel/
+    std::string suffix;          ///< of the binary: .so on the host, .o on the NPU
+    std::string kernel_name;     ///< the entry's symbol
+    std::uint64_t workspace;     ///< bytes of its workspace block
+    std::string arch;            ///< host, dav-2201 or dav-3510: which metadata shape
+    std::string package;         ///< the package's name: the first component of binPath
+    std::uint32_t block_dim = 0; ///< NPU: the launch's blockDim by the vendor's rule (0: plan's)
 };
 
 // The SuperKernel's metadata as packaged: the plan's, with what the build decided. `sha256` is
@@ -297,6 +298,10 @@ json superkernel_meta(const graph::Graph& g, const fusion::Segment& s, const Sup
         meta["workspace"]["size"] = {f.workspace};
         return meta;
     }
+    // The entry is launched with the vendor's blockDim (codegen::npu_launch); the JSON the
+    // runtime launches from must say the same.
+    if (f.block_dim != 0)
+        meta["blockDim"] = f.block_dim;
     // The vendor writes a workspace only when the SuperKernel needs one.
     if (f.workspace == 0)
         meta.erase("workspace");
@@ -313,7 +318,8 @@ SuperKernelFiles npu_files(const graph::Graph& g, const fusion::Segment& s,
             codegen::npu_entry_symbol(g, s),
             codegen::host_layout(s).workspace_bytes + codegen::npu_sync_bytes(g, s, target),
             target.arch,
-            package};
+            package,
+            codegen::npu_launch(g, s, target).block_dim};
 }
 
 // Where the vendor backend's input and output of segment `s` are, under the directory the
