@@ -67,7 +67,7 @@ struct KernelMeta {
     Workspace workspace;
     std::optional<KernelType> kernel_type; ///< nullopt: missing or not one of the six
     std::string kernel_type_text;
-    std::string deterministic;  ///< `deterministic` (true, false, ignore); empty when not given
+    std::string deterministic; ///< `deterministic` (true, false, ignore); empty when not given
     bool support_super_kernel = false;
     bool sync_all = false;        ///< sub_op_with_sync_all
     std::uint32_t split_mode = 0; ///< 0 when not given
