@@ -192,6 +192,22 @@ json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
     [[ "$output" == *"--name 'bad/name'"* ]]
 }
 
+@test "cleanup-from-log matches the package names in the outputs' headers, not their file names" {
+    mkdir outputs root
+    mkpkg kernels 1.2.0 Add/shared "" outputs/kernels-1.2.0.run
+    mkpkg other 1 Add/o "" outputs/other.run
+    si install outputs/kernels-1.2.0.run outputs/other.run -q
+    mv outputs/other.run elsewhere.run
+    printf 'Uninstall with: %s/kernels/uninstall.sh\nand %s/other/uninstall.sh\n' "$(ai)" "$(ai)" >job.log
+    run si cleanup-from-log job.log --outputs outputs
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"uninstalled kernels 1.2.0"* ]]
+    [[ "$output" == *"refusing unrelated or redirected uninstall script: $(ai)/other/uninstall.sh"* ]]
+    [ ! -e "$(ai)/kernels" ]
+    [ -d "$(ai)/other" ]
+    [ "$(si history --json | json 'd[-1]["action"], d[-1]["package"]')" = "uninstalled kernels" ]
+}
+
 @test "upgrade compares versions as dpkg does, refuses downgrades and same-version changes" {
     mkpkg k 1.9
     mkdir root
