@@ -471,14 +471,7 @@ int cmd_files(const Options& o) {
 }
 
 std::string format_time(std::int64_t t) {
-    if (t == 0)
-        return "unknown";
-    std::time_t tt = t;
-    std::tm tm{};
-    ::gmtime_r(&tt, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
+    return t == 0 ? "unknown" : inst::utc_time(t);
 }
 
 // Every kernel `name` provides, with whether the runtime loads it or another package's.

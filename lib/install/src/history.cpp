@@ -25,15 +25,19 @@ std::string invoking_user() {
     return user;
 }
 
+std::string utc_time(std::int64_t t) {
+    std::time_t tt = t;
+    std::tm tm{};
+    ::gmtime_r(&tt, &tm);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return stamp;
+}
+
 json history_line(const std::string& command, const std::string& package,
                   const std::string& old_version, const std::string& new_version,
                   const std::string& action, const std::string& result, const std::string& detail) {
-    std::time_t now = std::time(nullptr);
-    std::tm tm{};
-    ::gmtime_r(&now, &tm);
-    char stamp[32];
-    std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    json line = {{"time", stamp},
+    json line = {{"time", utc_time(std::time(nullptr))},
                  {"user", invoking_user()},
                  {"command", command},
                  {"package", package},

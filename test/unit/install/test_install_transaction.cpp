@@ -472,3 +472,37 @@ TEST_CASE("a trusted key alone requires a signature", "[install][adversarial]") 
     f.policy.trusted.push_back(package::Key::generate(f.dir / "trusted"));
     f.expect_refused(unsigned_run, "not signed, and a signature by a trusted key is required");
 }
+
+TEST_CASE("installed, damaged, left-behind and foreign directories are told apart",
+          "[install][transaction]") {
+    Fixture f;
+    f.run(f.packed("k1"));
+    f.run(f.packed("k2"));
+    auto tree = InstallTree::open(f.root(), Create::no);
+    CHECK(classify_package_dir(*tree, "k1", true).state == DirState::installed);
+    CHECK(classify_package_dir(*tree, "nope", false).state == DirState::absent);
+    test::write_text(f.ai() + "/k1/manifest.json", "{ broken");
+    auto damaged = classify_package_dir(*tree, "k1", false); // its manifest.json says it is ours
+    CHECK(damaged.state == DirState::damaged);
+    CHECK_THAT(damaged.why, Catch::Contains("k1/manifest.json"));
+    test::write_text(f.ai() + "/theirs/file", "x");
+    CHECK(classify_package_dir(*tree, "theirs", false).state == DirState::foreign);
+    CHECK(classify_package_dir(*tree, "theirs", true).state == DirState::damaged);
+    test::write_text(f.ai() + "/k2/soc/notes.txt", "mine");
+    {
+        TreeLock lock(*tree, LockMode::exclusive);
+        CHECK(uninstall_package(*tree, "k2", Force::no, f.log).action == "uninstalled");
+    }
+    auto left = classify_package_dir(*tree, "k2", false);
+    CHECK(left.state == DirState::left_behind);
+    CHECK_THAT(left.why, Catch::Contains("left behind") && Catch::Contains("soc/notes.txt"));
+    TreeLock lock(*tree, LockMode::exclusive);
+    CHECK_THROWS_WITH(uninstall_package(*tree, "k2", Force::no, f.log),
+                      Catch::Contains("uninstall --force k2"));
+    CHECK(uninstall_package(*tree, "k2", Force::yes, f.log).action == "removed");
+    CHECK_FALSE(fs::exists(f.ai() + "/k2"));
+    CHECK(uninstall_package(*tree, "k1", Force::yes, f.log).action == "removed");
+    CHECK_THROWS_WITH(uninstall_package(*tree, "theirs", Force::yes, f.log),
+                      Catch::Contains("not installed by skforge"));
+    CHECK(fs::exists(f.ai() + "/theirs/file"));
+}

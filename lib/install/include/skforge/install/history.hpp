@@ -2,6 +2,7 @@
 
 #include "skforge/install/layout.hpp"
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -14,6 +15,9 @@ namespace skforge::install {
 inline constexpr const char* k_history_file = "skinstall.log";
 inline constexpr const char* k_history_old = "skinstall.log.1";
 inline constexpr std::uint64_t k_history_max_bytes = 1u << 20;
+
+/// `t` (seconds since the epoch) as ISO 8601 UTC, "2026-11-30T09:30:00Z".
+std::string utc_time(std::int64_t t);
 
 /// Who runs this process, for records and the history: the user name, with the sudo user when
 /// root runs it through sudo ("root (sudo: alice)").
