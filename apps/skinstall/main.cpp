@@ -22,6 +22,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <unistd.h>
 
 namespace po = boost::program_options;
 namespace inst = skforge::install;
@@ -86,6 +87,17 @@ void print_json(const json& j) {
     std::cout << j.dump(2) << "\n";
 }
 
+// Appends to the history after a change. The change is made by then: a history that cannot be
+// written (a full disk, a file planted in log/) is a warning, never the command's failure.
+void record(const inst::InstallTree& tree, const Options& o, const std::vector<json>& lines,
+            skforge::support::Log& log) {
+    try {
+        inst::append_history(tree, lines, o.log_file);
+    } catch (const Error& e) {
+        log.warn(std::string("the change is made but its history line is not: ") + e.what());
+    }
+}
+
 // Opens the tree for a mutating command, takes the lock, finishes any interrupted work (and
 // records that in the history).
 struct Mutating {
@@ -95,10 +107,8 @@ struct Mutating {
         : tree(open(o, create)), lock(tree, inst::LockMode::exclusive, lock_wait(o, log)) {
         auto did = inst::recover(tree, log);
         if (did != "nothing to recover")
-            record(o, {inst::history_line(o.command_line, "", "", "", "recover", "ok", did)});
-    }
-    void record(const Options& o, const std::vector<json>& lines) const {
-        inst::append_history(tree, lines, o.log_file);
+            record(tree, o, {inst::history_line(o.command_line, "", "", "", "recover", "ok", did)},
+                   log);
     }
     static inst::InstallTree open(const Options& o, inst::Create create) {
         std::string given = inst::choose_install_path(o.install_path);
@@ -159,7 +169,7 @@ void finish_installs(const Options& o, const Mutating& m,
         lines.push_back(inst::history_line(o.command_line, r.name, r.old_version, r.version,
                                            std::string(inst::outcome_name(r.outcome)), "ok"));
     }
-    m.record(o, lines);
+    record(m.tree, o, lines, log);
     json shadows = report_shadows(m.tree, changed, log);
     for (auto& r : out)
         r["shadows"] = json::array();
@@ -205,9 +215,9 @@ std::string repair_source(const Options& o, const inst::InstallTree& tree,
         return o.from;
     try {
         if (auto dir = inst::open_dir_beneath(tree.ai_core(), name)) {
-            auto record = inst::read_install_record(*dir);
-            if (!record.from.empty() && ::access(record.from.c_str(), R_OK) == 0)
-                return record.from;
+            auto rec = inst::read_install_record(*dir);
+            if (!rec.from.empty() && ::access(rec.from.c_str(), R_OK) == 0)
+                return rec.from;
         }
     } catch (const Error&) {
     }
@@ -241,7 +251,7 @@ int cmd_uninstall(const Options& o) {
     }
     json out = json::array();
     std::vector<json> lines;
-    auto record = [&] { m.record(o, lines); };
+    auto record_done = [&] { record(m.tree, o, lines, log); };
     try {
         for (const auto& n : names) {
             auto r = inst::uninstall_package(m.tree, n,
@@ -255,10 +265,10 @@ int cmd_uninstall(const Options& o) {
                 inst::history_line(o.command_line, r.name, r.version, "", r.action, "ok"));
         }
     } catch (...) {
-        record(); // the packages before the refused one are gone: say so in the history
+        record_done(); // the packages before the refused one are gone: say so in the history
         throw;
     }
-    record();
+    record_done();
     if (o.json)
         print_json(out);
     return 0;
@@ -673,9 +683,8 @@ int cmd_recover(const Options& o) {
     if (did == "nothing to recover")
         log.info(did);
     else
-        inst::append_history(*tree,
-                             {inst::history_line(o.command_line, "", "", "", "recover", "ok", did)},
-                             o.log_file);
+        record(*tree, o, {inst::history_line(o.command_line, "", "", "", "recover", "ok", did)},
+               log);
     return 0;
 }
 
@@ -736,9 +745,9 @@ int cmd_cleanup(const Options& o) {
             inst::recover(*tree, log);
             auto r = inst::uninstall_package(*tree, stem,
                                              o.force ? inst::Force::yes : inst::Force::no, log);
-            inst::append_history(
-                *tree, {inst::history_line(o.command_line, r.name, r.version, "", r.action, "ok")},
-                o.log_file);
+            record(*tree, o,
+                   {inst::history_line(o.command_line, r.name, r.version, "", r.action, "ok")},
+                   log);
         } catch (const Error& e) {
             if (std::string(e.what()).starts_with("refusing '"))
                 refuse(c, e.what());

@@ -387,6 +387,24 @@ with open('$log', 'a') as f:
     si verify -q
 }
 
+@test "a history file replaced by a symlink is never followed; the change still happens" {
+    mkpkg k 1
+    mkpkg j 1 Add/j
+    mkdir root
+    si install j.run -q
+    echo precious >victim
+    rm "$(ai)/log/skinstall.log"
+    ln -s "$W/victim" "$(ai)/log/skinstall.log"
+    run si install k.run
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"WARN: the change is made but its history line is not:"*"skinstall.log"* ]]
+    [ -d "$(ai)/k" ]
+    [ "$(cat victim)" = precious ]
+    run si verify
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"tree: log/skinstall.log: unexpected"* ]]
+}
+
 # ---- 6. locks are visible ----
 
 @test "a held lock names its holder; --lock-timeout gives up with that message" {
