@@ -150,6 +150,22 @@ json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
     si verify -q
 }
 
+@test "after the package's own uninstall.sh, the record it leaves is described and removable" {
+    mkpkg k1 1
+    mkdir root
+    si install k1.run -q
+    sh "$(ai)/k1/uninstall.sh" -q 2>/dev/null || true
+    run si verify
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"tree: k1: unexpected:"*"holds only skinstall's install record"*"uninstall --force k1"* ]]
+    run si install k1.run
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"holds only skinstall's install record"* ]]
+    si uninstall --force k1 -q
+    si install k1.run -q
+    si verify -q
+}
+
 @test "a directory skforge never installed is still refused as such" {
     mkpkg k1 1
     mkdir -p root/opp/static_kernel/ai_core/k1

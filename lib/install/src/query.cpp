@@ -246,6 +246,11 @@ std::string left_behind_why(const Dir& dir, const std::string& name, const std::
            "' removes the rest";
 }
 
+bool only_install_record(const Dir& dir) {
+    auto names = list_dir(dir);
+    return names.size() == 1 && names[0] == k_install_record;
+}
+
 } // namespace
 
 PackageDir classify_package_dir(const InstallTree& tree, const std::string& name, bool listed) {
@@ -258,6 +263,15 @@ PackageDir classify_package_dir(const InstallTree& tree, const std::string& name
         if (auto marker = read_file_at(*dir, k_left_behind)) {
             out.state = DirState::left_behind;
             out.why = left_behind_why(*dir, name, *marker);
+            return out;
+        }
+        if (!listed && only_install_record(*dir)) {
+            // The package's own uninstall.sh (the shell fallback) removes the files it lists and
+            // does not know skinstall's record.
+            out.state = DirState::left_behind;
+            out.why = "'" + dir->path + "' holds only skinstall's install record (" +
+                      k_install_record + "), left by the package's own uninstall.sh; " +
+                      "'skinstall uninstall --force " + name + "' removes it";
             return out;
         }
         out.manifest = read_installed_manifest(tree, name);
