@@ -279,82 +279,96 @@ json damaged_json(const std::string& name, const std::string& why) {
         {"name", name}, {"status", "damaged"}, {"problem", why}, {"fix", inst::repair_hint(name)}};
 }
 
+// Every key where one package's kernel hides another's, for `list --conflicts`.
+json conflicts_json(const inst::InstallTree& tree, skforge::support::Log& log) {
+    std::vector<std::string> skipped;
+    auto uses = inst::key_uses(inst::installed_indexes(tree, tree.install_order(), skipped));
+    for (const auto& s : skipped)
+        log.warn(s);
+    json out = json::array();
+    for (const auto& u : inst::shadowed_keys(uses)) {
+        json hidden = json::array();
+        for (std::size_t i = 0; i + 1 < u.providers.size(); ++i)
+            hidden.push_back(
+                {{"package", u.providers[i].first}, {"binPath", u.providers[i].second}});
+        out.push_back({{"soc", u.soc},
+                       {"op", u.op},
+                       {"key", u.key},
+                       {"winner", u.winner()},
+                       {"binPath", u.providers.back().second},
+                       {"hidden", hidden}});
+    }
+    return out;
+}
+
+// The installed packages in install order; a damaged one says what is wrong and the fix.
+json packages_json(const inst::InstallTree& tree) {
+    json out = json::array();
+    for (const auto& name : tree.install_order()) {
+        auto pd = inst::classify_package_dir(tree, name, true);
+        if (pd.state != inst::DirState::installed) {
+            out.push_back(damaged_json(
+                name, pd.state == inst::DirState::absent ? "its directory is missing" : pd.why));
+            continue;
+        }
+        const auto& m = *pd.manifest;
+        out.push_back({{"name", name},
+                       {"status", "installed"},
+                       {"version", m.version},
+                       {"npu_arch", m.npu_arch},
+                       {"soc_version", m.soc_version},
+                       {"files", m.entries.size()},
+                       {"bytes", m.unpacked_size()},
+                       {"path", tree.shown() + "/" + name}});
+    }
+    return out;
+}
+
+void print_conflicts(const json& conflicts) {
+    if (conflicts.empty())
+        std::cout << "no kernel of one package hides another's\n";
+    for (const auto& c : conflicts) {
+        std::string hidden;
+        for (const auto& h : c["hidden"])
+            hidden += (hidden.empty() ? "" : ", ") + h["package"].get<std::string>();
+        std::printf("%s %s %s: %s wins, hiding %s\n", c["soc"].get<std::string>().c_str(),
+                    c["op"].get<std::string>().c_str(), c["key"].get<std::string>().c_str(),
+                    c["winner"].get<std::string>().c_str(), hidden.c_str());
+    }
+}
+
+void print_packages(const json& packages) {
+    if (packages.empty())
+        std::cout << "no static-kernel packages installed\n";
+    for (const auto& p : packages) {
+        if (p["status"] == "damaged") {
+            std::printf("%-32s DAMAGED: %s\n%-32s   %s\n", p["name"].get<std::string>().c_str(),
+                        p["problem"].get<std::string>().c_str(), "",
+                        p["fix"].get<std::string>().c_str());
+            continue;
+        }
+        std::printf("%-32s %-16s %-10s %-16s %6zu files %12llu bytes\n",
+                    p["name"].get<std::string>().c_str(), p["version"].get<std::string>().c_str(),
+                    p["npu_arch"].get<std::string>().c_str(),
+                    p["soc_version"].get<std::string>().c_str(), p["files"].get<std::size_t>(),
+                    static_cast<unsigned long long>(p["bytes"].get<std::uint64_t>()));
+    }
+}
+
 int cmd_list(const Options& o) {
     Console log(o);
     auto tree = open_for_query(o);
     json out = json::array();
     if (tree) {
         inst::TreeLock lock(*tree, inst::LockMode::shared, lock_wait(o, log));
-        if (o.conflicts) {
-            std::vector<std::string> skipped;
-            auto uses =
-                inst::key_uses(inst::installed_indexes(*tree, tree->install_order(), skipped));
-            for (const auto& s : skipped)
-                log.warn(s);
-            for (const auto& u : inst::shadowed_keys(uses)) {
-                json hidden = json::array();
-                for (std::size_t i = 0; i + 1 < u.providers.size(); ++i)
-                    hidden.push_back(
-                        {{"package", u.providers[i].first}, {"binPath", u.providers[i].second}});
-                out.push_back({{"soc", u.soc},
-                               {"op", u.op},
-                               {"key", u.key},
-                               {"winner", u.winner()},
-                               {"binPath", u.providers.back().second},
-                               {"hidden", hidden}});
-            }
-        } else {
-            for (const auto& name : tree->install_order()) {
-                auto pd = inst::classify_package_dir(*tree, name, true);
-                if (pd.state != inst::DirState::installed) {
-                    out.push_back(damaged_json(name, pd.state == inst::DirState::absent
-                                                         ? "its directory is missing"
-                                                         : pd.why));
-                    continue;
-                }
-                const auto& m = *pd.manifest;
-                out.push_back({{"name", name},
-                               {"status", "installed"},
-                               {"version", m.version},
-                               {"npu_arch", m.npu_arch},
-                               {"soc_version", m.soc_version},
-                               {"files", m.entries.size()},
-                               {"bytes", m.unpacked_size()},
-                               {"path", tree->shown() + "/" + name}});
-            }
-        }
+        out = o.conflicts ? conflicts_json(*tree, log) : packages_json(*tree);
     }
-    if (o.json) {
+    if (o.json)
         print_json(out);
-    } else if (o.conflicts) {
-        if (out.empty())
-            std::cout << "no kernel of one package hides another's\n";
-        for (const auto& c : out) {
-            std::string hidden;
-            for (const auto& h : c["hidden"])
-                hidden += (hidden.empty() ? "" : ", ") + h["package"].get<std::string>();
-            std::printf("%s %s %s: %s wins, hiding %s\n", c["soc"].get<std::string>().c_str(),
-                        c["op"].get<std::string>().c_str(), c["key"].get<std::string>().c_str(),
-                        c["winner"].get<std::string>().c_str(), hidden.c_str());
-        }
-    } else if (out.empty()) {
-        std::cout << "no static-kernel packages installed\n";
-    } else {
-        for (const auto& p : out) {
-            if (p["status"] == "damaged") {
-                std::printf("%-32s DAMAGED: %s\n%-32s   %s\n", p["name"].get<std::string>().c_str(),
-                            p["problem"].get<std::string>().c_str(), "",
-                            p["fix"].get<std::string>().c_str());
-                continue;
-            }
-            std::printf("%-32s %-16s %-10s %-16s %6zu files %12llu bytes\n",
-                        p["name"].get<std::string>().c_str(),
-                        p["version"].get<std::string>().c_str(),
-                        p["npu_arch"].get<std::string>().c_str(),
-                        p["soc_version"].get<std::string>().c_str(), p["files"].get<std::size_t>(),
-                        static_cast<unsigned long long>(p["bytes"].get<std::uint64_t>()));
-        }
-    }
+    else if (o.conflicts)
+        print_conflicts(out);
+    else
+        print_packages(out);
     return 0;
 }
 
@@ -580,6 +594,21 @@ json key_use_json(const inst::KeyUse& u) {
             {"providers", providers}};
 }
 
+// "  <soc> <op> <key>: <winner> wins (<binPath>); hides <a>, <b>" per key.
+void print_key_uses(const json& kernels) {
+    for (const auto& k : kernels) {
+        std::string hidden;
+        const auto& ps = k["providers"];
+        for (std::size_t i = 0; i + 1 < ps.size(); ++i)
+            hidden += (hidden.empty() ? "" : ", ") + ps[i]["package"].get<std::string>();
+        std::printf("  %s %s %s: %s wins (%s)%s\n", k["soc"].get<std::string>().c_str(),
+                    k["op"].get<std::string>().c_str(), k["key"].get<std::string>().c_str(),
+                    k["winner"].get<std::string>().c_str(),
+                    ps.back()["binPath"].get<std::string>().c_str(),
+                    hidden.empty() ? "" : ("; hides " + hidden).c_str());
+    }
+}
+
 int cmd_owner(const Options& o) {
     if (o.args.size() != (o.key.empty() ? 1u : 0u))
         throw Error("name one PATH, or --key KEY", ErrorKind::usage);
@@ -625,17 +654,7 @@ int cmd_owner(const Options& o) {
                         (tree->shown() + "/" + rel).c_str());
         else if (kernels.empty())
             std::printf("no installed package provides a kernel for key %s\n", o.key.c_str());
-        for (const auto& k : kernels) {
-            std::string hidden;
-            const auto& ps = k["providers"];
-            for (std::size_t i = 0; i + 1 < ps.size(); ++i)
-                hidden += (hidden.empty() ? "" : ", ") + ps[i]["package"].get<std::string>();
-            std::printf("  %s %s %s: %s wins (%s)%s\n", k["soc"].get<std::string>().c_str(),
-                        k["op"].get<std::string>().c_str(), k["key"].get<std::string>().c_str(),
-                        k["winner"].get<std::string>().c_str(),
-                        ps.back()["binPath"].get<std::string>().c_str(),
-                        hidden.empty() ? "" : ("; hides " + hidden).c_str());
-        }
+        print_key_uses(kernels);
     }
     return found ? 0 : 1;
 }
