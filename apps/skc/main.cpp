@@ -65,9 +65,10 @@ int cmd_pack(const Args& args) {
     std::string key;
     bool quiet = false;
     po::options_description desc("skc pack options");
-    desc.add_options()("dir", po::value(&o.source_dir)->required(),
-                       "directory to pack")("output,o", po::value(&o.output)->required(),
-                                            "the .run file to write; its stem names the package")(
+    desc.add_options()("dir", po::value(&o.source_dir)->required(), "directory to pack")(
+        "output,o", po::value(&o.output)->required(), "the .run file to write")(
+        "name", po::value(&o.name),
+        "package name, the directory it installs into (default: the output's stem)")(
         "version", po::value(&o.version)->required(),
         "package version")("npu-arch", po::value(&o.npu_arch), "NPU architecture, e.g. dav-2201")(
         "soc", po::value(&o.soc_version), "SoC version, e.g. Ascend910B1")(

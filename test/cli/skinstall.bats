@@ -130,7 +130,7 @@ mkpkg() {
     run "$SKINSTALL" uninstall --all --install-path "$W/root"
     [ "$status" -eq 0 ]
     [[ "$output" == *"uninstalled b"*"uninstalled a"* ]]
-    [ "$(ls -A "$(ai)")" = "$(printf 'config\nconfig.ini')" ]
+    [ "$(ls -A "$(ai)")" = "$(printf 'config\nconfig.ini\nlog')" ]
     run "$SKINSTALL" list --install-path "$W/root"
     [[ "$output" == *"no static-kernel packages installed"* ]]
 }

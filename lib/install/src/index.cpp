@@ -8,6 +8,7 @@
 #include "skforge/support/error.hpp"
 
 #include <fcntl.h>
+#include <tuple>
 
 namespace skforge::install {
 
@@ -40,6 +41,10 @@ std::string entry_key(const json& entry) {
     if (entry.contains("simplifiedKey"))
         return "k:" + entry["simplifiedKey"].get<std::string>();
     return "p:" + entry["binPath"].get<std::string>();
+}
+
+std::string shown_key(const std::string& key) {
+    return key.substr(2);
 }
 
 void merge_op(json& global_op, const json& package_op) {
@@ -99,24 +104,70 @@ std::optional<PackageIndex> installed_index(const InstallTree& tree, const std::
         auto dir = open_dir_beneath(tree.ai_core(), name);
         return read_package_index(*dir, *manifest);
     } catch (const Error& e) {
-        skipped.push_back("package " + name + " contributes no kernels to the global index: " +
-                          e.what() + "\n  fix it with: skinstall upgrade " + name +
-                          ".run (a package built by this skforge), or skinstall uninstall "
-                          "--force " +
-                          name);
+        // A tree from an older skforge: repairing from the same .run cannot help, a package
+        // rebuilt by this skforge can.
+        std::string why = e.what();
+        std::string hint = why.find("uses binaryList") != std::string::npos
+                               ? "replace it with a package built by this skforge: 'skinstall "
+                                 "upgrade --reinstall " +
+                                     name +
+                                     ".run', or remove it with 'skinstall uninstall "
+                                     "--force " +
+                                     name + "'"
+                               : repair_hint(name);
+        skipped.push_back("package " + name +
+                          " contributes no kernels to the global index: " + why + "\n  " + hint);
         return std::nullopt;
     }
 }
 
 } // namespace
 
-std::vector<std::string> rebuild_derived(const InstallTree& tree,
-                                         const std::vector<std::string>& order) {
-    std::vector<std::string> skipped;
+std::vector<std::pair<std::string, PackageIndex>>
+installed_indexes(const InstallTree& tree, const std::vector<std::string>& order,
+                  std::vector<std::string>& skipped) {
     std::vector<std::pair<std::string, PackageIndex>> indexes;
     for (const auto& name : order)
         if (auto index = installed_index(tree, name, skipped))
             indexes.emplace_back(name, std::move(*index));
+    return indexes;
+}
+
+std::vector<KeyUse> key_uses(const std::vector<std::pair<std::string, PackageIndex>>& packages) {
+    std::map<std::tuple<std::string, std::string, std::string>, KeyUse> uses;
+    for (const auto& [name, index] : packages)
+        for (const auto& [soc, doc] : index)
+            for (auto& [op, value] : doc.items()) {
+                if (!value.contains("staticList"))
+                    continue;
+                for (const json& entry : value["staticList"]) {
+                    std::string k = entry_key(entry);
+                    KeyUse& use = uses[{soc, op, k}];
+                    if (use.key.empty())
+                        use = {soc, op, shown_key(k), {}};
+                    // A package listing the same key twice counts once: its last entry.
+                    std::erase_if(use.providers, [&](const auto& p) { return p.first == name; });
+                    use.providers.emplace_back(name, entry["binPath"].get<std::string>());
+                }
+            }
+    std::vector<KeyUse> out;
+    for (auto& [k, use] : uses)
+        out.push_back(std::move(use));
+    return out;
+}
+
+std::vector<KeyUse> shadowed_keys(const std::vector<KeyUse>& uses) {
+    std::vector<KeyUse> out;
+    for (const auto& u : uses)
+        if (u.providers.size() > 1)
+            out.push_back(u);
+    return out;
+}
+
+std::vector<std::string> rebuild_derived(const InstallTree& tree,
+                                         const std::vector<std::string>& order) {
+    std::vector<std::string> skipped;
+    auto indexes = installed_indexes(tree, order, skipped);
     auto global = merge_indexes(indexes);
     Dir config = tree.config_dir();
     for (const auto& [soc, doc] : global)

@@ -3,11 +3,17 @@
 #include "skforge/package/path_rules.hpp"
 #include "skforge/support/error.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <fcntl.h>
+#include <fstream>
+#include <sstream>
 #include <sys/file.h>
+#include <sys/sysmacros.h>
+#include <thread>
 #include <unistd.h>
 
 namespace skforge::install {
@@ -90,7 +96,45 @@ std::vector<std::string> parse_config_ini(const std::string& text) {
     return out;
 }
 
-TreeLock::TreeLock(const InstallTree& tree, LockMode mode) {
+namespace {
+
+// "pid N (command line)" for the process /proc/locks says holds a lock on the file `fd` is open
+// on, or "another process" when /proc does not say.
+std::string lock_holder(int fd) {
+    struct stat st {};
+    std::ifstream locks("/proc/locks");
+    if (::fstat(fd, &st) != 0 || !locks)
+        return "another process";
+    char dev[32];
+    std::snprintf(dev, sizeof dev, "%02x:%02x:%llu", major(st.st_dev), minor(st.st_dev),
+                  static_cast<unsigned long long>(st.st_ino));
+    std::string line;
+    while (std::getline(locks, line)) {
+        std::istringstream in(line);
+        std::string id, kind, advisory, mode, pid, where;
+        in >> id >> kind;
+        if (kind == "->" || kind != "FLOCK")
+            continue; // a waiter, or a POSIX lock
+        in >> advisory >> mode >> pid >> where;
+        if (where != dev || pid == std::to_string(::getpid()))
+            continue;
+        std::ifstream cmd("/proc/" + pid + "/cmdline", std::ios::binary);
+        std::string args((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+        std::replace(args.begin(), args.end(), '\0', ' ');
+        while (!args.empty() && args.back() == ' ')
+            args.pop_back();
+        if (auto slash = args.find_last_of('/', args.find(' ')); slash != std::string::npos)
+            args.erase(0, slash + 1);
+        if (args.size() > 160)
+            args = args.substr(0, 157) + "...";
+        return "pid " + pid + (args.empty() ? "" : " (" + args + ")");
+    }
+    return "another process";
+}
+
+} // namespace
+
+TreeLock::TreeLock(const InstallTree& tree, LockMode mode, const LockWait& wait) {
     std::optional<Dir> existing;
     if (mode == LockMode::shared) {
         // Readers create nothing: without a lock file no writer has ever run here.
@@ -99,6 +143,7 @@ TreeLock::TreeLock(const InstallTree& tree, LockMode mode) {
             return;
     }
     Dir config = existing ? std::move(*existing) : tree.config_dir();
+    std::string path = config.path + "/" + k_lock_file;
     // A shared lock needs only a read-only descriptor, so queries work for users who cannot
     // write the tree and on read-only mounts; O_NONBLOCK so a FIFO planted there cannot hang us.
     m_fd = mode == LockMode::shared
@@ -108,11 +153,31 @@ TreeLock::TreeLock(const InstallTree& tree, LockMode mode) {
         return; // removed since we looked: no writer holds it
     struct stat st {};
     if (!m_fd || ::fstat(m_fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
-        throw Error("refusing lock '" + config.path + "/" + k_lock_file + "': not a regular file");
+        throw Error("refusing lock '" + path + "': not a regular file");
     int op = mode == LockMode::exclusive ? LOCK_EX : LOCK_SH;
-    while (::flock(m_fd.get(), op) != 0)
-        if (errno != EINTR)
-            throw support::io_error("cannot lock", config.path + "/" + k_lock_file, errno);
+    if (::flock(m_fd.get(), op | LOCK_NB) == 0)
+        return;
+    if (errno != EWOULDBLOCK && errno != EINTR)
+        throw support::io_error("cannot lock", path, errno);
+    std::string held = "the lock '" + path + "' held by " + lock_holder(m_fd.get());
+    if (wait.timeout_seconds && *wait.timeout_seconds <= 0)
+        throw Error("gave up waiting for " + held + " (--lock-timeout 0)");
+    if (wait.log != nullptr)
+        wait.log->warn("waiting for " + held);
+    auto deadline = std::chrono::steady_clock::now() +
+                    std::chrono::duration<double>(wait.timeout_seconds.value_or(0));
+    while (::flock(m_fd.get(), op | (wait.timeout_seconds ? LOCK_NB : 0)) != 0) {
+        if (errno != EWOULDBLOCK && errno != EINTR)
+            throw support::io_error("cannot lock", path, errno);
+        if (wait.timeout_seconds && std::chrono::steady_clock::now() >= deadline) {
+            std::ostringstream secs;
+            secs << *wait.timeout_seconds;
+            throw Error("gave up after " + secs.str() + " s waiting for " + held +
+                        " (--lock-timeout)");
+        }
+        if (wait.timeout_seconds)
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
 }
 
 } // namespace skforge::install

@@ -1,5 +1,7 @@
 #include "skforge/install/query.hpp"
 
+#include "skforge/install/history.hpp"
+#include "skforge/package/json_text.hpp"
 #include "skforge/support/error.hpp"
 #include "skforge/support/parallel.hpp"
 #include "skforge/support/sha256.hpp"
@@ -8,10 +10,12 @@
 #include <atomic>
 #include <cerrno>
 #include <fcntl.h>
+#include <nlohmann/json.hpp>
 #include <set>
 
 namespace skforge::install {
 
+using nlohmann::json;
 using package::EntryType;
 using package::Manifest;
 using package::ManifestEntry;
@@ -99,7 +103,7 @@ void find_extra(const Dir& dir, const std::string& rel, const Manifest& m,
                 std::vector<Problem>& out) {
     for (const auto& name : list_dir(dir)) {
         std::string path = rel.empty() ? name : rel + "/" + name;
-        if (rel.empty() && name == package::k_manifest_path)
+        if (rel.empty() && (name == package::k_manifest_path || name == k_install_record))
             continue;
         const ManifestEntry* e = m.find(path);
         if (e == nullptr) {
@@ -144,6 +148,25 @@ void check_config(const Dir& config, std::vector<Problem>& out) {
     }
 }
 
+// log/ holds the history and its rotated predecessor, nothing else.
+void check_log(const Dir& log, std::vector<Problem>& out) {
+    for (const auto& name : list_dir(log)) {
+        auto st = stat_at(log, name);
+        if ((name == k_history_file || name == k_history_old) && st && S_ISREG(st->st_mode))
+            continue;
+        out.push_back(
+            {std::string(k_log_dir) + "/" + name, ProblemKind::extra, leftover_detail(name)});
+    }
+}
+
+// What a package-named directory config.ini does not list is.
+std::string unlisted_detail(const InstallTree& tree, const std::string& name) {
+    auto pd = classify_package_dir(tree, name, false);
+    if (pd.state == DirState::left_behind || pd.state == DirState::damaged)
+        return pd.why;
+    return "a directory config.ini does not list (not an installed package)";
+}
+
 } // namespace
 
 std::vector<Problem> check_tree(const InstallTree& tree) {
@@ -161,16 +184,136 @@ std::vector<Problem> check_tree(const InstallTree& tree) {
             check_config(*open_dir_beneath(ai, name), out);
             continue;
         }
+        if (dir && name == k_log_dir) {
+            check_log(*open_dir_beneath(ai, name), out);
+            continue;
+        }
         std::string detail = leftover_detail(name);
         if (name == k_journal)
             detail = "an interrupted transaction; 'skinstall recover' finishes or rolls it back";
         else if (name.starts_with(k_stage_prefix))
             detail = "a stage left by a killed install; 'skinstall recover' removes it";
         else if (dir && !package::check_package_name(name))
-            detail = "a directory config.ini does not list (not an installed package)";
+            detail = unlisted_detail(tree, name);
         out.push_back({name, ProblemKind::extra, detail});
     }
     return out;
+}
+
+std::optional<std::string> owner_of(const InstallTree& tree, const std::string& rel) {
+    auto slash = rel.find('/');
+    std::string first = rel.substr(0, slash);
+    std::string rest = slash == std::string::npos ? "" : rel.substr(slash + 1);
+    if (first == k_config_dir || first == k_log_dir ||
+        (rest.empty() && (first == k_config_ini || first == "uninstall.sh" ||
+                          first == "version.info" || first == k_journal)))
+        return "";
+    if (package::check_package_name(first))
+        return std::nullopt;
+    auto pd = classify_package_dir(tree, first, false);
+    if (pd.state != DirState::installed)
+        return std::nullopt;
+    if (rest.empty() || rest == package::k_manifest_path || rest == k_install_record ||
+        pd.manifest->find(rest) != nullptr)
+        return first;
+    return std::nullopt;
+}
+
+std::string repair_hint(const std::string& name) {
+    return "restore it with 'skinstall repair " + name + " --from " + name +
+           ".run' (the same package and version), or remove it with 'skinstall uninstall --force " +
+           name + "'";
+}
+
+namespace {
+
+// The description of a directory an uninstall left behind, from its marker.
+std::string left_behind_why(const Dir& dir, const std::string& name, const std::string& text) {
+    json j = support::check_json_depth(text) ? json() : json::parse(text, nullptr, false);
+    std::string version = j.is_object() ? j.value("version", "") : "";
+    std::string why = "'" + dir.path + "' is what the uninstall of " + name +
+                      (version.empty() ? "" : " " + version) +
+                      " left behind: it holds files the package did not install";
+    if (j.is_object() && j.contains("kept") && j["kept"].is_array()) {
+        std::string kept;
+        for (const auto& k : j["kept"])
+            if (k.is_string())
+                kept += (kept.empty() ? "" : ", ") + k.get<std::string>();
+        if (!kept.empty())
+            why += " (" + kept + ")";
+    }
+    return why + "; move away what you still need, then 'skinstall uninstall --force " + name +
+           "' removes the rest";
+}
+
+bool only_install_record(const Dir& dir) {
+    auto names = list_dir(dir);
+    return names.size() == 1 && names[0] == k_install_record;
+}
+
+} // namespace
+
+PackageDir classify_package_dir(const InstallTree& tree, const std::string& name, bool listed) {
+    PackageDir out;
+    std::optional<Dir> dir;
+    try {
+        dir = open_dir_beneath(tree.ai_core(), name);
+        if (!dir)
+            return out;
+        if (auto marker = read_file_at(*dir, k_left_behind)) {
+            out.state = DirState::left_behind;
+            out.why = left_behind_why(*dir, name, *marker);
+            return out;
+        }
+        if (!listed && only_install_record(*dir)) {
+            // The package's own uninstall.sh (the shell fallback) removes the files it lists and
+            // does not know skinstall's record.
+            out.state = DirState::left_behind;
+            out.why = "'" + dir->path + "' holds only skinstall's install record (" +
+                      k_install_record + "), left by the package's own uninstall.sh; " +
+                      "'skinstall uninstall --force " + name + "' removes it";
+            return out;
+        }
+        out.manifest = read_installed_manifest(tree, name);
+        out.state = DirState::installed;
+    } catch (const Error& e) {
+        bool has_manifest = false;
+        try {
+            has_manifest = dir && stat_at(*dir, std::string(package::k_manifest_path));
+        } catch (const Error&) {
+        }
+        out.manifest.reset();
+        out.state = listed || has_manifest ? DirState::damaged : DirState::foreign;
+        out.why = e.what();
+    }
+    return out;
+}
+
+InstallRecord read_install_record(const Dir& package_dir) {
+    InstallRecord r;
+    std::optional<std::string> text;
+    try {
+        text = read_file_at(package_dir, k_install_record, 1 << 20);
+    } catch (const Error&) {
+        return r;
+    }
+    std::string stamp =
+        text ? std::string(k_install_record) : std::string(package::k_manifest_path);
+    if (auto st = stat_at(package_dir, stamp))
+        r.installed_at = st->st_mtim.tv_sec;
+    if (!text)
+        return r;
+    json j = support::check_json_depth(*text) ? json() : json::parse(*text, nullptr, false);
+    if (!j.is_object())
+        return r;
+    auto field = [&](const char* key) {
+        return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+    };
+    r.installed_by = field("installed_by");
+    r.from = field("from");
+    r.signature = field("signature");
+    r.signer_key_id = field("signer_key_id");
+    return r;
 }
 
 InstalledPackage check_installed(const InstallTree& tree, const std::string& name) {

@@ -1,7 +1,9 @@
 #include "skforge/install/transaction.hpp"
 
+#include "skforge/install/history.hpp"
 #include "skforge/install/index.hpp"
 #include "skforge/install/query.hpp"
+#include "skforge/install/version.hpp"
 #include "skforge/package/json_text.hpp"
 #include "skforge/package/writer.hpp"
 #include "skforge/support/error.hpp"
@@ -10,7 +12,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <fcntl.h>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
@@ -26,15 +30,6 @@ using support::UniqueFd;
 
 VerifiedPackage verify_package(const std::string& run_path, const Policy& policy) {
     auto run = std::make_shared<package::RunPackage>(run_path);
-    std::string stem = support::base_name(run_path);
-    if (stem.size() > 4 && stem.ends_with(".run"))
-        stem.resize(stem.size() - 4);
-    if (stem != run->header().name)
-        throw Error(run_path + ": the file holds package '" + run->header().name +
-                    "' but is named '" + stem +
-                    ".run'; the installed name must be the file's stem, "
-                    "so rename it back to " +
-                    run->header().name + ".run");
     auto digest = run->verify_digests();
     auto state = run->check_signature(digest, policy.trusted);
     if (auto why =
@@ -42,7 +37,31 @@ VerifiedPackage verify_package(const std::string& run_path, const Policy& policy
         throw Error(run_path + ": " + *why, support::ErrorKind::integrity);
     auto manifest = run->read_manifest(policy.limits);
     run->check_scripts(manifest);
-    return {run, std::move(manifest), state};
+    // skinstall keeps its own notes beside manifest.json; a package may not bring files there.
+    for (const char* ours : {k_install_record, k_left_behind})
+        if (manifest.find(ours) != nullptr)
+            throw Error(run_path + ": the package contains '" + ours +
+                        "', a name skinstall keeps for itself in every package directory; "
+                        "rename that file and pack again");
+    auto trailer =
+        state == package::SignatureState::unsigned_package ? std::nullopt : run->trailer();
+    return {run, std::move(manifest), state, trailer ? trailer->key_id : std::string()};
+}
+
+std::string_view outcome_name(InstallOutcome outcome) {
+    switch (outcome) {
+    case InstallOutcome::installed:
+        return "installed";
+    case InstallOutcome::upgraded:
+        return "upgraded";
+    case InstallOutcome::downgraded:
+        return "downgraded";
+    case InstallOutcome::reinstalled:
+        return "reinstalled";
+    case InstallOutcome::already_installed:
+        return "already-installed";
+    }
+    return "unknown";
 }
 
 namespace {
@@ -148,13 +167,28 @@ void rebuild_and_report(const InstallTree& tree, const std::vector<std::string>&
         log.warn(warning);
 }
 
-void finish_install(const InstallTree& tree, const std::string& name, const std::string& new_digest,
+// How a journaled install recognises its new version: the stage directory's inode (it keeps it
+// through the rename), or for journals of older skforge versions the manifest digest.
+struct Landing {
+    std::string digest;
+    std::optional<ino_t> ino;
+};
+
+bool landed(const std::optional<Dir>& dir, const Landing& l) {
+    if (!dir)
+        return false;
+    if (!l.ino)
+        return installed_manifest_digest(*dir) == l.digest;
+    struct stat st {};
+    return ::fstat(dir->fd.get(), &st) == 0 && st.st_ino == *l.ino;
+}
+
+void finish_install(const InstallTree& tree, const std::string& name, const Landing& landing,
                     support::Log& log) {
     const Dir& ai = tree.ai_core();
     std::string stage = stage_name(name);
     auto target = open_dir_beneath(ai, name);
-    auto target_digest = target ? installed_manifest_digest(*target) : std::nullopt;
-    if (target_digest != new_digest) {
+    if (!landed(target, landing)) {
         unsigned flags = target ? RENAME_EXCHANGE : RENAME_NOREPLACE;
         if (::renameat2(ai.fd.get(), stage.c_str(), ai.fd.get(), name.c_str(), flags) != 0)
             throw support::io_error("cannot move the package into place at", ai.path + "/" + name,
@@ -203,53 +237,192 @@ void remove_listed(const Dir& pkg, const ManifestEntry& e, support::Log& log) {
     }
 }
 
-// Roll-forward of uninstall: everything after the journal, idempotent.
-void finish_uninstall(const InstallTree& tree, const std::string& name, support::Log& log) {
+// Paths under `dir` (relative to the package directory), at most `limit` of them.
+void collect_paths(const Dir& dir, const std::string& rel, std::vector<std::string>& out,
+                   std::size_t limit) {
+    for (const auto& name : list_dir(dir)) {
+        if (out.size() >= limit)
+            return;
+        if (rel.empty() && (name == package::k_manifest_path || name == k_left_behind))
+            continue;
+        std::string path = rel.empty() ? name : rel + "/" + name;
+        auto st = stat_at(dir, name);
+        std::optional<Dir> sub;
+        if (st && S_ISDIR(st->st_mode))
+            sub = open_dir_beneath(dir, name);
+        if (sub && !list_dir(*sub).empty())
+            collect_paths(*sub, path, out, limit);
+        else
+            out.push_back(path);
+    }
+}
+
+// After the package's own files are gone: when anything is left, a note saying whose directory
+// this was, so nobody mistakes it for a directory skforge never installed.
+void note_left_behind(const Dir& pkg, const package::Manifest& m, support::Log& log) {
+    std::vector<std::string> kept;
+    collect_paths(pkg, "", kept, 20);
+    if (kept.empty())
+        return;
+    write_file_at(pkg, k_left_behind,
+                  json({{"name", m.name}, {"version", m.version}, {"kept", kept}}).dump() + "\n",
+                  0644);
+    log.warn("keeping '" + pkg.path + "': it holds files " + m.name +
+             " did not install; 'skinstall uninstall --force " + m.name +
+             "' removes them when they are no longer needed");
+}
+
+// Roll-forward of uninstall: everything after the journal, idempotent. `whole` removes the
+// directory with everything in it (a damaged package, or what an uninstall left behind).
+void finish_uninstall(const InstallTree& tree, const std::string& name, bool whole,
+                      support::Log& log) {
     const Dir& ai = tree.ai_core();
     rebuild_and_report(tree, order_with(tree.install_order(), name, false), log);
     fault_point("index updated");
-    if (auto pkg = open_dir_beneath(ai, name)) {
+    if (whole) {
+        remove_tree(ai, name);
+        sync_dir(ai);
+        fault_point("removed the package directory");
+    } else if (auto pkg = open_dir_beneath(ai, name)) {
         if (auto text = read_file_at(*pkg, std::string(package::k_manifest_path))) {
             auto m = package::parse_manifest(*text, pkg->path + "/manifest.json");
             for (auto it = m.entries.rbegin(); it != m.entries.rend(); ++it) {
                 remove_listed(*pkg, *it, log);
                 fault_point("removed " + it->path);
             }
+            unlink_at(*pkg, k_install_record);
+            note_left_behind(*pkg, m, log);
             unlink_at(*pkg, std::string(package::k_manifest_path));
         }
         sync_dir(*pkg);
-        if (::unlinkat(ai.fd.get(), name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT)
+        if (::unlinkat(ai.fd.get(), name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT &&
+            !stat_at(*pkg, k_left_behind))
             log.warn("keeping '" + pkg->path + "': it holds files this package did not install");
         sync_dir(ai);
     }
     clear_journal(tree);
 }
 
+// The version a damaged package's version.info names, or "" when it cannot be read either.
+std::string version_hint(const Dir& ai, const std::string& name) {
+    try {
+        auto dir = open_dir_beneath(ai, name);
+        auto text = dir ? read_file_at(*dir, "version.info", 1 << 16) : std::nullopt;
+        if (!text)
+            return "";
+        auto pos = text->find("Version=");
+        if (pos != 0 && pos != std::string::npos && (*text)[pos - 1] != '\n')
+            return "";
+        if (pos == std::string::npos)
+            return "";
+        auto end = text->find('\n', pos);
+        std::string v = text->substr(pos + 8, end == std::string::npos ? end : end - pos - 8);
+        return package::check_label(v, false) ? "" : v;
+    } catch (const Error&) {
+        return "";
+    }
+}
+
+// What replacing `old_v` by `new_v` is, under the request's rules; throws when they forbid it.
+InstallOutcome version_outcome(const InstallRequest& req, const std::string& name,
+                               const std::string& new_v, const std::string& old_v,
+                               const std::string& where) {
+    int cmp = compare_versions(new_v, old_v);
+    switch (req.mode) {
+    case InstallMode::install:
+        throw Error(name + " " + old_v + " is already installed in '" + where +
+                    "' with different content; " +
+                    (cmp == 0 ? "use 'skinstall install --reinstall' to replace it with the "
+                                "same version's files"
+                              : "use 'skinstall upgrade' to replace it"));
+    case InstallMode::reinstall:
+        if (cmp != 0)
+            throw Error("reinstall restores the installed version, but " + name + " " + old_v +
+                        " is installed in '" + where + "' and the package is " + new_v +
+                        "; use 'skinstall upgrade" + (cmp < 0 ? " --allow-downgrade'" : "'"));
+        return InstallOutcome::reinstalled;
+    case InstallMode::upgrade:
+        if (cmp == 0)
+            throw Error(name + " " + old_v + " is installed in '" + where +
+                        "' with different content under the same version; replacing it needs "
+                        "--reinstall");
+        if (cmp < 0 && req.downgrade == Downgrade::refuse)
+            throw Error(name + " " + new_v + " is older than the installed " + old_v + " in '" +
+                        where + "'; use --allow-downgrade to replace it");
+        return cmp > 0 ? InstallOutcome::upgraded : InstallOutcome::downgraded;
+    }
+    return InstallOutcome::installed;
+}
+
+// Sets what staging `staged` will do to the directory the tree has for it; throws on refusal.
+void decide_outcome(const InstallTree& tree, StagedPackage& staged, const PackageDir& pd,
+                    const InstallRequest& req, support::Log& log) {
+    const auto& m = staged.package->manifest;
+    std::string where = tree.shown() + "/" + m.name;
+    switch (pd.state) {
+    case DirState::absent:
+        return;
+    case DirState::foreign:
+        throw Error("'" + where + "' exists but was not installed by skforge (" + pd.why +
+                    "); move it away and retry");
+    case DirState::left_behind:
+        throw Error(pd.why);
+    case DirState::damaged: {
+        auto st = stat_at(tree.ai_core(), m.name);
+        if (req.mode == InstallMode::install || !st || !S_ISDIR(st->st_mode))
+            throw Error(m.name + " is installed in '" + where + "' but damaged: " + pd.why +
+                        "\n  " + repair_hint(m.name));
+        staged.old_version = version_hint(tree.ai_core(), m.name);
+        if (staged.old_version.empty()) {
+            log.warn("the installed version of " + m.name + " cannot be read (" + pd.why +
+                     "); replacing it with " + m.version);
+            staged.outcome = req.mode == InstallMode::reinstall ? InstallOutcome::reinstalled
+                                                                : InstallOutcome::upgraded;
+        } else {
+            staged.outcome = version_outcome(req, m.name, m.version, staged.old_version, where);
+        }
+        return;
+    }
+    case DirState::installed:
+        break;
+    }
+    staged.old_version = pd.manifest->version;
+    auto dir = open_dir_beneath(tree.ai_core(), m.name);
+    if (installed_manifest_digest(*dir) == staged.manifest_digest &&
+        req.mode != InstallMode::reinstall) {
+        log.info(m.name + " " + m.version + " is already installed in " + where);
+        staged.outcome = InstallOutcome::already_installed;
+        return;
+    }
+    staged.outcome = version_outcome(req, m.name, m.version, staged.old_version, where);
+}
+
+// The install record written beside manifest.json: who installed it, from where, signed by whom.
+std::string render_install_record(const VerifiedPackage& pkg) {
+    char buf[PATH_MAX];
+    std::string from = ::realpath(pkg.run->path().c_str(), buf) ? buf : pkg.run->path();
+    return json({{"installed_by", invoking_user()},
+                 {"from", from},
+                 {"signature", package::signature_state_name(pkg.signature)},
+                 {"signer_key_id", pkg.signer_key_id}})
+               .dump() +
+           "\n";
+}
+
 } // namespace
 
-StagedPackage stage_package(const InstallTree& tree, const VerifiedPackage& pkg, InstallMode mode,
-                            const Policy& policy, support::Log& log) {
+StagedPackage stage_package(const InstallTree& tree, const VerifiedPackage& pkg,
+                            const InstallRequest& request, const Policy& policy,
+                            support::Log& log) {
     const Dir& ai = tree.ai_core();
     const std::string& name = pkg.manifest.name;
     StagedPackage staged{&pkg, support::sha256_hex(package::manifest_to_json(pkg.manifest)),
-                         InstallOutcome::installed, false};
-    if (auto target = open_dir_beneath(ai, name)) {
-        auto digest = installed_manifest_digest(*target);
-        if (!digest)
-            throw Error("'" + target->path +
-                        "' exists but was not installed by skforge (no manifest.json); "
-                        "move it away and retry");
-        if (*digest == staged.manifest_digest) {
-            log.info(name + " " + pkg.manifest.version + " is already installed in " +
-                     target->path);
-            staged.outcome = InstallOutcome::already_installed;
-            return staged;
-        }
-        if (mode == InstallMode::install)
-            throw Error(name + " is already installed in '" + target->path +
-                        "' with different content; use 'skinstall upgrade' to replace it");
-        staged.outcome = InstallOutcome::upgraded;
-    }
+                         InstallOutcome::installed, "", false};
+    auto order = tree.install_order();
+    bool listed = std::find(order.begin(), order.end(), name) != order.end();
+    decide_outcome(tree, staged, classify_package_dir(tree, name, listed), request, log);
+    if (staged.outcome == InstallOutcome::already_installed)
+        return staged;
     // Every file under a private name inside ai_core/ (same filesystem), checked and fsynced.
     std::string stage = stage_name(name);
     remove_tree(ai, stage);
@@ -262,6 +435,7 @@ StagedPackage stage_package(const InstallTree& tree, const VerifiedPackage& pkg,
         auto m = pkg.run->read_payload(sink, policy.limits);
         write_file_at(*stage_dir, std::string(package::k_manifest_path),
                       package::manifest_to_json(m), 0644);
+        write_file_at(*stage_dir, k_install_record, render_install_record(pkg), 0644);
         read_package_index(*stage_dir, m);
         seal_stage(*stage_dir, m);
         sync_dir(ai);
@@ -278,33 +452,55 @@ void discard_stage(const InstallTree& tree, const StagedPackage& staged) {
         remove_tree(tree.ai_core(), stage_name(staged.package->manifest.name));
 }
 
-InstallOutcome commit_staged(const InstallTree& tree, const StagedPackage& staged,
-                             support::Log& log) {
-    if (staged.outcome == InstallOutcome::already_installed)
-        return staged.outcome;
+InstallResult commit_staged(const InstallTree& tree, const StagedPackage& staged,
+                            support::Log& log) {
     const auto& m = staged.package->manifest;
-    bool exists = staged.outcome == InstallOutcome::upgraded;
+    InstallResult r{m.name, m.version, staged.old_version, staged.outcome};
+    if (staged.outcome == InstallOutcome::already_installed)
+        return r;
+    auto stage = stat_at(tree.ai_core(), stage_name(m.name));
+    if (!stage || !S_ISDIR(stage->st_mode))
+        throw Error("the stage of " + m.name + " vanished before its commit");
     // Journal the intent; from here on recover() completes the transaction.
-    write_journal(tree, {{"op", exists ? "upgrade" : "install"},
+    write_journal(tree, {{"op", "install"},
+                         {"action", outcome_name(staged.outcome)},
                          {"name", m.name},
-                         {"manifest_sha256", staged.manifest_digest}});
+                         {"manifest_sha256", staged.manifest_digest},
+                         {"stage_ino", stage->st_ino}});
     fault_point("journal written");
     // Commit: rename (or exchange) into place, then config.ini and the index.
-    finish_install(tree, m.name, staged.manifest_digest, log);
-    log.info(std::string(exists ? "upgraded " : "installed ") + m.name + " " + m.version +
-             " into " + tree.ai_core().path + "/" + m.name);
-    return staged.outcome;
+    finish_install(tree, m.name, {staged.manifest_digest, stage->st_ino}, log);
+    std::string replaced = r.old_version.empty() || r.outcome == InstallOutcome::reinstalled
+                               ? ""
+                               : ", replacing " + r.old_version;
+    log.info(std::string(outcome_name(r.outcome)) + " " + m.name + " " + m.version + " into " +
+             tree.ai_core().path + "/" + m.name + replaced);
+    return r;
 }
 
-InstallOutcome install_package(const InstallTree& tree, const VerifiedPackage& pkg,
-                               InstallMode mode, const Policy& policy, support::Log& log) {
-    return commit_staged(tree, stage_package(tree, pkg, mode, policy, log), log);
+InstallResult install_package(const InstallTree& tree, const VerifiedPackage& pkg,
+                              const InstallRequest& request, const Policy& policy,
+                              support::Log& log) {
+    return commit_staged(tree, stage_package(tree, pkg, request, policy, log), log);
 }
 
-std::vector<InstallOutcome> install_packages(const InstallTree& tree,
-                                             const std::vector<VerifiedPackage>& pkgs,
-                                             InstallMode mode, const Policy& policy,
-                                             support::Log& log) {
+InstallResult repair_package(const InstallTree& tree, const std::string& name,
+                             const VerifiedPackage& pkg, const Policy& policy, support::Log& log) {
+    if (pkg.manifest.name != name)
+        throw Error(pkg.run->path() + " holds package '" + pkg.manifest.name + "', not '" + name +
+                    "'; repair restores a package from its own .run");
+    auto order = tree.install_order();
+    bool listed = std::find(order.begin(), order.end(), name) != order.end();
+    if (classify_package_dir(tree, name, listed).state == DirState::absent)
+        throw Error(name + " is not installed in '" + tree.shown() +
+                    "'; install it with 'skinstall install " + pkg.run->path() + "'");
+    return install_package(tree, pkg, InstallMode::reinstall, policy, log);
+}
+
+std::vector<InstallResult> install_packages(const InstallTree& tree,
+                                            const std::vector<VerifiedPackage>& pkgs,
+                                            const InstallRequest& request, const Policy& policy,
+                                            support::Log& log) {
     for (std::size_t i = 0; i < pkgs.size(); ++i)
         for (std::size_t j = 0; j < i; ++j)
             if (pkgs[i].manifest.name == pkgs[j].manifest.name)
@@ -316,7 +512,7 @@ std::vector<InstallOutcome> install_packages(const InstallTree& tree,
     std::vector<StagedPackage> staged;
     try {
         for (const auto& p : pkgs)
-            staged.push_back(stage_package(tree, p, mode, policy, log));
+            staged.push_back(stage_package(tree, p, request, policy, log));
     } catch (...) {
         for (const auto& s : staged)
             discard_stage(tree, s);
@@ -324,7 +520,7 @@ std::vector<InstallOutcome> install_packages(const InstallTree& tree,
     }
     // Phase 2: commit one package at a time. Only an I/O failure or a kill can stop here; each
     // commit is journaled, so recover() finishes it and the packages before it stay installed.
-    std::vector<InstallOutcome> out;
+    std::vector<InstallResult> out;
     for (std::size_t i = 0; i < staged.size(); ++i) {
         try {
             out.push_back(commit_staged(tree, staged[i], log));
@@ -337,8 +533,44 @@ std::vector<InstallOutcome> install_packages(const InstallTree& tree,
     return out;
 }
 
-void uninstall_package(const InstallTree& tree, const std::string& name, Force force,
-                       support::Log& log) {
+namespace {
+
+// Removes a damaged package, or what an uninstall left behind, whole.
+UninstallResult remove_whole(const InstallTree& tree, const std::string& name, const PackageDir& pd,
+                             Force force, support::Log& log) {
+    bool damaged = pd.state == DirState::damaged;
+    if (force == Force::no)
+        throw Error(damaged ? "refusing to uninstall " + name + ": it is damaged (" + pd.why +
+                                  ")\n  " + repair_hint(name)
+                            : pd.why);
+    write_journal(tree, {{"op", "uninstall"}, {"name", name}, {"whole", true}});
+    fault_point("journal written");
+    finish_uninstall(tree, name, true, log);
+    log.info(std::string(damaged ? "removed the damaged package " + name + " from "
+                                 : "removed what the uninstall of " + name + " left in ") +
+             tree.shown() + "/" + name);
+    return {name, "", "removed"};
+}
+
+} // namespace
+
+UninstallResult uninstall_package(const InstallTree& tree, const std::string& name, Force force,
+                                  support::Log& log) {
+    auto order = tree.install_order();
+    bool listed = std::find(order.begin(), order.end(), name) != order.end();
+    auto pd = classify_package_dir(tree, name, listed);
+    switch (pd.state) {
+    case DirState::absent:
+        throw Error(name + " is not installed in '" + tree.shown() + "'");
+    case DirState::foreign:
+        throw Error("'" + tree.shown() + "/" + name + "' was not installed by skforge (" + pd.why +
+                    "); nothing was removed");
+    case DirState::damaged:
+    case DirState::left_behind:
+        return remove_whole(tree, name, pd, force, log);
+    case DirState::installed:
+        break;
+    }
     auto checked = check_installed(tree, name);
     std::vector<std::string> changed;
     for (const auto& p : checked.problems) {
@@ -359,8 +591,9 @@ void uninstall_package(const InstallTree& tree, const std::string& name, Force f
     }
     write_journal(tree, {{"op", "uninstall"}, {"name", name}});
     fault_point("journal written");
-    finish_uninstall(tree, name, log);
+    finish_uninstall(tree, name, false, log);
     log.info("uninstalled " + name + " " + checked.manifest.version + " from " + tree.shown());
+    return {name, checked.manifest.version, "uninstalled"};
 }
 
 std::string recover(const InstallTree& tree, support::Log& log) {
@@ -374,21 +607,23 @@ std::string recover(const InstallTree& tree, support::Log& log) {
             (op != "install" && op != "upgrade" && op != "uninstall"))
             throw Error("'" + ai.path + "/" + k_journal +
                         "' is damaged; inspect it, then remove it and run recover again");
+        std::string action = j.value("action", op);
         if (op == "uninstall") {
-            finish_uninstall(tree, name, log);
+            finish_uninstall(tree, name, j.value("whole", false), log);
             did = "completed the interrupted uninstall of " + name;
         } else {
-            std::string digest = j.value("manifest_sha256", "");
+            Landing landing{j.value("manifest_sha256", ""), std::nullopt};
+            if (j.contains("stage_ino") && j["stage_ino"].is_number_unsigned())
+                landing.ino = j["stage_ino"].get<ino_t>();
             auto target = open_dir_beneath(ai, name);
             auto stage = open_dir_beneath(ai, stage_name(name));
-            bool committed = target && installed_manifest_digest(*target) == digest;
-            if (committed || (stage && installed_manifest_digest(*stage) == digest)) {
-                finish_install(tree, name, digest, log);
-                did = "completed the interrupted " + op + " of " + name;
+            if (landed(target, landing) || landed(stage, landing)) {
+                finish_install(tree, name, landing, log);
+                did = "completed the interrupted " + action + " of " + name;
             } else {
                 remove_tree(ai, stage_name(name));
                 clear_journal(tree);
-                did = "rolled back the interrupted " + op + " of " + name;
+                did = "rolled back the interrupted " + action + " of " + name;
             }
         }
     }
@@ -422,8 +657,8 @@ std::string recover(const InstallTree& tree, support::Log& log) {
     if (read_file_at(ai, k_config_ini)) {
         std::vector<std::string> present;
         for (const auto& name : tree.install_order()) {
-            auto dir = open_dir_beneath(ai, name);
-            if (dir && installed_manifest_digest(*dir))
+            // A damaged package stays listed (rebuild_derived reports it); only a missing one goes.
+            if (stat_at(ai, name))
                 present.push_back(name);
             else
                 log.warn("config.ini lists '" + name + "' but it is not installed; dropping it");

@@ -248,7 +248,14 @@ PackResult pack(const PackOptions& options) {
         o.progress = &no_progress;
     check_labels(o);
     Manifest m;
-    m.name = package_name_from_path(o.output);
+    m.name = o.name.empty() ? package_name_from_path(o.output) : o.name;
+    if (!o.name.empty()) {
+        if (!support::base_name(o.output).ends_with(".run"))
+            throw Error("output '" + o.output + "' must be a file name ending in .run",
+                        support::ErrorKind::usage);
+        if (auto bad = check_package_name(o.name))
+            throw Error("--name '" + o.name + "' " + *bad, support::ErrorKind::usage);
+    }
     m.version = o.version;
     m.npu_arch = o.npu_arch;
     m.soc_version = o.soc_version;

@@ -37,3 +37,30 @@ TEST_CASE("later packages win per simplifiedKey and binPath is kept as the packa
     auto reversed = merge_indexes({{"pb", b}, {"pa", a}});
     CHECK(reversed["soc"]["Add"]["staticList"][1]["binPath"] == "pa/soc/Add/a2.o");
 }
+
+TEST_CASE("key_uses names every provider of a key in install order; the last one wins",
+          "[install][index]") {
+    PackageIndex a = {{"soc", json::parse(R"({"Add":{"staticList":[
+        {"simplifiedKey":"Add/k1","binPath":"pa/soc/Add/a1.o"},
+        {"simplifiedKey":"Add/k2","binPath":"pa/soc/Add/a2.o"}]}})")}};
+    PackageIndex b = {{"soc", json::parse(R"({"Add":{"staticList":[
+        {"simplifiedKey":"Add/k2","binPath":"pb/soc/Add/b2.o"}]},
+        "Mul":{"staticList":[{"binPath":"pb/soc/Mul/m.o"}]}})")}};
+    PackageIndex c = {{"soc", json::parse(R"({"Add":{"staticList":[
+        {"simplifiedKey":"Add/k2","binPath":"pc/soc/Add/c2.o"}]}})")}};
+    auto uses = key_uses({{"pa", a}, {"pb", b}, {"pc", c}});
+    REQUIRE(uses.size() == 3);
+    CHECK(uses[0].key == "Add/k1");
+    CHECK(uses[0].winner() == "pa");
+    CHECK(uses[1].key == "Add/k2");
+    CHECK(uses[1].winner() == "pc");
+    REQUIRE(uses[1].providers.size() == 3);
+    CHECK(uses[1].providers[0] == std::pair<std::string, std::string>{"pa", "pa/soc/Add/a2.o"});
+    CHECK(uses[2].key == "pb/soc/Mul/m.o"); // no simplifiedKey: keyed by binPath
+    auto shadowed = shadowed_keys(uses);
+    REQUIRE(shadowed.size() == 1);
+    CHECK(shadowed[0].key == "Add/k2");
+    // The winner agrees with the merged index.
+    auto g = merge_indexes({{"pa", a}, {"pb", b}, {"pc", c}});
+    CHECK(g["soc"]["Add"]["staticList"][1]["binPath"] == "pc/soc/Add/c2.o");
+}

@@ -200,9 +200,11 @@ TEST_CASE("truncated, appended and bit-flipped packages are refused", "[install]
     flipped[flipped.size() - 30] = static_cast<char>(flipped[flipped.size() - 30] ^ 0x10);
     test::write_text(good, flipped);
     f.expect_refused(good, "payload SHA-256 mismatch");
+    // The name comes from the package, not the file: a renamed copy installs as k1.
     fs::rename(f.dir / "out/k1.run", f.dir / "out/renamed.run");
     test::write_text(f.dir / "out/renamed.run", bytes);
-    f.expect_refused(f.dir / "out/renamed.run", "holds package 'k1' but is named 'renamed.run'");
+    f.run(f.dir / "out/renamed.run");
+    CHECK(fs::is_regular_file(f.ai() + "/k1/soc/Add/add.o"));
 }
 
 TEST_CASE("signature policy", "[install][adversarial]") {
@@ -492,7 +494,7 @@ TEST_CASE("a package whose index can no longer be read does not block the others
     REQUIRE(log.warnings.size() == 1);
     CHECK_THAT(log.warnings[0], Catch::Contains("package old contributes no kernels"));
     CHECK_THAT(log.warnings[0], Catch::Contains("uses binaryList"));
-    CHECK_THAT(log.warnings[0], Catch::Contains("skinstall upgrade old.run"));
+    CHECK_THAT(log.warnings[0], Catch::Contains("skinstall upgrade --reinstall old.run"));
     auto index = test::read_text(f.ai() + "/config/soc/binary_info_config.json");
     CHECK_THAT(index, Catch::Contains("k3/soc/Add/add.o"));
     CHECK_THAT(index, !Catch::Contains("old/soc"));
@@ -500,4 +502,38 @@ TEST_CASE("a package whose index can no longer be read does not block the others
     // And it can still be removed.
     uninstall_package(*tree, "old", Force::yes, log);
     CHECK(tree->install_order() == std::vector<std::string>{"k2", "k3"});
+}
+
+TEST_CASE("installed, damaged, left-behind and foreign directories are told apart",
+          "[install][transaction]") {
+    Fixture f;
+    f.run(f.packed("k1"));
+    f.run(f.packed("k2"));
+    auto tree = InstallTree::open(f.root(), Create::no);
+    CHECK(classify_package_dir(*tree, "k1", true).state == DirState::installed);
+    CHECK(classify_package_dir(*tree, "nope", false).state == DirState::absent);
+    test::write_text(f.ai() + "/k1/manifest.json", "{ broken");
+    auto damaged = classify_package_dir(*tree, "k1", false); // its manifest.json says it is ours
+    CHECK(damaged.state == DirState::damaged);
+    CHECK_THAT(damaged.why, Catch::Contains("k1/manifest.json"));
+    test::write_text(f.ai() + "/theirs/file", "x");
+    CHECK(classify_package_dir(*tree, "theirs", false).state == DirState::foreign);
+    CHECK(classify_package_dir(*tree, "theirs", true).state == DirState::damaged);
+    test::write_text(f.ai() + "/k2/soc/notes.txt", "mine");
+    {
+        TreeLock lock(*tree, LockMode::exclusive);
+        CHECK(uninstall_package(*tree, "k2", Force::no, f.log).action == "uninstalled");
+    }
+    auto left = classify_package_dir(*tree, "k2", false);
+    CHECK(left.state == DirState::left_behind);
+    CHECK_THAT(left.why, Catch::Contains("left behind") && Catch::Contains("soc/notes.txt"));
+    TreeLock lock(*tree, LockMode::exclusive);
+    CHECK_THROWS_WITH(uninstall_package(*tree, "k2", Force::no, f.log),
+                      Catch::Contains("uninstall --force k2"));
+    CHECK(uninstall_package(*tree, "k2", Force::yes, f.log).action == "removed");
+    CHECK_FALSE(fs::exists(f.ai() + "/k2"));
+    CHECK(uninstall_package(*tree, "k1", Force::yes, f.log).action == "removed");
+    CHECK_THROWS_WITH(uninstall_package(*tree, "theirs", Force::yes, f.log),
+                      Catch::Contains("not installed by skforge"));
+    CHECK(fs::exists(f.ai() + "/theirs/file"));
 }

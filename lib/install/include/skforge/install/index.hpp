@@ -32,4 +32,28 @@ merge_indexes(const std::vector<std::pair<std::string, PackageIndex>>& packages)
 std::vector<std::string> rebuild_derived(const InstallTree& tree,
                                          const std::vector<std::string>& order);
 
+/// The indexes of the installed packages in `order` that can be read; one message per package
+/// that cannot (as rebuild_derived reports it) goes to `skipped`.
+std::vector<std::pair<std::string, PackageIndex>>
+installed_indexes(const InstallTree& tree, const std::vector<std::string>& order,
+                  std::vector<std::string>& skipped);
+
+/// Every package that provides a kernel for one key of one OpType on one SoC, in install order:
+/// the last one wins (its entry is in the global index), the others are hidden.
+struct KeyUse {
+    std::string soc;
+    std::string op;
+    std::string key; ///< the simplifiedKey, or the binPath of an entry without one
+    std::vector<std::pair<std::string, std::string>> providers; ///< (package, binPath)
+    /// The package whose kernel the runtime loads for this key.
+    const std::string& winner() const { return providers.back().first; }
+};
+
+/// Every key of the merged index with who provides it (merge_indexes' rule), sorted by SoC,
+/// OpType and key.
+std::vector<KeyUse> key_uses(const std::vector<std::pair<std::string, PackageIndex>>& packages);
+
+/// The keys where a package's kernel hides another package's (more than one provider).
+std::vector<KeyUse> shadowed_keys(const std::vector<KeyUse>& uses);
+
 } // namespace skforge::install

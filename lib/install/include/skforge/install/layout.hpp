@@ -1,6 +1,7 @@
 #pragma once
 
 #include "skforge/install/safe_fs.hpp"
+#include "skforge/support/log.hpp"
 
 #include <optional>
 #include <string>
@@ -21,6 +22,7 @@ inline constexpr const char* k_config_ini = "config.ini";
 inline constexpr const char* k_journal = ".skforge-journal";
 inline constexpr const char* k_stage_prefix = ".skforge-stage-";
 inline constexpr const char* k_index_file = "binary_info_config.json";
+inline constexpr const char* k_log_dir = "log";
 
 /// The install path as the user gave it: `--install-path`, else $ASCEND_HOME_PATH; throws a
 /// usage Error when neither is set.
@@ -57,11 +59,19 @@ class InstallTree {
     std::string m_resolved;
 };
 
+/// How long to wait for the lock, and where to say that we are waiting.
+struct LockWait {
+    std::optional<double> timeout_seconds; ///< nullopt: wait as long as it takes
+    support::Log* log = nullptr;           ///< gets "waiting for the lock held by pid N (...)"
+};
+
 /// flock on ai_core/config/static_kernel.lock, held for the object's life. Mutating commands hold
-/// it exclusively, list and verify shared, so readers never see a partial state.
+/// it exclusively, queries shared, so readers never see a partial state.
 class TreeLock {
   public:
-    TreeLock(const InstallTree& tree, LockMode mode);
+    /// Takes the lock; when another process holds it, says who (pid and command line, from
+    /// /proc/locks) through `wait.log` and waits, or throws after `wait.timeout_seconds`.
+    TreeLock(const InstallTree& tree, LockMode mode, const LockWait& wait = {});
 
   private:
     support::UniqueFd m_fd;

@@ -44,6 +44,55 @@ InstalledPackage check_installed(const InstallTree& tree, const std::string& nam
 /// (temporaries, stages, a journal) and anything planted there. Paths are relative to ai_core/.
 std::vector<Problem> check_tree(const InstallTree& tree);
 
+/// What a directory `ai_core/<name>` is.
+enum class DirState {
+    absent,      ///< no such directory
+    installed,   ///< a package with a readable manifest
+    damaged,     ///< a package skforge installed whose manifest (or directory) is unusable
+    left_behind, ///< what an uninstall kept because it held files the package did not install
+    foreign,     ///< a directory skforge did not install
+};
+
+/// A directory under ai_core/ classified, with the manifest when it is readable and, otherwise,
+/// what is wrong with it.
+struct PackageDir {
+    DirState state = DirState::absent;
+    std::optional<package::Manifest> manifest;
+    std::string why; ///< for damaged, left_behind and foreign: a sentence for the user
+};
+
+/// Classifies `ai_core/<name>` without throwing for anything found on disk: a package config.ini
+/// lists (`listed`) or with a manifest.json is damaged when it cannot be read, never foreign.
+PackageDir classify_package_dir(const InstallTree& tree, const std::string& name, bool listed);
+
+/// The commands that repair or remove a damaged package, for messages.
+std::string repair_hint(const std::string& name);
+
+/// The file skinstall writes beside manifest.json: how the package was installed (who, from
+/// which .run, signed by whom). Its mtime is the installation time.
+inline constexpr const char* k_install_record = ".skforge-installed.json";
+/// The file an uninstall leaves in a directory it could not remove (files it did not install).
+inline constexpr const char* k_left_behind = ".skforge-left-behind.json";
+
+/// How and when an installed package was installed (empty fields when unknown, e.g. after a
+/// shell-only install).
+struct InstallRecord {
+    std::string installed_by;      ///< user name (and the sudo user, when there was one)
+    std::string from;              ///< the .run it was installed from, resolved
+    std::string signature;         ///< package::signature_state_name
+    std::string signer_key_id;     ///< empty when unsigned
+    std::int64_t installed_at = 0; ///< seconds since the epoch (0: unknown)
+};
+
+/// The record of an installed package; fields it does not have are left empty.
+InstallRecord read_install_record(const Dir& package_dir);
+
+/// The package that owns `rel` (a path relative to ai_core/, like an index's binPath): its name
+/// when its manifest lists the path (or it is the package directory, its manifest or install
+/// record), "" when it is one of the tree's own files (config.ini, config/, log/, ...), nullopt
+/// when nothing installed owns it.
+std::optional<std::string> owner_of(const InstallTree& tree, const std::string& rel);
+
 /// The SHA-256 (hex) of the installed manifest.json, or nullopt when there is none.
 std::optional<std::string> installed_manifest_digest(const Dir& package_dir);
 

@@ -22,18 +22,43 @@ struct VerifiedPackage {
     std::shared_ptr<package::RunPackage> run;
     package::Manifest manifest;
     package::SignatureState signature;
+    std::string signer_key_id; ///< empty when unsigned
 };
 
 /// Reads `run_path` without executing anything and checks, before anything is written: the
-/// package name equals the file's stem, the exact size, the payload SHA-256, the signature by
+/// exact size, the payload SHA-256, the signature by
 /// `policy` (package::signature_refusal), the manifest, and that its scripts are the ones skforge
 /// renders for it. Throws an Error naming the file and the reason.
 VerifiedPackage verify_package(const std::string& run_path, const Policy& policy);
 
-/// install: refuse a different installed version; upgrade: replace it (or install).
-enum class InstallMode { install, upgrade };
-/// What an install or upgrade did.
-enum class InstallOutcome { installed, upgraded, already_installed };
+/// install: refuse a different installed version; upgrade: replace an older one (or install);
+/// reinstall: restore the same version from its .run, whatever the installed files' state.
+enum class InstallMode { install, upgrade, reinstall };
+/// Whether upgrade may replace a newer installed version.
+enum class Downgrade { refuse, allow };
+
+/// What an install command asks for.
+struct InstallRequest {
+    InstallMode mode = InstallMode::install;
+    Downgrade downgrade = Downgrade::refuse;
+    InstallRequest(InstallMode m = InstallMode::install, Downgrade d = Downgrade::refuse)
+        : mode(m), downgrade(d) {}
+};
+
+/// What an install, upgrade or reinstall did.
+enum class InstallOutcome { installed, upgraded, downgraded, reinstalled, already_installed };
+/// Text for an outcome ("installed", "already-installed", ...), as `--json` and the history show.
+std::string_view outcome_name(InstallOutcome outcome);
+
+/// One package's result.
+struct InstallResult {
+    std::string name;
+    std::string version;
+    std::string old_version; ///< the version replaced; empty when none (or unknown)
+    InstallOutcome outcome = InstallOutcome::installed;
+    /// False only when the package was already installed and nothing was written.
+    bool changed() const { return outcome != InstallOutcome::already_installed; }
+};
 /// Whether uninstall removes files that were changed after installation.
 enum class Force { no, yes };
 
@@ -41,44 +66,63 @@ enum class Force { no, yes };
 struct StagedPackage {
     const VerifiedPackage* package;
     std::string manifest_digest;
-    InstallOutcome outcome; ///< what committing will do
-    bool stage_created;     ///< a stage directory exists and must be committed or discarded
+    InstallOutcome outcome;  ///< what committing will do
+    std::string old_version; ///< the installed version it replaces, when known
+    bool stage_created;      ///< a stage directory exists and must be committed or discarded
 };
 
-/// Checks `pkg` against the tree (a different installed version needs InstallMode::upgrade; a
-/// directory not installed by skforge is refused) and stages every file under a private name
+/// Checks `pkg` against the tree and stages it. install refuses another installed version;
+/// upgrade refuses an older version (unless Downgrade::allow) and the same version with other
+/// content (that needs reinstall); reinstall refuses another version. A damaged installed package
+/// may be upgraded or reinstalled, never installed over; a directory skforge did not install, or
+/// one an uninstall left behind, is refused. Stages every file under a private name
 /// inside ai_core/, checking its index; nothing visible changes. Throws, leaving no stage, on
 /// any refusal. The caller holds the exclusive lock and has run recover().
-StagedPackage stage_package(const InstallTree& tree, const VerifiedPackage& pkg, InstallMode mode,
-                            const Policy& policy, support::Log& log);
+StagedPackage stage_package(const InstallTree& tree, const VerifiedPackage& pkg,
+                            const InstallRequest& request, const Policy& policy, support::Log& log);
 
 /// Removes the stage of a package that will not be committed.
 void discard_stage(const InstallTree& tree, const StagedPackage& staged);
 
-/// Commits a staged package as a transaction: journal, rename into place (an exchange for
-/// upgrades, so the old version stays until the new one is committed), rewrite config.ini and
+/// Commits a staged package as a transaction: journal, rename into place (an exchange when a
+/// version is installed, so it stays until the new one is committed), rewrite config.ini and
 /// the index.
-InstallOutcome commit_staged(const InstallTree& tree, const StagedPackage& staged,
-                             support::Log& log);
+InstallResult commit_staged(const InstallTree& tree, const StagedPackage& staged,
+                            support::Log& log);
 
 /// stage_package then commit_staged.
-InstallOutcome install_package(const InstallTree& tree, const VerifiedPackage& pkg,
-                               InstallMode mode, const Policy& policy, support::Log& log);
+InstallResult install_package(const InstallTree& tree, const VerifiedPackage& pkg,
+                              const InstallRequest& request, const Policy& policy,
+                              support::Log& log);
+
+/// Restores package `name` from `pkg` (reinstall) after checking that `pkg` is that package and
+/// that `name` is installed (intact or damaged), as the same version when that can be read.
+InstallResult repair_package(const InstallTree& tree, const std::string& name,
+                             const VerifiedPackage& pkg, const Policy& policy, support::Log& log);
 
 /// Installs several packages: every one is staged and checked before the first is committed, so
 /// a refusal of any leaves the tree exactly as it was; then each is committed in order (its own
 /// journaled transaction: an I/O failure or kill in this phase leaves the earlier ones
 /// installed). The caller holds the exclusive lock and has run recover().
-std::vector<InstallOutcome> install_packages(const InstallTree& tree,
-                                             const std::vector<VerifiedPackage>& pkgs,
-                                             InstallMode mode, const Policy& policy,
-                                             support::Log& log);
+std::vector<InstallResult> install_packages(const InstallTree& tree,
+                                            const std::vector<VerifiedPackage>& pkgs,
+                                            const InstallRequest& request, const Policy& policy,
+                                            support::Log& log);
+
+/// What an uninstall did.
+struct UninstallResult {
+    std::string name;
+    std::string version; ///< empty when it could not be read (a damaged package)
+    std::string action;  ///< "uninstalled", or "removed" for a damaged or left-behind directory
+};
 
 /// Uninstalls `name`: checks every file against the manifest first (changed files need
 /// Force::yes), then journals and removes exactly the files the manifest lists; files it did not
-/// install are kept and reported. The caller holds the exclusive lock and has run recover().
-void uninstall_package(const InstallTree& tree, const std::string& name, Force force,
-                       support::Log& log);
+/// install are kept and reported, and the directory keeps a note saying so. With Force::yes a
+/// damaged package or a directory an uninstall left behind is removed whole (through handles,
+/// never outside ai_core/<name>). The caller holds the exclusive lock and has run recover().
+UninstallResult uninstall_package(const InstallTree& tree, const std::string& name, Force force,
+                                  support::Log& log);
 
 /// Completes or rolls back an interrupted transaction and removes leftovers of killed processes;
 /// returns what it did ("nothing to recover" when the tree was clean). Caller holds the lock.

@@ -9,7 +9,7 @@
 
 namespace skforge::package {
 
-/// What `pack` needs; the package name is the output file's stem.
+/// What `pack` needs; the package name is `name`, else the output file's stem.
 struct PackOptions {
     std::string source_dir;
     std::string output; ///< must end in ".run"
@@ -22,6 +22,8 @@ struct PackOptions {
     std::int64_t mtime = 0;              ///< every entry's mtime (SOURCE_DATE_EPOCH)
     std::string inputs_digest;           ///< empty: digest of the packed tree and labels
     support::Progress* progress = nullptr;
+    std::string name; ///< the package name; empty: the output's stem (last, so positional
+                      ///< initialisers of the fields above keep working)
 };
 
 /// What `pack` wrote.

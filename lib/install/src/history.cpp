@@ -1,0 +1,120 @@
+#include "skforge/install/history.hpp"
+
+#include "skforge/package/json_text.hpp"
+#include "skforge/support/error.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <ctime>
+#include <fcntl.h>
+#include <pwd.h>
+#include <unistd.h>
+
+namespace skforge::install {
+
+using nlohmann::json;
+using support::Error;
+
+std::string invoking_user() {
+    uid_t uid = ::geteuid();
+    const passwd* pw = ::getpwuid(uid);
+    std::string user = pw != nullptr ? pw->pw_name : "uid " + std::to_string(uid);
+    const char* sudo = std::getenv("SUDO_USER");
+    if (uid == 0 && sudo != nullptr && *sudo != '\0')
+        user += std::string(" (sudo: ") + sudo + ")";
+    return user;
+}
+
+std::string utc_time(std::int64_t t) {
+    std::time_t tt = t;
+    std::tm tm{};
+    ::gmtime_r(&tt, &tm);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return stamp;
+}
+
+json history_line(const std::string& command, const std::string& package,
+                  const std::string& old_version, const std::string& new_version,
+                  const std::string& action, const std::string& result, const std::string& detail) {
+    json line = {{"time", utc_time(std::time(nullptr))},
+                 {"user", invoking_user()},
+                 {"command", command},
+                 {"package", package},
+                 {"old_version", old_version},
+                 {"new_version", new_version},
+                 {"action", action},
+                 {"result", result}};
+    if (!detail.empty())
+        line["detail"] = detail;
+    return line;
+}
+
+namespace {
+
+// Appends `text` in one write to an fd opened O_APPEND, after checking it is a regular file.
+void append_to(support::UniqueFd fd, const std::string& text, const std::string& path) {
+    struct stat st {};
+    if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
+        throw Error("refusing log '" + path + "': not a regular file");
+    support::write_all(
+        fd.get(), std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()), path);
+}
+
+void append_tree_log(const InstallTree& tree, const std::string& text) {
+    Dir dir = ensure_dir(tree.ai_core(), k_log_dir, 0755);
+    if (auto st = stat_at(dir, k_history_file);
+        st && S_ISREG(st->st_mode) &&
+        static_cast<std::uint64_t>(st->st_size) + text.size() > k_history_max_bytes) {
+        if (::renameat(dir.fd.get(), k_history_file, dir.fd.get(), k_history_old) != 0)
+            throw support::io_error("cannot rotate", dir.path + "/" + k_history_file, errno);
+    }
+    int flags = O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK;
+    append_to(open_beneath(dir, k_history_file, flags, 0640), text,
+              dir.path + "/" + k_history_file);
+    ::fsync(open_beneath(dir, k_history_file, O_RDONLY | O_NONBLOCK).get());
+}
+
+} // namespace
+
+void append_history(const InstallTree& tree, const std::vector<json>& lines,
+                    const std::string& extra_file) {
+    if (lines.empty())
+        return;
+    std::string text;
+    for (const auto& l : lines)
+        text += l.dump() + "\n";
+    append_tree_log(tree, text);
+    if (extra_file.empty())
+        return;
+    int fd = ::open(extra_file.c_str(),
+                    O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0640);
+    if (fd < 0)
+        throw support::io_error("cannot open the log file", extra_file, errno);
+    append_to(support::UniqueFd(fd), text, extra_file);
+}
+
+std::vector<json> read_history(const InstallTree& tree) {
+    std::vector<json> out;
+    auto dir = open_dir_beneath(tree.ai_core(), k_log_dir);
+    if (!dir)
+        return out;
+    for (const char* file : {k_history_old, k_history_file}) {
+        auto text = read_file_at(*dir, file, 4 * k_history_max_bytes);
+        if (!text)
+            continue;
+        std::size_t start = 0;
+        while (start < text->size()) {
+            std::size_t end = text->find('\n', start);
+            std::string line = text->substr(start, end == std::string::npos ? end : end - start);
+            start = end == std::string::npos ? text->size() : end + 1;
+            if (line.empty())
+                continue;
+            json j = support::check_json_depth(line) ? json() : json::parse(line, nullptr, false);
+            out.push_back(j.is_object() ? j : json{{"unreadable", line}});
+        }
+    }
+    return out;
+}
+
+} // namespace skforge::install
