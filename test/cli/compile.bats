@@ -140,11 +140,13 @@ import hashlib, json, sys
 root = sys.argv[1]
 meta = json.load(open(root + "/ascend950/SuperKernel/s.json"))
 assert meta["kernelName"] == "static_demo_s" and meta["binFileName"] == "s", meta
+# An all-vector SuperKernel is built as MIX_AIV_1_0: JSON and index both say MIX (0).
+assert meta["coreType"] == "MIX", meta
 assert meta["sha256"] == hashlib.sha256(open(root + "/ascend950/SuperKernel/s.o", "rb").read()).hexdigest()
 index = json.load(open(root + "/config/ascend950/binary_info_config.json"))
 entry = {"binDesc": {"blockDim": meta["blockDim"], "kernelName": "static_demo_s",
                      "workspace": meta["workspace"]["size"]},
-         "coreType": 2, "binPath": "static_demo_dav-3510/ascend950/SuperKernel/s.o",
+         "coreType": 0, "binPath": "static_demo_dav-3510/ascend950/SuperKernel/s.o",
          "simplifiedKey": "SuperKernel/static_demo_dav-3510/s"}
 assert index == {"SuperKernel": {"dynamicRankSupport": True, "simplifiedKeyMode": 0,
                                  "staticList": [entry]}}, index

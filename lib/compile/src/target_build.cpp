@@ -353,6 +353,16 @@ void write_vendor_compiler_inputs(const graph::Graph& g, const fusion::Segment& 
     }
 }
 
+// The index's coreType of a SuperKernel. On the NPU every entry is built as a MIX kernel (even
+// an all-vector one is KERNEL_TYPE_MIX_AIV_1_0) and its JSON says "MIX", which is how the
+// runtime picks the binary's magic and reads taskRation (opbase indv_bininfo.cpp); the vendor's
+// compiler indexes the same way. The host target keeps the plan's.
+kernel::CoreType superkernel_core_type(const fusion::Segment& s, const SuperKernelFiles& f) {
+    if (f.arch != "host")
+        return kernel::CoreType::mix;
+    return kernel::parse_core_type(s.core_type).value_or(kernel::CoreType::mix);
+}
+
 void stage_superkernel(const graph::Graph& g, const fusion::Segment& s, const SuperKernelFiles& f,
                        const fs::path& build, const fs::path& stage, json& index,
                        std::string& log) {
@@ -369,12 +379,11 @@ void stage_superkernel(const graph::Graph& g, const fusion::Segment& s, const Su
     fs::permissions(source, fs::perms(0644));
     // No call ever looks a SuperKernel up by this key; it names the package so that installing
     // another package with a segment of the same name does not replace this one.
-    add_static_entry(
-        index, "SuperKernel",
-        static_entry(meta.value("blockDim", s.block_dim), f.kernel_name, {f.workspace},
-                     kernel::parse_core_type(s.core_type).value_or(kernel::CoreType::mix),
-                     index_bin_path(f.package, f.dir + s.name + f.suffix),
-                     "SuperKernel/" + f.package + "/" + s.name));
+    add_static_entry(index, "SuperKernel",
+                     static_entry(meta.value("blockDim", s.block_dim), f.kernel_name, {f.workspace},
+                                  superkernel_core_type(s, f),
+                                  index_bin_path(f.package, f.dir + s.name + f.suffix),
+                                  "SuperKernel/" + f.package + "/" + s.name));
     log += "SuperKernel " + s.name + ": " + std::to_string(s.ops.size()) + " sub-kernels -> " +
            f.dir + s.name + f.suffix + "\n";
 }
