@@ -85,8 +85,10 @@ std::string lower(std::string_view s) {
 SocCores soc_cores(std::string_view soc, std::string_view npu_arch) {
     if (npu_arch == "host")
         return {64, 128};
+    // Case-insensitive, as soc_dir is: `ascend910b3` and `Ascend910B3` are one SoC.
+    const std::string key = lower(soc);
     for (const auto& r : k_socs)
-        if (soc.substr(0, r.prefix.size()) == r.prefix)
+        if (key.substr(0, r.prefix.size()) == lower(r.prefix))
             return r.cores;
     return {24, 48};
 }

@@ -81,6 +81,7 @@ TEST_CASE("kernel types and core kinds", "[kernel][meta]") {
     CHECK(is_cube_only(KernelType::aic_only));
     CHECK_FALSE(is_vector_only(KernelType::mix_aic_1_2));
     CHECK(soc_cores("Ascend910B3", "dav-2201").aic == 20);
+    CHECK(soc_cores("ascend910b3", "dav-2201").aic == 20); // any case, as soc_dir
     CHECK(soc_cores("Unknown", "").aiv == 48);
 }
 
