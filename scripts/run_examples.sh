@@ -103,7 +103,9 @@ printf '\n== summary (%s)\n' "$arch"
 echo "done:   ${done_list:- none}"
 [ -z "$skipped" ] || echo "skipped (SuperKernel fusion needs the CANN toolkit's bisheng on PATH and precompiled NPU kernels):$skipped"
 if [ "$arch" = host ]; then
-    left=$(find "$out/root/opp/static_kernel/ai_core" -mindepth 1 -maxdepth 1 ! -name config ! -name config.ini ! -name version.info ! -name uninstall.sh | wc -l)
+    # What the tree keeps for itself: config/, config.ini, version.info, uninstall.sh and log/
+    # (skinstall's history).
+    left=$(find "$out/root/opp/static_kernel/ai_core" -mindepth 1 -maxdepth 1 ! -name config ! -name config.ini ! -name version.info ! -name uninstall.sh ! -name log | wc -l)
     if [ "$left" -ne 0 ]; then
         echo "FAILED: packages left installed under $out/root" >&2
         failed=1

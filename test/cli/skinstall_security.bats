@@ -174,3 +174,15 @@ mkpkg() {
     [ "$rc1" -eq 0 ]
     [ "$rc2" -eq 0 ]
 }
+
+@test "a package skinstall installed is removed whole by its own uninstall.sh (only sh)" {
+    mkpkg k1
+    mkdir root
+    "$SKINSTALL" install k1.run --install-path "$W/root" -q
+    [ -f "$(ai)/k1/.skforge-installed.json" ]
+    SKFORGE_NO_SKINSTALL=1 run sh "$(ai)/k1/uninstall.sh" --install-path="$W/root"
+    [ "$status" -eq 0 ]
+    [ ! -e "$(ai)/k1" ]
+    run "$SKINSTALL" verify --install-path "$W/root"
+    [ "$status" -eq 0 ]
+}
