@@ -1,0 +1,48 @@
+#!/usr/bin/env bats
+# Red-team regressions for issue 13 (installer and package hardening): each test is an attack or
+# an unlucky operation that once broke a stated guarantee of share/doc/installer.md.
+load helpers
+
+# mkpkg NAME: a package with one kernel and a valid static-kernel index.
+mkpkg() {
+    local d="src-$1"
+    mkdir -p "$d/soc/Add" "$d/config/soc"
+    printf 'kernel %s\n' "$1" >"$d/soc/Add/add.o"
+    printf '{"Add":{"staticList":[{"simplifiedKey":"Add/x","binPath":"%s/soc/Add/add.o"}]}}\n' "$1" \
+        >"$d/config/soc/binary_info_config.json"
+    "$SKC" pack "$d" -o "$1.run" --version 1 -q
+}
+
+@test "shell fallback: an install path ending in a newline never installs into its namesake without one" {
+    mkpkg k1
+    nl='
+'
+    mkdir "root$nl" root
+    before=$(tree_digest root)
+    run sh k1.run --install-path="$W/root$nl" -q
+    # The sibling 'root' (what command substitution makes of 'root\n') is untouched.
+    [ "$(tree_digest root)" = "$before" ]
+    [ -z "$(ls -A root)" ]
+    [ "$status" -eq 0 ]
+    [ -f "$W/root$nl/opp/static_kernel/ai_core/k1/manifest.json" ]
+    # The installed uninstall.sh finds its own tree, not the namesake.
+    mkdir -p root/opp/static_kernel/ai_core
+    cp -R "$W/root$nl/opp/static_kernel/ai_core/." root/opp/static_kernel/ai_core/
+    before=$(tree_digest root)
+    run sh "$W/root$nl/opp/static_kernel/ai_core/k1/uninstall.sh" -q
+    [ "$status" -eq 0 ]
+    [ ! -e "$W/root$nl/opp/static_kernel/ai_core/k1" ]
+    [ "$(tree_digest root)" = "$before" ]
+    run sh k1.run --uninstall --install-path="$W/root$nl" -q
+    [ "$status" -eq 1 ]
+    [ "$(tree_digest root)" = "$before" ]
+}
+
+@test "skinstall install: a FIFO named X.run is refused, not waited on" {
+    mkfifo k1.run
+    mkdir root
+    run timeout 20 "$SKINSTALL" install k1.run --install-path "$W/root"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"k1.run"*"not a regular file"* ]]
+    [ -z "$(ls -A root)" ]
+}
