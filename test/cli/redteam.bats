@@ -46,3 +46,16 @@ mkpkg() {
     [[ "$output" == *"k1.run"*"not a regular file"* ]]
     [ -z "$(ls -A root)" ]
 }
+
+@test "refusals quoting a package's text never send its control characters to the terminal" {
+    mkdir -p src-k1/soc/Add src-k1/config/soc
+    printf 'kernel\n' >src-k1/soc/Add/add.o
+    # binPath with ESC sequences (a colour change and an xterm title) and a BEL.
+    printf '{"Add":{"staticList":[{"binPath":"k1/\\u001b[31mRED\\u001b]0;title\\u0007"}]}}\n' \
+        >src-k1/config/soc/binary_info_config.json
+    run "$SKC" pack src-k1 -o k1.run --version 1 -q
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"binPath 'k1/?[31mRED?]0;title?'"* ]]
+    ! printf '%s' "$output" | LC_ALL=C grep -q "$(printf '[\033\007]')"
+    [ ! -e k1.run ]
+}
