@@ -59,3 +59,18 @@ mkpkg() {
     ! printf '%s' "$output" | LC_ALL=C grep -q "$(printf '[\033\007]')"
     [ ! -e k1.run ]
 }
+
+@test "sh X.run hands skinstall the very file it was run as, even in a directory whose name ends in a newline" {
+    nl='
+'
+    mkpkg k1
+    mkdir "d$nl" d bin root
+    mv k1.run "d$nl/k1.run"
+    # A different version of the same package where command substitution would point.
+    printf 'kernel v2\n' >src-k1/soc/Add/add.o
+    "$SKC" pack src-k1 -o d/k1.run --version 2 -q
+    ln -s "$SKINSTALL" bin/skinstall
+    PATH="$W/bin:$PATH" SKFORGE_NO_SKINSTALL=0 run sh "d$nl/k1.run" --install-path="$W/root" -q
+    [ "$status" -eq 0 ]
+    grep -q '"version": "1"' root/opp/static_kernel/ai_core/k1/manifest.json
+}
