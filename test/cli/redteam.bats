@@ -74,3 +74,25 @@ mkpkg() {
     [ "$status" -eq 0 ]
     grep -q '"version": "1"' root/opp/static_kernel/ai_core/k1/manifest.json
 }
+
+@test "skc compile: kernel metadata nested 200,000 deep is refused with its path, not a stack overflow" {
+    EX="$SKFORGE_SOURCE_DIR/share/skforge/examples"
+    mkdir -p g/k
+    cp "$EX/host_kernels/add.cpp" g/k/
+    python3 - "$EX/host_kernels/add.json" g/k/add.json <<'PY'
+import sys
+text = open(sys.argv[1]).read().rstrip().rstrip("}")
+open(sys.argv[2], "w").write(text + ', "junk": ' + "[" * 200000 + "]" * 200000 + "}\n")
+PY
+    cat >g/graph.yaml <<'EOF2'
+name: deep
+inputs: [{name: x, shape: [64], dtype: float32}]
+ops:
+  - {name: add, type: Add, kernel: {json_path: k/add.json}, inputs: [x, x],
+     outputs: [{name: y, shape: [64], dtype: float32}]}
+EOF2
+    run "$SKC" compile g/graph.yaml --npu-arch host -o out --no-cache
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"kernel metadata 'k/add.json': nests arrays and objects more than 64 deep"* ]]
+    [[ "$output" != *"AddressSanitizer"* ]]
+}
