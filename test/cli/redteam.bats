@@ -96,3 +96,36 @@ EOF2
     [[ "$output" == *"kernel metadata 'k/add.json': nests arrays and objects more than 64 deep"* ]]
     [[ "$output" != *"AddressSanitizer"* ]]
 }
+
+@test "shell upgrade SIGKILLed between its two renames: skinstall recover puts the old version back" {
+    mkpkg k1
+    mkdir v2 root wrap
+    printf 'kernel v2\n' >src-k1/soc/Add/add.o
+    "$SKC" pack src-k1 -o v2/k1.run --version 2 -q
+    sh k1.run --install-path="$W/root" -q
+    "$SKINSTALL" recover --install-path "$W/root" -q
+    before=$(tree_digest root)
+    # mv that SIGKILLs the script right when it would move the new version into place: the old
+    # one is already aside at .skforge-stage-k1.old.XXXXXX.
+    local real_mv
+    real_mv=$(command -v mv)
+    cat >wrap/mv <<EOF2
+#!/bin/sh
+case \$3 in
+./.skforge-stage-*.old.*) ;;
+./.skforge-stage-*) [ "\$4" = k1 ] && kill -9 "\$PPID" && exit 1 ;;
+esac
+exec $real_mv "\$@"
+EOF2
+    chmod +x wrap/mv
+    PATH="$W/wrap:$PATH" run sh v2/k1.run --upgrade --install-path="$W/root" -q
+    [ "$status" -eq 137 ]
+    ls -a root/opp/static_kernel/ai_core | grep -q '^\.skforge-stage-k1\.old\.'
+    [ ! -e root/opp/static_kernel/ai_core/k1 ]
+    run "$SKINSTALL" recover --install-path "$W/root"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"restored k1"* ]]
+    [ "$(tree_digest root)" = "$before" ]
+    run "$SKINSTALL" verify --install-path "$W/root"
+    [ "$status" -eq 0 ]
+}
