@@ -14,6 +14,15 @@
 
 namespace skforge::cli {
 
+/// `m` with every control character but newline and tab shown as '?': messages quote names and
+/// paths read from packages, which must not reach the terminal as escape sequences.
+inline std::string terminal_safe(std::string m) {
+    for (char& c : m)
+        if ((static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
+            c = '?';
+    return m;
+}
+
 /// Messages from the library: information on stdout (unless quiet), warnings on stderr as
 /// `WARN: ...`.
 class ConsoleLog final : public support::Log {
@@ -21,9 +30,11 @@ class ConsoleLog final : public support::Log {
     explicit ConsoleLog(bool quiet = false) : m_quiet(quiet) {}
     void info(const std::string& m) override {
         if (!m_quiet)
-            std::printf("%s\n", m.c_str());
+            std::printf("%s\n", terminal_safe(m).c_str());
     }
-    void warn(const std::string& m) override { std::fprintf(stderr, "WARN: %s\n", m.c_str()); }
+    void warn(const std::string& m) override {
+        std::fprintf(stderr, "WARN: %s\n", terminal_safe(m).c_str());
+    }
 
   private:
     bool m_quiet;
@@ -74,10 +85,12 @@ inline int run_main(const char* tool, int argc, char** argv, const std::vector<C
                          c.name);
             return 2;
         } catch (const support::Error& e) {
-            std::fprintf(stderr, "%s %s: error: %s\n", tool, c.name, e.what());
+            std::fprintf(stderr, "%s %s: error: %s\n", tool, c.name,
+                         terminal_safe(e.what()).c_str());
             return e.kind() == support::ErrorKind::usage ? 2 : 1;
         } catch (const std::exception& e) {
-            std::fprintf(stderr, "%s %s: error: %s\n", tool, c.name, e.what());
+            std::fprintf(stderr, "%s %s: error: %s\n", tool, c.name,
+                         terminal_safe(e.what()).c_str());
             return 1;
         }
     }

@@ -409,6 +409,37 @@ std::string render_install_record(const VerifiedPackage& pkg) {
            "\n";
 }
 
+// A shell-fallback upgrade killed between its two renames leaves the previous version at
+// .skforge-stage-<name>.old.XXXXXX and no <name>; it is the only installed copy, so it is put
+// back (the before-state) instead of being swept away with the other leftovers.
+std::string restore_fallback_old(const Dir& ai) {
+    std::string did;
+    const std::string prefix = k_stage_prefix;
+    for (const auto& entry : list_dir(ai)) {
+        auto old = entry.rfind(".old.");
+        if (!entry.starts_with(prefix) || old == std::string::npos || old <= prefix.size())
+            continue;
+        std::string name = entry.substr(prefix.size(), old - prefix.size());
+        if (package::check_package_name(name) || stat_at(ai, name))
+            continue;
+        auto dir = open_dir_beneath(ai, entry);
+        auto text = dir ? read_file_at(*dir, std::string(package::k_manifest_path)) : std::nullopt;
+        try {
+            if (!text || package::parse_manifest(*text, dir->path + "/manifest.json").name != name)
+                continue;
+        } catch (const Error&) {
+            continue; // not a package: an ordinary leftover
+        }
+        if (::renameat2(ai.fd.get(), entry.c_str(), ai.fd.get(), name.c_str(), RENAME_NOREPLACE) !=
+            0)
+            throw support::io_error("cannot restore", ai.path + "/" + name, errno);
+        sync_dir(ai);
+        did += std::string(did.empty() ? "" : "; ") + "restored " + name +
+               " from the interrupted shell upgrade's '" + entry + "'";
+    }
+    return did;
+}
+
 } // namespace
 
 StagedPackage stage_package(const InstallTree& tree, const VerifiedPackage& pkg,
@@ -627,6 +658,8 @@ std::string recover(const InstallTree& tree, support::Log& log) {
             }
         }
     }
+    if (auto restored = restore_fallback_old(ai); !restored.empty())
+        did += std::string(did.empty() ? "" : "; ") + restored;
     // Leftovers of processes killed before they journaled: stages and temporary files, in every
     // directory skforge writes to.
     for (const auto& entry : list_dir(ai)) {

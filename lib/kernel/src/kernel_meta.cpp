@@ -1,6 +1,7 @@
 #include "skforge/kernel/kernel_meta.hpp"
 
 #include "skforge/support/hex.hpp"
+#include "skforge/support/json_depth.hpp"
 #include "skforge/support/safe_path.hpp"
 
 #include <algorithm>
@@ -258,6 +259,11 @@ bool uses_debug_buffer(const KernelMeta& meta) {
 
 KernelMeta parse_kernel_meta(std::string_view json_text, std::vector<MetaProblem>& problems) {
     KernelMeta m;
+    // Parsing is iterative but copying and dumping recurse: refuse deep nesting first.
+    if (auto deep = support::check_json_depth(json_text)) {
+        problems.push_back({"", *deep});
+        return m;
+    }
     json doc = json::parse(json_text, nullptr, false);
     if (doc.is_discarded() || !doc.is_object()) {
         problems.push_back({"", "not a JSON object"});

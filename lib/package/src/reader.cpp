@@ -7,6 +7,7 @@
 #include <archive_entry.h>
 #include <cerrno>
 #include <cstdio>
+#include <fcntl.h>
 #include <memory>
 #include <set>
 #include <sys/stat.h>
@@ -164,6 +165,15 @@ class TarReader {
     const std::string& m_path;
 };
 
+// O_NONBLOCK: a FIFO given as the package opens at once and is refused as not a regular file,
+// instead of blocking until some writer appears (it has no effect on regular files).
+support::UniqueFd open_package(const std::string& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        throw support::io_error("cannot open", path, errno);
+    return support::UniqueFd(fd);
+}
+
 std::string entry_kind_refusal(archive_entry* e) {
     if (archive_entry_hardlink(e) != nullptr)
         return "is a hard link entry";
@@ -271,8 +281,7 @@ const ManifestEntry& match_entry(archive_entry* e, const Manifest& m, const std:
 
 } // namespace
 
-RunPackage::RunPackage(std::string path)
-    : m_path(std::move(path)), m_fd(support::open_read(m_path)) {
+RunPackage::RunPackage(std::string path) : m_path(std::move(path)), m_fd(open_package(m_path)) {
     struct stat st {};
     if (::fstat(m_fd.get(), &st) != 0)
         throw support::io_error("cannot stat", m_path, errno);
