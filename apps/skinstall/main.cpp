@@ -199,6 +199,8 @@ int cmd_install(const Options& o, inst::InstallMode mode) {
     inst::InstallRequest request(o.reinstall ? inst::InstallMode::reinstall : mode,
                                  o.allow_downgrade ? inst::Downgrade::allow
                                                    : inst::Downgrade::refuse);
+    if (auto why = inst::runtime_path_problem(given, m.tree.resolved_root()))
+        log.warn(*why);
     auto results = inst::install_packages(m.tree, pkgs, request, policy, log);
     for (const auto& p : pkgs)
         log.info("uninstall with: " + given + "/opp/static_kernel/ai_core/" + p.manifest.name +

@@ -3,7 +3,9 @@
 
 setup() {
     : "${SKC:?SKC must point to the skc executable}"
-    W=$(mktemp -d "${BATS_TMPDIR:-/tmp}/skforge-cli.XXXXXX")
+    # No dot in the name: CANN's runtime cuts a kernel's absolute path at its first ".o" to find
+    # its JSON, so a scratch root like /tmp/skforge-cli.oXY would break the opbase-logic reader.
+    W=$(mktemp -d "${BATS_TMPDIR:-/tmp}/skforge-cli-XXXXXX")
     cd "$W"
     export SOURCE_DATE_EPOCH=1700000000
     export SKFORGE_NO_SKINSTALL=1
@@ -106,4 +108,11 @@ if [ -n "$out" ]; then cp "$in" "$out"; else echo "objcopied" >>"$in"; fi
 EOF2
     chmod +x fakebin/bisheng fakebin/ld.lld fakebin/llvm-objcopy
     export BISHENG_LOG=$PWD/bisheng.log
+}
+
+# state_digest DIR: tree_digest without ai_core/log/, the history: it is appended outside the
+# transaction (a killed command has no line; the recover that finishes it adds its own).
+state_digest() {
+    (cd "$1" && find . -path ./opp/static_kernel/ai_core/log -prune -o -printf '%y %m %s %p %l\n' | sort &&
+        find . -path ./opp/static_kernel/ai_core/log -prune -o -type f -exec sha256sum {} + | sort) | sha256sum
 }

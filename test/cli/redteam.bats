@@ -104,7 +104,7 @@ EOF2
     "$SKC" pack src-k1 -o v2/k1.run --version 2 -q
     sh k1.run --install-path="$W/root" -q
     "$SKINSTALL" recover --install-path "$W/root" -q
-    before=$(tree_digest root)
+    before=$(state_digest root) # the history gains recover's line
     # mv that SIGKILLs the script right when it would move the new version into place: the old
     # one is already aside at .skforge-stage-k1.old.XXXXXX.
     local real_mv
@@ -125,7 +125,7 @@ EOF2
     run "$SKINSTALL" recover --install-path "$W/root"
     [ "$status" -eq 0 ]
     [[ "$output" == *"restored k1"* ]]
-    [ "$(tree_digest root)" = "$before" ]
+    [ "$(state_digest root)" = "$before" ]
     run "$SKINSTALL" verify --install-path "$W/root"
     [ "$status" -eq 0 ]
 }

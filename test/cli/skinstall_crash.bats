@@ -13,13 +13,6 @@ mkpkg() {
     "$SKC" pack "$d" -o "$1.run" --version "1${2:+.$2}" -q
 }
 
-# state_digest DIR: tree_digest without ai_core/log/, the history: it is appended outside the
-# transaction (a killed command has no line; the recover that finishes it adds its own).
-state_digest() {
-    (cd "$1" && find . -path ./opp/static_kernel/ai_core/log -prune -o -printf '%y %m %s %p %l\n' | sort &&
-        find . -path ./opp/static_kernel/ai_core/log -prune -o -type f -exec sha256sum {} + | sort) | sha256sum
-}
-
 # crash_every_step CMD...: runs CMD with SKFORGE_FAULT_AT=1,2,... against a copy of `start`
 # until it completes; after each crash, recover must give `before` or `after` exactly.
 crash_every_step() {

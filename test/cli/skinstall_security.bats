@@ -186,3 +186,15 @@ mkpkg() {
     run "$SKINSTALL" verify --install-path "$W/root"
     [ "$status" -eq 0 ]
 }
+
+@test "an install path with '.o' in it gets a warning: CANN's runtime would miss the kernels' JSON" {
+    mkpkg k1
+    mkdir root.old
+    run "$SKINSTALL" install k1.run --install-path "$W/root.old"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"WARN: the install path '$W/root.old' contains \".o\": CANN's runtime cuts"* ]]
+    mkdir root
+    run "$SKINSTALL" install k1.run --install-path "$W/root"
+    [ "$status" -eq 0 ]
+    [[ "$output" != *"contains \".o\""* ]]
+}

@@ -66,6 +66,17 @@ void InstallTree::write_install_order(const std::vector<std::string>& order) con
     write_file_at(m_ai_core, k_config_ini, render_config_ini(order), 0644);
 }
 
+std::optional<std::string> runtime_path_problem(const std::string& given,
+                                                const std::string& resolved) {
+    for (const auto* path : {&given, &resolved})
+        if (path->find(".o") != std::string::npos)
+            return "the install path '" + *path +
+                   "' contains \".o\": CANN's runtime cuts a static kernel's path at its first "
+                   "\".o\" to find the kernel's JSON, so it will not read these kernels' JSON "
+                   "there; install under a path without \".o\"";
+    return std::nullopt;
+}
+
 std::string render_config_ini(const std::vector<std::string>& order) {
     std::string line;
     for (const auto& n : order)

@@ -192,7 +192,10 @@ std::vector<Problem> check_tree(const InstallTree& tree) {
         if (name == k_journal)
             detail = "an interrupted transaction; 'skinstall recover' finishes or rolls it back";
         else if (name.starts_with(k_stage_prefix))
-            detail = "a stage left by a killed install; 'skinstall recover' removes it";
+            detail = name.find(".old.") != std::string::npos
+                         ? "the previous version left by a killed shell upgrade; 'skinstall "
+                           "recover' puts it back when the package is missing, else removes it"
+                         : "a stage left by a killed install; 'skinstall recover' removes it";
         else if (dir && !package::check_package_name(name))
             detail = unlisted_detail(tree, name);
         out.push_back({name, ProblemKind::extra, detail});

@@ -77,6 +77,13 @@ class TreeLock {
     support::UniqueFd m_fd;
 };
 
+/// Why CANN's runtime would not find the kernels' JSON under this install path, or nullopt: it
+/// cuts a static kernel's absolute path at its first ".o" to name the JSON beside the binary
+/// (opbase indv_collector.cpp, UpdateStaticJsonExtraInfo), so a ".o" anywhere in the install
+/// path as given (`given`, what $ASCEND_HOME_PATH says) or resolved breaks every lookup.
+std::optional<std::string> runtime_path_problem(const std::string& given,
+                                                const std::string& resolved);
+
 /// The text of config.ini for `order`.
 std::string render_config_ini(const std::vector<std::string>& order);
 
