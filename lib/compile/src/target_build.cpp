@@ -651,9 +651,8 @@ void append_cann_logs(const graph::Graph& g, const fusion::Plan& plan, const fs:
 }
 
 // What is wrong with the vendor's metadata `meta` of `object`, or nullopt.
-std::optional<std::string> cann_meta_problem(const fs::path& meta, const fs::path& object,
+std::optional<std::string> cann_meta_problem(const json& j, const fs::path& object,
                                              const std::string& name) {
-    json j = json::parse(support::read_file(meta.string()), nullptr, false);
     if (!j.is_object())
         return "is not a JSON object";
     if (!j.contains("binFileName") || j["binFileName"] != name)
@@ -676,7 +675,8 @@ void stage_cann_superkernel(const graph::Graph& g, const fusion::Segment& s, con
         if (!fs::is_regular_file(p))
             throw Error("the vendor's super_kernel.compile did not write " + p.filename().string() +
                         " for SuperKernel " + s.name + " (in " + out.string() + ")");
-    if (auto why = cann_meta_problem(meta, object, name))
+    const json vendor = json::parse(support::read_file(meta.string()), nullptr, false);
+    if (auto why = cann_meta_problem(vendor, object, name))
         throw Error("the vendor's " + meta.string() + " for SuperKernel " + s.name + " " + *why);
     const std::string dir = soc_dir + "/SuperKernel/";
     fs::create_directories(stage / dir);
@@ -696,21 +696,20 @@ void stage_cann_superkernel(const graph::Graph& g, const fusion::Segment& s, con
             sources.insert(e.path());
     if (!sources.empty())
         place(*sources.begin(), name + ".cpp");
-    // The index entry from the vendor's own metadata, keyed as skforge's SuperKernels are.
-    json vendor = json::parse(support::read_file(meta.string()), nullptr, false);
+    // The index entry from the vendor's own metadata (checked to be an object above), keyed as
+    // skforge's SuperKernels are.
     std::vector<std::uint64_t> workspace;
-    if (vendor.is_object() && vendor.contains("workspace") && vendor["workspace"].is_object() &&
-        vendor["workspace"].contains("size") && vendor["workspace"]["size"].is_array())
-        for (const auto& v : vendor["workspace"]["size"])
+    if (auto ws = vendor.find("workspace");
+        ws != vendor.end() && ws->is_object() && ws->contains("size") && (*ws)["size"].is_array())
+        for (const auto& v : (*ws)["size"])
             if (v.is_number_unsigned())
                 workspace.push_back(v.get<std::uint64_t>());
-    auto core = kernel::parse_core_type(vendor.is_object() ? vendor.value("coreType", "MIX") : "");
-    add_static_entry(
-        index, "SuperKernel",
-        static_entry(vendor.is_object() ? vendor.value("blockDim", s.block_dim) : s.block_dim, name,
-                     workspace, core.value_or(kernel::CoreType::mix),
-                     index_bin_path(package, dir + name + ".o"),
-                     "SuperKernel/" + package + "/" + s.name));
+    add_static_entry(index, "SuperKernel",
+                     static_entry(vendor.value("blockDim", s.block_dim), name, workspace,
+                                  kernel::parse_core_type(vendor.value("coreType", "MIX"))
+                                      .value_or(kernel::CoreType::mix),
+                                  index_bin_path(package, dir + name + ".o"),
+                                  "SuperKernel/" + package + "/" + s.name));
     log += "SuperKernel " + s.name + ": " + std::to_string(s.ops.size()) + " sub-kernels -> " +
            dir + name + ".o (the vendor's super_kernel.compile)\n";
 }

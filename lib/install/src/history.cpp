@@ -110,7 +110,7 @@ std::vector<json> read_history(const InstallTree& tree) {
             start = end == std::string::npos ? text->size() : end + 1;
             if (line.empty())
                 continue;
-            json j = support::check_json_depth(line) ? json() : json::parse(line, nullptr, false);
+            json j = package::parse_json_quiet(line);
             out.push_back(j.is_object() ? j : json{{"unreadable", line}});
         }
     }

@@ -232,7 +232,7 @@ namespace {
 
 // The description of a directory an uninstall left behind, from its marker.
 std::string left_behind_why(const Dir& dir, const std::string& name, const std::string& text) {
-    json j = support::check_json_depth(text) ? json() : json::parse(text, nullptr, false);
+    json j = package::parse_json_quiet(text);
     std::string version = j.is_object() ? j.value("version", "") : "";
     std::string why = "'" + dir.path + "' is what the uninstall of " + name +
                       (version.empty() ? "" : " " + version) +
@@ -306,7 +306,7 @@ InstallRecord read_install_record(const Dir& package_dir) {
         r.installed_at = st->st_mtim.tv_sec;
     if (!text)
         return r;
-    json j = support::check_json_depth(*text) ? json() : json::parse(*text, nullptr, false);
+    json j = package::parse_json_quiet(*text);
     if (!j.is_object())
         return r;
     auto field = [&](const char* key) {

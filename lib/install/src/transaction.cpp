@@ -631,7 +631,7 @@ std::string recover(const InstallTree& tree, support::Log& log) {
     const Dir& ai = tree.ai_core();
     std::string did;
     if (auto text = read_file_at(ai, k_journal)) {
-        json j = support::check_json_depth(*text) ? json() : json::parse(*text, nullptr, false);
+        json j = package::parse_json_quiet(*text);
         std::string op = j.is_object() ? j.value("op", "") : "";
         std::string name = j.is_object() ? j.value("name", "") : "";
         if (package::check_package_name(name) ||

@@ -13,4 +13,10 @@ nlohmann::json parse_json_limited(std::string_view text, std::string_view origin
     return doc;
 }
 
+nlohmann::json parse_json_quiet(std::string_view text) {
+    if (check_json_depth(text))
+        return nullptr;
+    return nlohmann::json::parse(text, nullptr, false);
+}
+
 } // namespace skforge::package

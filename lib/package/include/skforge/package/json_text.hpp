@@ -13,4 +13,8 @@ using support::check_json_depth;
 /// before the parser sees it, then parses. Throws an Error naming `origin` and the reason.
 nlohmann::json parse_json_limited(std::string_view text, std::string_view origin);
 
+/// The same limit for callers that judge the document themselves: null when `text` nests too
+/// deep, a discarded value when it is not JSON, else the document. Never throws.
+nlohmann::json parse_json_quiet(std::string_view text);
+
 } // namespace skforge::package
