@@ -417,14 +417,19 @@ int cmd_compile(const Args& args) {
         "nothing, need no CANN tool")(
         "sk-backend", po::value(&sk_backend)->default_value("auto"),
         "NPU SuperKernel generator: cann (the vendor's super_kernel.compile), skforge, or auto "
-        "(cann when python3 can import superkernel)");
+        "(cann when python3 can import superkernel)")(
+        "depfile", po::value<std::string>(),
+        "write a Makefile rule '<run>: <every input>' to FILE, for make, ninja, CMake");
     po::positional_options_description pos;
     pos.add("graph", 1);
     po::variables_map vm;
     if (!parse(args, desc, pos, vm,
                "skc compile GRAPH [--npu-arch A] [-o OUTDIR] [--name NAME] [--sign-key K] "
-               "[--jobs N] [--no-cache] [--sources-only] [--sk-backend auto|cann|skforge]"))
+               "[--jobs N] [--no-cache] [--sources-only] [--sk-backend auto|cann|skforge] "
+               "[--depfile FILE]"))
         return 0;
+    if (vm.count("depfile"))
+        o.depfile = vm["depfile"].as<std::string>();
     if (sources_only)
         o.mode = skforge::compile::CompileMode::sources_only;
     auto backend = skforge::compile::parse_sk_backend(sk_backend);

@@ -3,6 +3,9 @@
 // package precompiled kernels as static kernels, and refuse fusion they cannot build.
 #include "skforge/compile/compile.hpp"
 
+#include "skforge/compile/depfile.hpp"
+
+#include "inputs.hpp"
 #include "target_build.hpp"
 
 #include "skforge/fusion/plan.hpp"
@@ -187,6 +190,19 @@ class TempDir {
     std::string m_path;
 };
 
+void mark_fresh(const std::string& path) {
+    std::error_code ec;
+    fs::last_write_time(path, fs::file_time_type::clock::now(), ec);
+    if (ec)
+        throw Error("cannot set the modification time of " + path + ": " + ec.message());
+}
+
+// A depfile's prerequisites: the compile's inputs and skc itself.
+std::vector<std::string> with_self(std::vector<std::string> inputs) {
+    inputs.push_back(self_executable());
+    return inputs;
+}
+
 bool is_npu_arch(const std::string& arch) {
     return arch == "dav-2201" || arch == "dav-3510";
 }
@@ -311,10 +327,13 @@ CompileResult run_pipeline(const CompileOptions& o, const Outputs& out, const st
 } // namespace
 
 CompileResult compile(const CompileOptions& options, support::Log& user) {
+    if (options.depfile && options.mode == CompileMode::sources_only)
+        throw Error("--depfile lists what a .run is made from; --sources-only writes none",
+                    support::ErrorKind::usage);
     CompileOptions o = options;
     graph::Diagnostics load_diags;
     graph::Graph g = graph::load_graph(o.graph_path, load_diags);
-    std::string arch = !o.npu_arch.empty() ? o.npu_arch : !g.npu_arch.empty() ? g.npu_arch : "host";
+    std::string arch = target_arch(o, g);
     if (o.name.empty())
         o.name = g.name + "_" + arch;
     if (auto bad = package::check_package_name(o.name))
@@ -328,6 +347,13 @@ CompileResult compile(const CompileOptions& options, support::Log& user) {
             throw Error(o.graph_path + ": " + std::to_string(load_diags.error_count()) +
                         " error(s) in the graph:\n" + load_diags.format());
         auto result = run_pipeline(o, out, arch, g, log, user);
+        // A hit leaves the .run as it was: make and ninja, which compare times, must still see it
+        // newer than the input whose change made them run this compile.
+        if (result.cache_hit)
+            mark_fresh(result.run_path);
+        if (o.depfile)
+            write_whole(*o.depfile,
+                        depfile_rule(result.run_path, with_self(compile_inputs(g, arch, o))));
         write_whole(out.succ_log(), log + "success\n");
         fs::remove(out.error_log());
         return result;
@@ -336,6 +362,8 @@ CompileResult compile(const CompileOptions& options, support::Log& user) {
         std::error_code ec;
         fs::remove_all(o.mode == CompileMode::sources_only ? out.sources() : out.run(), ec);
         fs::remove_all(out.log_dir(), ec);
+        if (o.depfile)
+            fs::remove(*o.depfile, ec);
         write_whole(out.error_log(), log + "error: " + e.what() + "\n");
         throw Error(std::string(e.what()) + "\n(details: " + out.error_log() + ")", e.kind());
     }

@@ -398,12 +398,19 @@ std::string host_fingerprint(const graph::Graph& g) {
     support::Sha256 h;
     h.update("cxx=" + compiler() + "\n" + version.output);
     h.update(std::string(k_host_kernel_header));
+    for (const auto& file : host_kernel_files(g))
+        h.update(file + "\n" + support::sha256_hex(support::read_file(file)) + "\n");
+    return support::digest_hex(h.finish());
+}
+
+std::vector<std::string> host_kernel_files(const graph::Graph& g) {
+    std::vector<std::string> files;
     for (const auto& k : kernel_inputs(g)) {
         const std::string& file = k.object.empty() ? k.source : k.object;
         if (!file.empty())
-            h.update(file + "\n" + support::sha256_hex(support::read_file(file)) + "\n");
+            files.push_back(file);
     }
-    return support::digest_hex(h.finish());
+    return files;
 }
 
 void build_host_package(const graph::Graph& g, const fusion::Plan& plan, const std::string& package,

@@ -3,16 +3,27 @@
 // Building a target's package tree: host kernels and SuperKernels, NPU SuperKernels with
 // bisheng, static kernels. Used by compile.cpp.
 #include "skforge/codegen/ascendc.hpp"
+#include "skforge/compile/compile.hpp"
 #include "skforge/fusion/plan.hpp"
 #include "skforge/graph/graph.hpp"
 
 #include <string>
+#include <vector>
 
 namespace skforge::compile {
 
 /// Everything about the host toolchain and sources that decides the output, for the cache key:
 /// the compiler's identity, the kernel ABI header, every kernel's source or object.
 std::string host_fingerprint(const graph::Graph& g);
+
+/// The file each kernel of `g` is built from on the host target: its host object (bin_path) or
+/// its C++ source (source_path, else the .cpp beside its metadata), one per kernel.
+std::vector<std::string> host_kernel_files(const graph::Graph& g);
+
+/// The architecture a compile of `g` with `o` targets: --npu-arch, else the graph's, else host.
+inline std::string target_arch(const CompileOptions& o, const graph::Graph& g) {
+    return !o.npu_arch.empty() ? o.npu_arch : !g.npu_arch.empty() ? g.npu_arch : "host";
+}
 
 /// Builds every kernel and SuperKernel of `g` for the host in `build_dir` (with up to `jobs`
 /// compilers at once) and lays the package tree out in `stage`: host/<OpType>/ kernels,

@@ -36,6 +36,8 @@ struct CompileOptions {
     unsigned jobs = 0; ///< parallel builds; 0: one per core
     SkBackend sk_backend = SkBackend::auto_detect;
     CompileMode mode = CompileMode::package;
+    /// Where to write a Makefile rule `<run>: <every input>` (depfile.hpp); nullopt: none.
+    std::optional<std::string> depfile;
 };
 
 /// What it did.
@@ -55,7 +57,9 @@ std::string target_soc(const std::string& graph_soc, const std::string& npu_arch
 /// OUTDIR/<name>.run and OUTDIR/<name>_compile_log/<name>_compile_succ.log; on failure writes
 /// OUTDIR/<name>_compile_error.log, leaves no .run, and throws an Error saying what failed.
 /// With CompileMode::sources_only (NPU targets only) it stops after code generation and writes
-/// OUTDIR/<name>_sources instead of the .run, whole or not at all.
+/// OUTDIR/<name>_sources instead of the .run, whole or not at all. A cache hit sets the .run's
+/// modification time to now. With `depfile`, writes it (whole) after every success, hit or
+/// miss, and removes it on failure.
 CompileResult compile(const CompileOptions& options, support::Log& log);
 
 } // namespace skforge::compile

@@ -1,0 +1,124 @@
+#!/usr/bin/env bats
+# skforge's CMake package: `cmake --install` of this build into a temporary prefix, then a user
+# project (test/cmake_project) configured against it, built, and rebuilt exactly when the graph,
+# a kernel's metadata or source, or skc changes, with the Ninja and the Makefile generators.
+load helpers
+
+EX="$SKFORGE_SOURCE_DIR/share/skforge/examples"
+
+setup_file() {
+    : "${SKFORGE_BINARY_DIR:?SKFORGE_BINARY_DIR must be the skforge build directory}"
+    # Installed under one name and used under another with a space in it: nothing in the
+    # package may name where it was installed or built.
+    cmake --install "$SKFORGE_BINARY_DIR" --prefix "$BATS_FILE_TMPDIR/staging" >/dev/null
+    mv "$BATS_FILE_TMPDIR/staging" "$BATS_FILE_TMPDIR/pre fix"
+}
+
+PREFIX() { printf '%s' "$BATS_FILE_TMPDIR/pre fix"; }
+
+# project GENERATOR: configures a copy of the sample project in "my project" (build dir: build).
+project() {
+    mkdir -p "my project/examples"
+    cp "$SKFORGE_SOURCE_DIR/test/cmake_project/CMakeLists.txt" "my project/"
+    cp -r "$EX/two_stream" "$EX/host_kernels" "my project/examples/"
+    cmake -S "my project" -B build -G "$1" -DCMAKE_PREFIX_PATH="$(PREFIX)" >configure.log
+}
+
+RUN=build/static_kernel_compile_outputs/two_stream_host.run
+LOG=build/static_kernel_compile_outputs/two_stream_host_compile_log/two_stream_host_compile_succ.log
+
+# mtime FILE: modification time in nanoseconds.
+mtime() { stat -c %.9Y "$1"; }
+
+# rebuilt_after_touch FILE: touching FILE (a second later, so it is newer than the .run) makes
+# the next build run skc again and leaves a newer .run.
+rebuilt_after_touch() {
+    local before
+    before=$(mtime "$RUN")
+    sleep 1
+    touch "$1"
+    cmake --build build >build.log
+    [ "$(mtime "$RUN")" != "$before" ] || { echo "not rebuilt after touching $1"; return 1; }
+}
+
+@test "cmake --install puts a relocatable skforgeConfig.cmake and version file in lib/cmake/skforge" {
+    dir="$(PREFIX)/lib/cmake/skforge"
+    [ -f "$dir/skforgeConfig.cmake" ]
+    [ -f "$dir/skforgeConfigVersion.cmake" ]
+    run grep -rlF -e "$SKFORGE_BINARY_DIR" -e "$SKFORGE_SOURCE_DIR" -e staging "$dir"
+    [ "$status" -eq 1 ]
+    cat >probe.cmake <<'EOF2'
+find_package(skforge 0.1 REQUIRED CONFIG)
+foreach(t skc skinstall skrun)
+  get_target_property(loc skforge::${t} LOCATION)
+  message(STATUS "skforge::${t}=${loc}")
+endforeach()
+message(STATUS "version=${skforge_VERSION}")
+EOF2
+    mkdir p && printf 'cmake_minimum_required(VERSION 3.20)\nproject(p NONE)\ninclude(../probe.cmake)\n' >p/CMakeLists.txt
+    run cmake -S p -B pb -DCMAKE_PREFIX_PATH="$(PREFIX)"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"skforge::skc=$(PREFIX)/bin/skc"* ]]
+    [[ "$output" == *"skforge::skinstall=$(PREFIX)/bin/skinstall"* ]]
+    [[ "$output" == *"skforge::skrun=$(PREFIX)/bin/skrun"* ]]
+    [[ "$output" == *"version=0."* ]]
+    # Another major/minor version is not this one.
+    sed -i 's/skforge 0.1/skforge 9.0/' probe.cmake
+    run cmake -S p -B pb2 -DCMAKE_PREFIX_PATH="$(PREFIX)"
+    [ "$status" -ne 0 ]
+}
+
+@test "Ninja: the .run is built, a no-op rebuild runs nothing, each input change rebuilds it" {
+    project Ninja
+    cmake --build build >build.log
+    [ -f "$RUN" ]
+    "$(PREFIX)/bin/skc" inspect "$RUN" --verify >/dev/null
+    # No-op: nothing to do, nothing run.
+    [ "$(ninja -C build -n | tail -1)" = "ninja: no work to do." ]
+    before=$(mtime "$RUN")
+    log_before=$(mtime "$LOG")
+    cmake --build build >build.log
+    grep -q "no work to do" build.log
+    [ "$(mtime "$RUN")" = "$before" ]
+    [ "$(mtime "$LOG")" = "$log_before" ]
+    # One kernel source touched: ninja says why, skc runs (a cache hit), the .run is newer.
+    sleep 1
+    touch "my project/examples/host_kernels/rope.cpp"
+    run ninja -C build -n -d explain
+    [[ "$output" == *"host_kernels/rope.cpp"* ]]
+    cmake --build build >build.log
+    grep -q "cache hit" build.log
+    [ "$(mtime "$RUN")" != "$before" ]
+    [ "$(ninja -C build -n | tail -1)" = "ninja: no work to do." ]
+    # The source's content changed: a real rebuild, different bytes.
+    sum=$(sha256sum <"$RUN")
+    sleep 1
+    echo "// changed" >>"my project/examples/host_kernels/rope.cpp"
+    cmake --build build >build.log
+    grep -q "cache miss" build.log
+    [ "$(sha256sum <"$RUN")" != "$sum" ]
+    # A kernel's metadata, the graph, skc itself.
+    rebuilt_after_touch "my project/examples/two_stream/kernels/matmul.json"
+    rebuilt_after_touch "my project/examples/two_stream/graph.yaml"
+    rebuilt_after_touch "$(PREFIX)/bin/skc"
+    [ "$(ninja -C build -n | tail -1)" = "ninja: no work to do." ]
+}
+
+@test "Unix Makefiles: the .run is built, a no-op rebuild runs nothing, a source change rebuilds it" {
+    project "Unix Makefiles"
+    cmake --build build >build.log
+    [ -f "$RUN" ]
+    before=$(mtime "$RUN")
+    log_before=$(mtime "$LOG")
+    cmake --build build >build.log
+    [ "$(mtime "$RUN")" = "$before" ]
+    [ "$(mtime "$LOG")" = "$log_before" ]
+    ! grep -q "skc compile" build.log
+    rebuilt_after_touch "my project/examples/host_kernels/add.cpp"
+    grep -q "cache hit" build.log
+    rebuilt_after_touch "my project/examples/two_stream/kernels/softmax.json"
+    rebuilt_after_touch "$(PREFIX)/bin/skc"
+    before=$(mtime "$RUN")
+    cmake --build build >build.log
+    [ "$(mtime "$RUN")" = "$before" ]
+}
