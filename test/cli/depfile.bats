@@ -35,8 +35,8 @@ compile_dep() { # OUTDIR
     cat >expected <<EOF2
 out/dep.run: \\
   graph.yaml \\
-  ker\\ nel\$\$\\#1/add.json \\
-  ker\\ nel\$\$\\#1/add.cpp \\
+  ./ker\\ nel\$\$\\#1/add.json \\
+  ./ker\\ nel\$\$\\#1/add.cpp \\
   key.pem \\
   $skc
 EOF2
