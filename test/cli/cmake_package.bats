@@ -68,6 +68,19 @@ EOF2
     [ "$status" -ne 0 ]
 }
 
+@test "skforge_add_run_package refuses a call without GRAPH or with an unknown argument" {
+    mkdir p
+    for call in "skforge_add_run_package(k NPU_ARCH host)" \
+        "skforge_add_run_package(k GRAPH g.yaml COLOUR red)"; do
+        printf 'cmake_minimum_required(VERSION 3.20)\nproject(p NONE)\nfind_package(skforge REQUIRED)\n%s\n' \
+            "$call" >p/CMakeLists.txt
+        run cmake -S p -B pb -DCMAKE_PREFIX_PATH="$(PREFIX)"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"skforge_add_run_package(k): "* ]]
+        rm -rf pb
+    done
+}
+
 @test "Ninja: the .run is built, a no-op rebuild runs nothing, each input change rebuilds it" {
     project Ninja
     cmake --build build >build.log
