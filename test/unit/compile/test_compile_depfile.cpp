@@ -38,7 +38,7 @@ struct InputsFixture {
 inputs:
   - {name: x, shape: [4], dtype: float32}
 ops:
-  - {name: a, type: A, kernel: {json_path: k/a.json, source_path: ../src/a.cpp},
+  - {name: a, type: A, kernel: {json_path: k/a.json, source_path: src/a.cpp},
      inputs: [x], outputs: [{name: ya, shape: [4], dtype: float32}]}
   - {name: b, type: B, kernel: )" + b_kernel +
                                        R"(, inputs: [ya],
