@@ -135,3 +135,38 @@ EOF2
     cmake --build build >build.log
     [ "$(mtime "$RUN")" = "$before" ]
 }
+
+@test "NAME, OUTPUT_DIR and SIGN_KEY reach skc: a signed .run where asked, rebuilt when the key changes" {
+    mkdir -p p/k
+    cp "$EX/host_kernels/add.json" "$EX/host_kernels/add.cpp" p/k/
+    cat >p/graph.yaml <<'EOF2'
+name: one
+inputs:
+  - {name: x, shape: [64], dtype: float32}
+  - {name: y, shape: [64], dtype: float32}
+ops:
+  - {name: add, type: Add, kernel: {json_path: k/add.json}, inputs: [x, y],
+     outputs: [{name: z, shape: [64], dtype: float32}]}
+EOF2
+    (cd p && "$(PREFIX)/bin/skc" keygen -o key >/dev/null)
+    cat >p/CMakeLists.txt <<'EOF2'
+cmake_minimum_required(VERSION 3.20)
+project(p NONE)
+find_package(skforge 0.1 REQUIRED)
+skforge_add_run_package(one GRAPH graph.yaml NPU_ARCH host NAME signed_one OUTPUT_DIR pkgs
+                        SIGN_KEY key.pem)
+get_target_property(run one SKFORGE_RUN_FILE)
+message(STATUS "run=${run}")
+EOF2
+    run cmake -S p -B pb -G Ninja -DCMAKE_PREFIX_PATH="$(PREFIX)"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"run=$PWD/pb/pkgs/signed_one.run"* ]]
+    cmake --build pb >build.log
+    "$(PREFIX)/bin/skc" inspect pb/pkgs/signed_one.run --verify --trusted-key p/key.pub.pem >/dev/null
+    before=$(mtime pb/pkgs/signed_one.run)
+    sleep 1
+    touch p/key.pem
+    cmake --build pb >build.log
+    [ "$(mtime pb/pkgs/signed_one.run)" != "$before" ]
+}
+
