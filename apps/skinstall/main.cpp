@@ -20,6 +20,7 @@
 #include <ctime>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <unistd.h>
@@ -200,15 +201,17 @@ std::optional<inst::InstallTree> open_for_dry_run(const Options& o, skforge::sup
 // Prints what a dry run would do: one line per package, or --json like the real command's
 // result with "dry_run": true.
 void print_dry_run(const Options& o, json out) {
+    static const std::map<std::string, std::string> k_verb = {
+        {"installed", "install"},     {"upgraded", "upgrade"},      {"downgraded", "downgrade"},
+        {"reinstalled", "reinstall"}, {"uninstalled", "uninstall"}, {"removed", "remove"}};
     for (auto& r : out) {
         r["dry_run"] = true;
+        auto verb = k_verb.find(r["action"].get<std::string>());
         if (!o.json && !o.quiet)
-            std::printf("would %s %s %s%s\n",
-                        r["changed"].get<bool>() ? r["action"].get<std::string>().c_str()
-                                                 : "leave",
+            std::printf("would %s %s %s%s\n", verb == k_verb.end() ? "leave" : verb->second.c_str(),
                         r["name"].get<std::string>().c_str(),
                         r["version"].get<std::string>().c_str(),
-                        r["changed"].get<bool>() ? "" : " (already installed)");
+                        verb == k_verb.end() ? " as it is (already installed)" : "");
     }
     if (o.json)
         print_json(out);
@@ -224,7 +227,8 @@ int dry_run_installs(const Options& o, const std::vector<inst::VerifiedPackage>&
         rs = inst::plan_installs(*tree, pkgs, request, log);
     else
         for (const auto& p : pkgs)
-            rs.push_back({p.manifest.name, p.manifest.version, "", inst::InstallOutcome::installed});
+            rs.push_back(
+                {p.manifest.name, p.manifest.version, "", inst::InstallOutcome::installed});
     for (const auto& r : rs)
         out.push_back(result_json(r));
     print_dry_run(o, out);
@@ -960,9 +964,9 @@ struct Spec {
     std::function<int(const Options&)> run;
 };
 
-const std::vector<const char*> k_install_opts = {"trusted-key", "require-signature", "reinstall",
-                                                  "json",        "quiet",             "dry-run",
-                                                  "lock-timeout", "log-file"};
+const std::vector<const char*> k_install_opts = {
+    "trusted-key", "require-signature", "reinstall",    "json",
+    "quiet",       "dry-run",           "lock-timeout", "log-file"};
 
 std::vector<const char*> with(std::vector<const char*> base, std::vector<const char*> more) {
     base.insert(base.end(), more.begin(), more.end());

@@ -19,31 +19,32 @@ kern_run() {
         --soc Ascend910B1 -q
 }
 
-# play PLAYBOOK [ansible-playbook options]: runs it on localhost; the JSON callback's output is
-# in $W/out.json, the exit status in $status (run it through `run`).
+# play PLAYBOOK [ansible-playbook options]: runs it on localhost; its output is in $W/out.txt,
+# the exit status in $status (run it through `run`).
 play() {
     local book=$1
     shift
+    mkdir -p "$W/root" # the toolkit root exists, as on a host with CANN installed
     HOME="$W" ANSIBLE_COLLECTIONS_PATH="$SKFORGE_SOURCE_DIR/packaging/ansible" \
-        ANSIBLE_STDOUT_CALLBACK=json ANSIBLE_NOCOLOR=1 ANSIBLE_RETRY_FILES_ENABLED=0 \
+        ANSIBLE_NOCOLOR=1 ANSIBLE_RETRY_FILES_ENABLED=0 \
         ANSIBLE_LOCAL_TEMP="$W/ansible-local" ANSIBLE_REMOTE_TEMP="$W/ansible-remote" \
         ANSIBLE_PYTHON_INTERPRETER=/usr/bin/python3 ANSIBLE_DEPRECATION_WARNINGS=0 \
         ansible-playbook -i localhost, -c local "$book" \
-        -e "root=$W/root skinstall=$SKINSTALL" "$@" >"$W/out.json"
+        -e "root=$W/root skinstall=$SKINSTALL result=$W/result.json" "$@" >"$W/out.txt" 2>&1
 }
 
-# result [TASK_INDEX] [KEY]: a field of localhost's result of one task of the last play.
+# result KEY: a field of the module's result in the last module_play.
 result() {
-    python3 - "$W/out.json" "${1:-0}" "${2:-changed}" <<'EOF'
+    python3 - "$W/result.json" "$1" <<'EOF'
 import json, sys
-doc = json.load(open(sys.argv[1]))
-r = doc["plays"][-1]["tasks"][int(sys.argv[2])]["hosts"]["localhost"]
-v = r.get(sys.argv[3], "")
+r = json.load(open(sys.argv[1]))
+v = r.get(sys.argv[2], "")
 print(json.dumps(v) if isinstance(v, (dict, list)) else str(v).lower() if isinstance(v, bool) else v)
 EOF
 }
 
-# module_play: a one-task playbook calling the module with the given YAML arguments.
+# module_play ARG...: a playbook calling the module with the given YAML arguments; it saves the
+# module's result (also in check mode) for `result`, and fails when the module failed.
 module_play() {
     {
         echo "- hosts: localhost"
@@ -53,6 +54,13 @@ module_play() {
         echo "        install_path: '{{ root }}'"
         echo "        skinstall: '{{ skinstall }}'"
         for a in "$@"; do echo "        $a"; done
+        echo "      register: r"
+        echo "      ignore_errors: true"
+        echo "    - ansible.builtin.copy: {content: '{{ r | to_json }}', dest: '{{ result }}'}"
+        echo "      check_mode: false"
+        echo "      diff: false"
+        echo "    - ansible.builtin.fail: {msg: the module failed}"
+        echo "      when: r is failed"
     } >task.yml
 }
 
@@ -66,20 +74,20 @@ installed_version() {
     module_play "src: $W/kern-1.0.0.run" "state: present"
     run play task.yml
     [ "$status" -eq 0 ]
-    [ "$(result 0 changed)" = true ]
-    [ "$(result 0 action)" = installed ]
+    [ "$(result changed)" = true ]
+    [ "$(result action)" = installed ]
     [ "$(installed_version)" = 1.0.0 ]
     run play task.yml
     [ "$status" -eq 0 ]
-    [ "$(result 0 changed)" = false ]
-    [ "$(result 0 action)" = already-installed ]
+    [ "$(result changed)" = false ]
+    [ "$(result action)" = already-installed ]
 
     module_play "src: $W/kern-2.0.0.run" "state: latest"
     run play task.yml
     [ "$status" -eq 0 ]
-    [ "$(result 0 changed)" = true ]
-    [ "$(result 0 action)" = upgraded ]
-    [ "$(result 0 old_version)" = 1.0.0 ]
+    [ "$(result changed)" = true ]
+    [ "$(result action)" = upgraded ]
+    [ "$(result old_version)" = 1.0.0 ]
     [ "$(installed_version)" = 2.0.0 ]
 
     # latest never goes back; present refuses to unless allowed.
@@ -87,29 +95,29 @@ installed_version() {
     module_play "src: $W/kern-1.0.0.run" "state: latest"
     run play task.yml
     [ "$status" -eq 0 ]
-    [ "$(result 0 changed)" = false ]
-    [ "$(result 0 action)" = kept-newer ]
+    [ "$(result changed)" = false ]
+    [ "$(result action)" = kept-newer ]
     module_play "src: $W/kern-1.0.0.run" "state: present"
     run play task.yml
     [ "$status" -ne 0 ]
-    [[ "$(result 0 msg)" == *"older than the installed 2.0.0"*"allow_downgrade"* ]]
+    [[ "$(result msg)" == *"older than the installed 2.0.0"*"allow_downgrade"* ]]
     [ "$(state_digest root)" = "$before" ]
     module_play "src: $W/kern-1.0.0.run" "state: present" "allow_downgrade: true"
     run play task.yml
     [ "$status" -eq 0 ]
-    [ "$(result 0 action)" = downgraded ]
+    [ "$(result action)" = downgraded ]
     [ "$(installed_version)" = 1.0.0 ]
 
     module_play "name: kern" "state: absent"
     run play task.yml
     [ "$status" -eq 0 ]
-    [ "$(result 0 changed)" = true ]
-    [ "$(result 0 action)" = uninstalled ]
+    [ "$(result changed)" = true ]
+    [ "$(result action)" = uninstalled ]
     [ ! -e root/opp/static_kernel/ai_core/kern ]
     run play task.yml
     [ "$status" -eq 0 ]
-    [ "$(result 0 changed)" = false ]
-    [ "$(result 0 action)" = not-installed ]
+    [ "$(result changed)" = false ]
+    [ "$(result action)" = not-installed ]
 }
 
 @test "module: check mode answers like the real run and changes nothing; diff shows versions" {
@@ -117,7 +125,7 @@ installed_version() {
     module_play "src: $W/kern-1.0.0.run"
     run play task.yml --check
     [ "$status" -eq 0 ]
-    [ "$(result 0 changed)" = true ]
+    [ "$(result changed)" = true ]
     [ ! -e root/opp/static_kernel/ai_core/kern ]
     run play task.yml
     [ "$status" -eq 0 ]
@@ -126,9 +134,9 @@ installed_version() {
     module_play "src: $W/kern-2.0.0.run" "state: latest"
     run play task.yml --check --diff
     [ "$status" -eq 0 ]
-    [ "$(result 0 changed)" = true ]
-    [ "$(result 0 action)" = upgraded ]
-    diff=$(result 0 diff)
+    [ "$(result changed)" = true ]
+    [ "$(result action)" = upgraded ]
+    diff=$(result diff)
     [[ "$diff" == *'"before": "kern 1.0.0\n"'* ]]
     [[ "$diff" == *'"after": "kern 2.0.0\n"'* ]]
     [ "$(state_digest root)" = "$before" ]
@@ -136,7 +144,7 @@ installed_version() {
     module_play "name: kern" "state: absent"
     run play task.yml --check
     [ "$status" -eq 0 ]
-    [ "$(result 0 changed)" = true ]
+    [ "$(result changed)" = true ]
     [ "$(state_digest root)" = "$before" ]
 }
 
@@ -145,7 +153,7 @@ installed_version() {
     module_play "src: $W/kern-1.0.0.run" "name: other"
     run play task.yml
     [ "$status" -ne 0 ]
-    [[ "$(result 0 msg)" == *"holds package 'kern', not 'other'"* ]]
+    [[ "$(result msg)" == *"holds package 'kern', not 'other'"* ]]
     [ ! -e root/opp/static_kernel/ai_core/kern ]
 
     cp kern-1.0.0.run bad.run
@@ -153,7 +161,7 @@ installed_version() {
     module_play "src: $W/bad.run"
     run play task.yml
     [ "$status" -ne 0 ]
-    [[ "$(result 0 msg)" == *"skinstall upgrade failed"*"bad.run"* ]]
+    [[ "$(result msg)" == *"skinstall upgrade failed"*"bad.run"* ]]
     [ ! -e root/opp/static_kernel/ai_core/kern ]
 
     "$SKC" keygen -o site
@@ -161,7 +169,7 @@ installed_version() {
         "require_signature: true"
     run play task.yml
     [ "$status" -ne 0 ]
-    [[ "$(result 0 msg)" == *"not signed"* ]]
+    [[ "$(result msg)" == *"not signed"* ]]
     [ ! -e root/opp/static_kernel/ai_core/kern ]
 }
 
@@ -183,22 +191,27 @@ rollout() {
     run rollout 2.0.0
     [ "$status" -eq 0 ]
     [ "$(installed_version)" = 2.0.0 ]
-    good=$(state_digest root)
+    # The same rollout again changes nothing anywhere.
+    run rollout 2.0.0
+    [ "$status" -eq 0 ]
+    grep -q 'localhost .*changed=0 .*failed=0' out.txt
+    good=$("$SKINSTALL" files kern --install-path "$W/root")
 
     # 3.0.0 installs but its smoke test fails: the host goes back to 2.0.0 and the play fails.
     run rollout 3.0.0 -e skforge_smoke_test=false
     [ "$status" -ne 0 ]
-    grep -q 'rolled back' out.json
+    grep -q 'rolled back' out.txt
     [ "$(installed_version)" = 2.0.0 ]
     "$SKINSTALL" verify kern --install-path "$W/root"
     "$SKINSTALL" history --install-path "$W/root" | grep -q 'downgraded.*3.0.0.*2.0.0\|3.0.0.*2.0.0'
-    [ "$(state_digest root)" = "$good" ]
+    [ "$("$SKINSTALL" files kern --install-path "$W/root")" = "$good" ]
 }
 
 @test "role: a failing first install leaves the host without the package" {
     kern_run 1.0.0
     run rollout 1.0.0 -e skforge_smoke_test=false
     [ "$status" -ne 0 ]
+    grep -q 'rolled back to no kern' out.txt
     [ ! -e root/opp/static_kernel/ai_core/kern ]
     run "$SKINSTALL" list --install-path "$W/root" --json
     [ "$output" = "[]" ]

@@ -542,7 +542,8 @@ std::vector<InstallResult> plan_installs(const InstallTree& tree,
     std::vector<InstallResult> out;
     for (const auto& pkg : pkgs) {
         auto staged = decide_package(tree, pkg, request, log);
-        out.push_back({pkg.manifest.name, pkg.manifest.version, staged.old_version, staged.outcome});
+        out.push_back(
+            {pkg.manifest.name, pkg.manifest.version, staged.old_version, staged.outcome});
     }
     return out;
 }
