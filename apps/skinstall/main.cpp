@@ -20,6 +20,7 @@
 #include <ctime>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <unistd.h>
@@ -44,6 +45,7 @@ struct Options {
     bool reinstall = false;
     bool allow_downgrade = false;
     bool conflicts = false;
+    bool dry_run = false;
     std::string outputs;
     std::string from;
     std::string key;
@@ -181,6 +183,58 @@ void finish_installs(const Options& o, const Mutating& m,
         print_json(out);
 }
 
+// The tree a --dry-run reads under the shared lock, or nullopt when there is none yet. It does
+// not recover: an interrupted transaction is reported, since the real command finishes it first.
+std::optional<inst::InstallTree> open_for_dry_run(const Options& o, skforge::support::Log& log,
+                                                  std::optional<inst::TreeLock>& lock) {
+    auto tree = open_for_query(o);
+    if (tree) {
+        lock.emplace(*tree, inst::LockMode::shared, lock_wait(o, log));
+        if (inst::transaction_pending(*tree))
+            log.warn("an interrupted transaction is pending in " + tree->shown() +
+                     "; the real command finishes or rolls it back first, which may change "
+                     "this answer");
+    }
+    return tree;
+}
+
+// Prints what a dry run would do: one line per package, or --json like the real command's
+// result with "dry_run": true.
+void print_dry_run(const Options& o, json out) {
+    static const std::map<std::string, std::string> k_verb = {
+        {"installed", "install"},     {"upgraded", "upgrade"},      {"downgraded", "downgrade"},
+        {"reinstalled", "reinstall"}, {"uninstalled", "uninstall"}, {"removed", "remove"}};
+    for (auto& r : out) {
+        r["dry_run"] = true;
+        auto verb = k_verb.find(r["action"].get<std::string>());
+        if (!o.json && !o.quiet)
+            std::printf("would %s %s %s%s\n", verb == k_verb.end() ? "leave" : verb->second.c_str(),
+                        r["name"].get<std::string>().c_str(),
+                        r["version"].get<std::string>().c_str(),
+                        verb == k_verb.end() ? " as it is (already installed)" : "");
+    }
+    if (o.json)
+        print_json(out);
+}
+
+int dry_run_installs(const Options& o, const std::vector<inst::VerifiedPackage>& pkgs,
+                     const inst::InstallRequest& request, skforge::support::Log& log) {
+    std::optional<inst::TreeLock> lock;
+    auto tree = open_for_dry_run(o, log, lock);
+    json out = json::array();
+    std::vector<inst::InstallResult> rs;
+    if (tree)
+        rs = inst::plan_installs(*tree, pkgs, request, log);
+    else
+        for (const auto& p : pkgs)
+            rs.push_back(
+                {p.manifest.name, p.manifest.version, "", inst::InstallOutcome::installed});
+    for (const auto& r : rs)
+        out.push_back(result_json(r));
+    print_dry_run(o, out);
+    return 0;
+}
+
 int cmd_install(const Options& o, inst::InstallMode mode) {
     if (o.args.empty())
         throw Error("name at least one .run package", ErrorKind::usage);
@@ -195,10 +249,12 @@ int cmd_install(const Options& o, inst::InstallMode mode) {
         if (p.signature == pkg::SignatureState::not_checked)
             log.warn(p.run->path() +
                      " is signed but its signature was not checked (no --trusted-key)");
-    Mutating m(o, log);
     inst::InstallRequest request(o.reinstall ? inst::InstallMode::reinstall : mode,
                                  o.allow_downgrade ? inst::Downgrade::allow
                                                    : inst::Downgrade::refuse);
+    if (o.dry_run)
+        return dry_run_installs(o, pkgs, request, log);
+    Mutating m(o, log);
     if (auto why = inst::runtime_path_problem(given, m.tree.resolved_root()))
         log.warn(*why);
     auto results = inst::install_packages(m.tree, pkgs, request, policy, log);
@@ -241,10 +297,39 @@ int cmd_repair(const Options& o) {
     return 0;
 }
 
+json uninstall_json(const inst::UninstallResult& r) {
+    return {{"name", r.name},
+            {"version", r.version},
+            {"old_version", r.version},
+            {"action", r.action},
+            {"changed", true}};
+}
+
+int dry_run_uninstall(const Options& o, skforge::support::Log& log) {
+    std::optional<inst::TreeLock> lock;
+    auto tree = open_for_dry_run(o, log, lock);
+    if (!tree)
+        throw Error("nothing is installed under '" + inst::choose_install_path(o.install_path) +
+                    "'");
+    std::vector<std::string> names = o.args;
+    if (o.all) {
+        names = tree->install_order();
+        std::reverse(names.begin(), names.end());
+    }
+    json out = json::array();
+    for (const auto& n : names)
+        out.push_back(uninstall_json(inst::uninstall_package(
+            *tree, n, o.force ? inst::Force::yes : inst::Force::no, log, inst::Act::dry_run)));
+    print_dry_run(o, out);
+    return 0;
+}
+
 int cmd_uninstall(const Options& o) {
     if (o.args.empty() == !o.all)
         throw Error("name the packages to uninstall, or --all", ErrorKind::usage);
     Console log(o);
+    if (o.dry_run)
+        return dry_run_uninstall(o, log);
     Mutating m(o, log, inst::Create::no);
     std::vector<std::string> names = o.args;
     if (o.all) {
@@ -258,11 +343,7 @@ int cmd_uninstall(const Options& o) {
         for (const auto& n : names) {
             auto r = inst::uninstall_package(m.tree, n,
                                              o.force ? inst::Force::yes : inst::Force::no, log);
-            out.push_back({{"name", r.name},
-                           {"version", r.version},
-                           {"old_version", r.version},
-                           {"action", r.action},
-                           {"changed", true}});
+            out.push_back(uninstall_json(r));
             lines.push_back(
                 inst::history_line(o.command_line, r.name, r.version, "", r.action, "ok"));
         }
@@ -859,6 +940,12 @@ const std::map<std::string, Adder>& option_table() {
                              "SECONDS: give up (exit 1) when another skinstall holds the lock "
                              "longer (default: wait)");
          }},
+        {"dry-run",
+         [](auto& d, auto& o) {
+             d.add_options()("dry-run,n", po::bool_switch(&o.dry_run),
+                             "check everything and say what would be done; change nothing "
+                             "(like dpkg --dry-run)");
+         }},
         {"log-file",
          [](auto& d, auto& o) {
              d.add_options()("log-file", po::value(&o.log_file),
@@ -878,7 +965,8 @@ struct Spec {
 };
 
 const std::vector<const char*> k_install_opts = {
-    "trusted-key", "require-signature", "reinstall", "json", "quiet", "lock-timeout", "log-file"};
+    "trusted-key", "require-signature", "reinstall",    "json",
+    "quiet",       "dry-run",           "lock-timeout", "log-file"};
 
 std::vector<const char*> with(std::vector<const char*> base, std::vector<const char*> more) {
     base.insert(base.end(), more.begin(), more.end());
@@ -902,7 +990,7 @@ const std::vector<Spec>& specs() {
         {"uninstall",
          "NAME... | --all",
          "remove packages",
-         {"all", "force", "json", "quiet", "lock-timeout", "log-file"},
+         {"all", "force", "json", "quiet", "dry-run", "lock-timeout", "log-file"},
          cmd_uninstall},
         {"list",
          "",

@@ -397,6 +397,18 @@ void decide_outcome(const InstallTree& tree, StagedPackage& staged, const Packag
     staged.outcome = version_outcome(req, m.name, m.version, staged.old_version, where);
 }
 
+// What installing `pkg` will do to the tree (nothing staged yet); throws on refusal.
+StagedPackage decide_package(const InstallTree& tree, const VerifiedPackage& pkg,
+                             const InstallRequest& request, support::Log& log) {
+    const std::string& name = pkg.manifest.name;
+    StagedPackage staged{&pkg, support::sha256_hex(package::manifest_to_json(pkg.manifest)),
+                         InstallOutcome::installed, "", false};
+    auto order = tree.install_order();
+    bool listed = std::find(order.begin(), order.end(), name) != order.end();
+    decide_outcome(tree, staged, classify_package_dir(tree, name, listed), request, log);
+    return staged;
+}
+
 // The install record written beside manifest.json: who installed it, from where, signed by whom.
 std::string render_install_record(const VerifiedPackage& pkg) {
     char buf[PATH_MAX];
@@ -447,11 +459,7 @@ StagedPackage stage_package(const InstallTree& tree, const VerifiedPackage& pkg,
                             support::Log& log) {
     const Dir& ai = tree.ai_core();
     const std::string& name = pkg.manifest.name;
-    StagedPackage staged{&pkg, support::sha256_hex(package::manifest_to_json(pkg.manifest)),
-                         InstallOutcome::installed, "", false};
-    auto order = tree.install_order();
-    bool listed = std::find(order.begin(), order.end(), name) != order.end();
-    decide_outcome(tree, staged, classify_package_dir(tree, name, listed), request, log);
+    StagedPackage staged = decide_package(tree, pkg, request, log);
     if (staged.outcome == InstallOutcome::already_installed)
         return staged;
     // Every file under a private name inside ai_core/ (same filesystem), checked and fsynced.
@@ -528,6 +536,18 @@ InstallResult repair_package(const InstallTree& tree, const std::string& name,
     return install_package(tree, pkg, InstallMode::reinstall, policy, log);
 }
 
+std::vector<InstallResult> plan_installs(const InstallTree& tree,
+                                         const std::vector<VerifiedPackage>& pkgs,
+                                         const InstallRequest& request, support::Log& log) {
+    std::vector<InstallResult> out;
+    for (const auto& pkg : pkgs) {
+        auto staged = decide_package(tree, pkg, request, log);
+        out.push_back(
+            {pkg.manifest.name, pkg.manifest.version, staged.old_version, staged.outcome});
+    }
+    return out;
+}
+
 std::vector<InstallResult> install_packages(const InstallTree& tree,
                                             const std::vector<VerifiedPackage>& pkgs,
                                             const InstallRequest& request, const Policy& policy,
@@ -568,12 +588,14 @@ namespace {
 
 // Removes a damaged package, or what an uninstall left behind, whole.
 UninstallResult remove_whole(const InstallTree& tree, const std::string& name, const PackageDir& pd,
-                             Force force, support::Log& log) {
+                             Force force, support::Log& log, Act act) {
     bool damaged = pd.state == DirState::damaged;
     if (force == Force::no)
         throw Error(damaged ? "refusing to uninstall " + name + ": it is damaged (" + pd.why +
                                   ")\n  " + repair_hint(name)
                             : pd.why);
+    if (act == Act::dry_run)
+        return {name, "", "removed"};
     write_journal(tree, {{"op", "uninstall"}, {"name", name}, {"whole", true}});
     fault_point("journal written");
     finish_uninstall(tree, name, true, log);
@@ -586,7 +608,7 @@ UninstallResult remove_whole(const InstallTree& tree, const std::string& name, c
 } // namespace
 
 UninstallResult uninstall_package(const InstallTree& tree, const std::string& name, Force force,
-                                  support::Log& log) {
+                                  support::Log& log, Act act) {
     auto order = tree.install_order();
     bool listed = std::find(order.begin(), order.end(), name) != order.end();
     auto pd = classify_package_dir(tree, name, listed);
@@ -598,7 +620,7 @@ UninstallResult uninstall_package(const InstallTree& tree, const std::string& na
                     "); nothing was removed");
     case DirState::damaged:
     case DirState::left_behind:
-        return remove_whole(tree, name, pd, force, log);
+        return remove_whole(tree, name, pd, force, log, act);
     case DirState::installed:
         break;
     }
@@ -620,11 +642,17 @@ UninstallResult uninstall_package(const InstallTree& tree, const std::string& na
             msg += "\n  " + c;
         throw Error(msg);
     }
+    if (act == Act::dry_run)
+        return {name, checked.manifest.version, "uninstalled"};
     write_journal(tree, {{"op", "uninstall"}, {"name", name}});
     fault_point("journal written");
     finish_uninstall(tree, name, false, log);
     log.info("uninstalled " + name + " " + checked.manifest.version + " from " + tree.shown());
     return {name, checked.manifest.version, "uninstalled"};
+}
+
+bool transaction_pending(const InstallTree& tree) {
+    return stat_at(tree.ai_core(), k_journal).has_value();
 }
 
 std::string recover(const InstallTree& tree, support::Log& log) {

@@ -61,6 +61,8 @@ struct InstallResult {
 };
 /// Whether uninstall removes files that were changed after installation.
 enum class Force { no, yes };
+/// Whether a mutating call acts, or only decides and reports what it would do (--dry-run).
+enum class Act { yes, dry_run };
 
 /// A package staged (or found already installed) and ready to commit.
 struct StagedPackage {
@@ -100,6 +102,13 @@ InstallResult install_package(const InstallTree& tree, const VerifiedPackage& pk
 InstallResult repair_package(const InstallTree& tree, const std::string& name,
                              const VerifiedPackage& pkg, const Policy& policy, support::Log& log);
 
+/// What installing `pkgs` with `request` would do, decided as install_packages decides it
+/// (the same refusals, thrown the same way) without reading the payloads or writing anything:
+/// for `--dry-run`. The caller holds at least a shared lock.
+std::vector<InstallResult> plan_installs(const InstallTree& tree,
+                                         const std::vector<VerifiedPackage>& pkgs,
+                                         const InstallRequest& request, support::Log& log);
+
 /// Installs several packages: every one is staged and checked before the first is committed, so
 /// a refusal of any leaves the tree exactly as it was; then each is committed in order (its own
 /// journaled transaction: an I/O failure or kill in this phase leaves the earlier ones
@@ -121,8 +130,12 @@ struct UninstallResult {
 /// install are kept and reported, and the directory keeps a note saying so. With Force::yes a
 /// damaged package or a directory an uninstall left behind is removed whole (through handles,
 /// never outside ai_core/<name>). The caller holds the exclusive lock and has run recover().
+/// With Act::dry_run it checks and refuses alike, writes nothing and returns what it would do.
 UninstallResult uninstall_package(const InstallTree& tree, const std::string& name, Force force,
-                                  support::Log& log);
+                                  support::Log& log, Act act = Act::yes);
+
+/// Whether an interrupted transaction waits for recover() (its journal exists).
+bool transaction_pending(const InstallTree& tree);
 
 /// Completes or rolls back an interrupted transaction and removes leftovers of killed processes;
 /// returns what it did ("nothing to recover" when the tree was clean). Caller holds the lock.
