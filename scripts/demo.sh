@@ -3,8 +3,8 @@
 # compile every example graph for the host target, install each package into a local root, run
 # it fused and op-by-op (outputs compared bitwise, timings side by side), uninstall it and show
 # the tree clean; then pack the example kernel package from share/, sign, check and inspect it,
-# install it with skinstall and with the package's own scripts, uninstall it, and show the tree
-# clean again.
+# install it with skinstall, query it (info, files), damage and repair it, show its history,
+# install it with the package's own scripts, uninstall it, and show the tree clean again.
 set -eu
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -66,6 +66,24 @@ find "$OUT/root" | sed "s|$OUT/||" | sort
 step "list and verify what is installed"
 "$SKINSTALL" list --install-path "$OUT/root"
 "$SKINSTALL" verify --install-path "$OUT/root"
+
+step "query it as dpkg -s / -L would: info and files"
+"$SKINSTALL" info demo_kernels --install-path "$OUT/root"
+"$SKINSTALL" files demo_kernels --install-path "$OUT/root"
+
+step "damage one installed file: verify names it, repair restores it from the .run"
+installed_json=$(find "$OUT/root/opp/static_kernel/ai_core/demo_kernels" -name '*.json' -path '*AddCustom*' | head -1)
+printf ' ' >>"$installed_json"
+"$SKINSTALL" verify demo_kernels --install-path "$OUT/root" || echo "(verify found the damage, exit $?)"
+"$SKINSTALL" repair demo_kernels --from "$RUN" --install-path "$OUT/root" \
+    --require-signature --trusted-key "$OUT/release.pub.pem"
+"$SKINSTALL" verify demo_kernels --install-path "$OUT/root"
+
+step "what an upgrade would do, without doing it (--dry-run)"
+"$SKINSTALL" upgrade "$RUN" --install-path "$OUT/root" --dry-run
+
+step "the history of this tree"
+"$SKINSTALL" history --install-path "$OUT/root"
 
 step "a tampered package is refused before anything is written"
 mkdir -p "$OUT/tampered"
