@@ -5,6 +5,7 @@
 #include "skforge/codegen/ascendc.hpp"
 #include "skforge/fusion/plan.hpp"
 #include "skforge/graph/graph.hpp"
+#include "skforge/support/progress.hpp"
 
 #include <string>
 
@@ -22,7 +23,7 @@ std::string host_fingerprint(const graph::Graph& g);
 /// failed.
 void build_host_package(const graph::Graph& g, const fusion::Plan& plan, const std::string& package,
                         const std::string& build_dir, const std::string& stage, unsigned jobs,
-                        std::string& log);
+                        std::string& log, support::Progress* progress = nullptr);
 
 /// The bisheng on PATH, identified for the cache key (`bisheng --version`).
 std::string npu_fingerprint();
@@ -33,7 +34,8 @@ std::string npu_fingerprint();
 void build_npu_package(const graph::Graph& g, const fusion::Plan& plan,
                        const codegen::NpuTarget& target, const std::string& package,
                        const std::string& soc_dir, const std::string& build_dir,
-                       const std::string& stage, unsigned jobs, std::string& log);
+                       const std::string& stage, unsigned jobs, std::string& log,
+                       support::Progress* progress = nullptr);
 
 /// Whether python3 can import the vendor's SuperKernel compiler (superkernel.super_kernel).
 struct CannProbe {
@@ -56,7 +58,7 @@ std::string cann_fingerprint(const CannProbe& probe);
 void build_cann_package(const graph::Graph& g, const fusion::Plan& plan, const std::string& soc,
                         const std::string& soc_dir, const std::string& package,
                         const std::string& build_dir, const std::string& stage, unsigned jobs,
-                        std::string& log);
+                        std::string& log, support::Progress* progress = nullptr);
 
 /// What build_npu_package would build, without building it: in `out_dir`, per SuperKernel,
 /// <soc_dir>/SuperKernel/<segment>.cpp (the entry source), <segment>.json (its metadata as
