@@ -504,8 +504,7 @@ const std::vector<skforge::cli::Command>& commands() {
     static const std::vector<skforge::cli::Command> table = {
         {"check", "validate a graph and its kernel metadata", cmd_check},
         {"plan", "show which operators fuse into which SuperKernel, and why not", cmd_plan},
-        {"compile", "compile a graph into an installable .run (host SuperKernels, static kernels)",
-         cmd_compile},
+        {"compile", "compile a graph into an installable .run", cmd_compile},
         {"pack", "pack a directory into a signed, reproducible .run package", cmd_pack},
         {"inspect", "show and verify a .run package without running it", cmd_inspect},
         {"keygen", "make an Ed25519 key pair for signing packages", cmd_keygen},
@@ -526,5 +525,8 @@ int main(int argc, char** argv) {
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
     mallopt(M_TOP_PAD, 64 << 20);
-    return skforge::cli::run_main("skc", argc, argv, commands());
+    return skforge::cli::run_main(
+        "skc", argc, argv, commands(),
+        "Every command takes -h/--help and --version (skc's version).\n"
+        "Exit status: 0 success, 1 failure, 2 usage error. See share/doc/cli.md.");
 }

@@ -221,6 +221,7 @@ wait_for() {
     [ "$out" = "$OUT/cli_demo_dav-2201.run" ]
     [ ! -s err ]
     # a script can use it directly
+    mkdir root
     "$SKINSTALL" install "$("$SKC" compile g/graph.yaml -q)" --install-path "$W/root" -q
     [ -d root/opp/static_kernel/ai_core/cli_demo_dav-2201 ]
 }
@@ -341,7 +342,10 @@ EOF
         [ "$status" -eq $((128 + $(kill -l "$sig"))) ]
         [ -z "$(ls -A "$OUT" | grep '^\.skc-build\|\.tmp\.')" ]
         [ ! -e "$OUT/slow_host.run" ]
-        for c in $(cat cxx.pids); do ! kill -0 "$c" 2>/dev/null; done
+        # killed: gone, or a zombie where PID 1 does not reap orphans (containers)
+        for c in $(cat cxx.pids); do
+            [ ! -e "/proc/$c" ] || [ "$(sed 's/^.*) //' "/proc/$c/stat" | cut -c1)" = Z ]
+        done
     done
 }
 
