@@ -119,19 +119,22 @@ def check(doc, expected):
 
 def update(doc, expected):
     known = {h for h, _ in expected}
+    previous = None
     for heading, want in expected:
         block = [FENCE] + want + [FENCE]
         at = doc.find(heading)
         if at is None:
-            # After the last section of the same tool, else at the end.
-            ends = [doc.section_end(i) for i, h in doc.headings() if tool_of(h) == tool_of(heading)]
-            pos = max(ends) if ends else len(doc.lines)
+            # Where the tools list it: right after the section before it (which exists by now),
+            # else at the end.
+            pos = doc.section_end(doc.find(previous)) if previous else len(doc.lines)
+            previous = heading
             new = [heading, ""] + block + ["", PLACEHOLDER, ""]
             if pos > 0 and doc.lines[pos - 1].strip():
                 new = [""] + new
             doc.lines[pos:pos] = new
             print(f"help-sync: added section '{heading}'", file=sys.stderr)
             continue
+        previous = heading
         blk = doc.block(at)
         if blk is None:
             doc.lines[at + 1 : at + 1] = [""] + block
@@ -185,6 +188,8 @@ def main():
             return 1
         return 0
     update(doc, expected)
+    while doc.lines and not doc.lines[-1].strip():
+        doc.lines.pop()
     with open(a.doc, "w", encoding="utf-8") as f:
         f.write("\n".join(doc.lines) + "\n")
     return 0

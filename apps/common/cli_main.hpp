@@ -65,11 +65,12 @@ inline std::int64_t parse_integer(const std::string& option, const std::string& 
 
 /// An option value parsed by parse_integer into `target` (left alone when the option is absent).
 template <class T>
-boost::program_options::typed_value<std::string>*
-integer_value(T& target, const char* option, std::int64_t min, std::int64_t max,
-              const char* value_name = "N") {
-    return boost::program_options::value<std::string>()->value_name(value_name)->notifier(
-        [&target, option, min, max](const std::string& text) {
+boost::program_options::typed_value<std::string>* integer_value(T& target, const char* option,
+                                                                std::int64_t min, std::int64_t max,
+                                                                const char* value_name = "N") {
+    return boost::program_options::value<std::string>()
+        ->value_name(value_name)
+        ->notifier([&target, option, min, max](const std::string& text) {
             target = static_cast<T>(parse_integer(option, text, min, max));
         });
 }
@@ -142,7 +143,8 @@ class CommandLine {
         all.add(m_hidden);
         po::variables_map vm;
         // No abbreviations: an option added later must not change what a short prefix meant.
-        auto style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+        auto style =
+            po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
         po::store(po::command_line_parser(args).options(all).positional(m_pos).style(style).run(),
                   vm);
         // Answered before notify(): --help needs no required option.
@@ -168,8 +170,7 @@ class CommandLine {
             std::string value;
             if (args[i].starts_with("--version="))
                 value = args[i].substr(10);
-            else if (args[i] == "--version" && i + 1 < args.size() &&
-                     !args[i + 1].starts_with('-'))
+            else if (args[i] == "--version" && i + 1 < args.size() && !args[i + 1].starts_with('-'))
                 value = args[i + 1];
             else
                 continue;

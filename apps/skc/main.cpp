@@ -219,10 +219,11 @@ int cmd_inspect(const Args& args) {
     std::string path;
     std::vector<std::string> keys;
     bool list = false, json = false, verify = false;
-    CommandLine cl("skc", "skc inspect X.run [--list] [--json] [--verify] [--trusted-key PUB.pem]...",
-                   "Shows and verifies a .run package without running any of it.",
-                   "Exit status: 0 success (with --verify: every check passed), 1 failure (a check\n"
-                   "failed), 2 usage error. See share/doc/cli.md and share/doc/inspect-json.md.");
+    CommandLine cl(
+        "skc", "skc inspect X.run [--list] [--json] [--verify] [--trusted-key PUB.pem]...",
+        "Shows and verifies a .run package without running any of it.",
+        "Exit status: 0 success (with --verify: every check passed), 1 failure (a check\n"
+        "failed), 2 usage error. See share/doc/cli.md and share/doc/inspect-json.md.");
     cl.positional("X.run", path);
     auto add = cl.add();
     add("list", po::bool_switch(&list), "list every file of the manifest");
@@ -427,7 +428,9 @@ int cmd_plan(const Args& args) {
 }
 
 nlohmann::json compile_json(const skforge::compile::CompileResult& r, bool use_cache) {
-    auto or_null = [](const std::string& v) { return v.empty() ? nlohmann::json() : nlohmann::json(v); };
+    auto or_null = [](const std::string& v) {
+        return v.empty() ? nlohmann::json() : nlohmann::json(v);
+    };
     return {{"run", or_null(r.run_path)},
             {"sources_dir", or_null(r.sources_dir)},
             {"name", r.name},
@@ -448,14 +451,15 @@ int cmd_compile(const Args& args) {
     std::string key;
     bool no_cache = false, sources_only = false, quiet = false, json = false;
     std::string sk_backend = "auto";
-    CommandLine cl("skc", "skc compile GRAPH [options]",
-                   "Compiles a graph into an installable .run: checks and plans it, builds its\n"
-                   "SuperKernels (host target) or packages its precompiled kernels (NPU targets).",
-                   "Standard output: the .run's path (the sources directory with --sources-only),\n"
-                   "or with --json one JSON object; messages go to stderr. On a terminal, builds\n"
-                   "show a progress bar on stderr (not with -q).\n"
-                   "Exit status: 0 success, 1 failure (see OUTDIR/NAME_compile_error.log), 2 usage\n"
-                   "error. See share/doc/compile.md.");
+    CommandLine cl(
+        "skc", "skc compile GRAPH [options]",
+        "Compiles a graph into an installable .run: checks and plans it, builds its\n"
+        "SuperKernels (host target) or packages its precompiled kernels (NPU targets).",
+        "Standard output: the .run's path (the sources directory with --sources-only),\n"
+        "or with --json one JSON object; messages go to stderr. On a terminal, builds\n"
+        "show a progress bar on stderr (not with -q).\n"
+        "Exit status: 0 success, 1 failure (see OUTDIR/NAME_compile_error.log), 2 usage\n"
+        "error. See share/doc/compile.md.");
     cl.positional("GRAPH", o.graph_path);
     cl.has_package_version();
     auto add = cl.add();

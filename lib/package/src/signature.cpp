@@ -58,9 +58,8 @@ std::string pem_label(const std::string& text) {
 std::string key_file_problem(const std::string& path, const std::string& text, bool want_private) {
     const std::string want = want_private ? "private" : "public";
     const std::string head = "'" + path + "' is not an Ed25519 " + want + " key in PEM form: ";
-    const std::string make =
-        want_private ? "sign with NAME.pem from 'skc keygen -o NAME'"
-                     : "trust NAME.pub.pem from 'skc keygen -o NAME'";
+    const std::string make = want_private ? "sign with NAME.pem from 'skc keygen -o NAME'"
+                                          : "trust NAME.pub.pem from 'skc keygen -o NAME'";
     std::string label = pem_label(text);
     if (label.empty())
         return head + "it has no '-----BEGIN ...-----' line (" + make + ")";

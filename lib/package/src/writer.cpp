@@ -225,8 +225,7 @@ void check_labels(const PackOptions& o) {
     if (o.level < 0 || o.level > max_level)
         throw Error("--level " + std::to_string(o.level) + ": " +
                         std::string(compression_name(o.compression)) + " takes 1.." +
-                        std::to_string(max_level) + " (0: its default, " + (gzip ? "6" : "3") +
-                        ")",
+                        std::to_string(max_level) + " (0: its default, " + (gzip ? "6" : "3") + ")",
                     support::ErrorKind::usage);
 }
 

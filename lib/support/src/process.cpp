@@ -82,7 +82,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
     // Wait without reaping first: until the child is forgotten, its pid cannot be reused by
     // another process that an interruption would then kill.
     siginfo_t info{};
-    while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+    while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 &&
+           errno == EINTR) {
     }
     child.reset();
     int status = 0;
