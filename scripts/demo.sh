@@ -42,12 +42,12 @@ step "make a signing key"
 step "pack the example package tree (share/skforge/examples/package)"
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-1700000000}
 RUN=$OUT/static_kernel_compile_outputs/demo_kernels.run
-"$SKC" pack share/skforge/examples/package -o "$RUN" --version 1.0.0 \
+"$SKC" pack share/skforge/examples/package -o "$RUN" --package-version 1.0.0 \
     --npu-arch dav-2201 --soc Ascend910B1 --sign-key "$OUT/release.pem"
 
 step "pack again: the same inputs give the same bytes"
 mkdir -p "$OUT/again"
-"$SKC" pack share/skforge/examples/package -o "$OUT/again/demo_kernels.run" --version 1.0.0 \
+"$SKC" pack share/skforge/examples/package -o "$OUT/again/demo_kernels.run" --package-version 1.0.0 \
     --npu-arch dav-2201 --soc Ascend910B1 --sign-key "$OUT/release.pem" -q
 cmp "$RUN" "$OUT/again/demo_kernels.run"
 echo "identical: $(sha256sum "$RUN" | cut -d' ' -f1)"

@@ -8,6 +8,7 @@
 #include "skforge/package/signature.hpp"
 #include "skforge/package/writer.hpp"
 #include "skforge/support/error.hpp"
+#include "skforge/support/interrupt.hpp"
 
 #include <boost/program_options.hpp>
 #include <chrono>
@@ -31,21 +32,11 @@ namespace pkg = skforge::package;
 namespace {
 
 using Args = std::vector<std::string>;
+using skforge::cli::CommandLine;
+using skforge::cli::integer_value;
 
-// Parses `args` against `desc` (+ positionals); prints help and returns false on --help.
-bool parse(const Args& args, const po::options_description& desc,
-           const po::positional_options_description& pos, po::variables_map& vm,
-           const char* usage) {
-    po::options_description all(desc);
-    all.add_options()("help,h", "print this help");
-    po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-    if (vm.count("help")) {
-        std::cout << "Usage: " << usage << "\n\n" << all << "\n";
-        return false;
-    }
-    po::notify(vm);
-    return true;
-}
+constexpr const char* k_exit_codes =
+    "Exit status: 0 success, 1 failure, 2 usage error. See share/doc/cli.md.";
 
 std::int64_t source_date_epoch() {
     const char* env = std::getenv("SOURCE_DATE_EPOCH");
@@ -59,27 +50,43 @@ std::int64_t source_date_epoch() {
     return v;
 }
 
+// What pack and compile print on stdout: the result's path, or the result as one JSON object.
+void print_result(const std::string& path, const nlohmann::json& doc, bool json) {
+    if (json)
+        std::cout << doc.dump(2) << "\n";
+    else
+        std::cout << path << "\n";
+}
+
 int cmd_pack(const Args& args) {
     pkg::PackOptions o;
     std::string compress = "gzip";
     std::string key;
-    bool quiet = false;
-    po::options_description desc("skc pack options");
-    desc.add_options()("dir", po::value(&o.source_dir)->required(), "directory to pack")(
-        "output,o", po::value(&o.output)->required(), "the .run file to write")(
-        "name", po::value(&o.name),
-        "package name, the directory it installs into (default: the output's stem)")(
-        "version", po::value(&o.version)->required(),
-        "package version")("npu-arch", po::value(&o.npu_arch), "NPU architecture, e.g. dav-2201")(
-        "soc", po::value(&o.soc_version), "SoC version, e.g. Ascend910B1")(
-        "compress", po::value(&compress)->default_value("gzip"), "gzip or zstd")(
-        "level", po::value(&o.level)->default_value(0), "compression level (0: default)")(
-        "sign-key", po::value(&key), "Ed25519 private key (PEM) to sign with")(
-        "quiet,q", po::bool_switch(&quiet), "print nothing on success");
-    po::positional_options_description pos;
-    pos.add("dir", 1);
-    po::variables_map vm;
-    if (!parse(args, desc, pos, vm, "skc pack DIR -o OUT.run --version V [options]"))
+    bool quiet = false, json = false;
+    CommandLine cl("skc", "skc pack DIR -o OUT.run --package-version V [options]",
+                   "Packs the kernel tree DIR into a signed, reproducible .run package.",
+                   "Standard output: the .run's path, or with --json one JSON object (messages go\n"
+                   "to stderr).\n" +
+                       std::string(k_exit_codes));
+    cl.positional("DIR", o.source_dir);
+    cl.has_package_version();
+    auto add = cl.add();
+    add("output,o", po::value(&o.output)->required()->value_name("OUT.run"),
+        "the .run file to write (its directory must exist)");
+    add("package-version", po::value(&o.version)->required()->value_name("V"),
+        "the package's version, e.g. 1.2.0");
+    add("name", po::value(&o.name)->value_name("NAME"),
+        "package name, the directory it installs into (default: OUT's stem)");
+    add("npu-arch", po::value(&o.npu_arch)->value_name("A"), "NPU architecture, e.g. dav-2201");
+    add("soc", po::value(&o.soc_version)->value_name("S"), "SoC version, e.g. Ascend910B1");
+    add("compress", po::value(&compress)->value_name("gzip|zstd"), "compression (default gzip)");
+    add("level", integer_value(o.level, "--level", 0, 19),
+        "compression level: gzip 1..9, zstd 1..19; 0 or none: the default (gzip 6, zstd 3)");
+    add("sign-key", po::value(&key)->value_name("KEY.pem"),
+        "Ed25519 private key (PEM, from skc keygen) to sign with");
+    add("json", po::bool_switch(&json), "print the result as one JSON object");
+    add("quiet,q", po::bool_switch(&quiet), "print nothing but the result and errors");
+    if (!cl.parse(args))
         return 0;
     if (compress != "gzip" && compress != "zstd")
         throw Error("--compress must be gzip or zstd, not '" + compress + "'", ErrorKind::usage);
@@ -91,14 +98,32 @@ int cmd_pack(const Args& args) {
     if (!quiet && ::isatty(2))
         o.progress = &bar;
     auto r = pkg::pack(o);
+    const auto& h = r.header;
     if (!quiet) {
-        std::cout << "packed " << r.header.name << " " << r.header.version << " into " << o.output
-                  << ": " << r.header.file_count << " entries, " << r.header.unpacked_size
-                  << " bytes unpacked, " << r.header.payload_size << " bytes " << compress
-                  << " payload\npayload sha256 " << r.header.payload_sha256 << "\n";
+        std::fprintf(stderr,
+                     "packed %s %s into %s: %llu entries, %llu bytes unpacked, %llu bytes %s "
+                     "payload\npayload sha256 %s\n",
+                     h.name.c_str(), h.version.c_str(), o.output.c_str(),
+                     static_cast<unsigned long long>(h.file_count),
+                     static_cast<unsigned long long>(h.unpacked_size),
+                     static_cast<unsigned long long>(h.payload_size), compress.c_str(),
+                     h.payload_sha256.c_str());
         if (r.key_id)
-            std::cout << "signed by key " << *r.key_id << "\n";
+            std::fprintf(stderr, "signed by key %s\n", r.key_id->c_str());
     }
+    print_result(o.output,
+                 {{"run", o.output},
+                  {"name", h.name},
+                  {"version", h.version},
+                  {"npu_arch", h.npu_arch},
+                  {"soc_version", h.soc_version},
+                  {"compression", compress},
+                  {"file_count", h.file_count},
+                  {"unpacked_size", h.unpacked_size},
+                  {"payload_size", h.payload_size},
+                  {"payload_sha256", h.payload_sha256},
+                  {"signer_key_id", r.key_id ? nlohmann::json(*r.key_id) : nlohmann::json()}},
+                 json);
     return 0;
 }
 
@@ -194,17 +219,20 @@ int cmd_inspect(const Args& args) {
     std::string path;
     std::vector<std::string> keys;
     bool list = false, json = false, verify = false;
-    po::options_description desc("skc inspect options");
-    desc.add_options()("package", po::value(&path)->required(), "the .run file")(
-        "list", po::bool_switch(&list), "list every file of the manifest")(
-        "json", po::bool_switch(&json), "print JSON (share/doc/inspect-json.md)")(
-        "verify", po::bool_switch(&verify), "verify size, digests, every entry and the signature")(
-        "trusted-key", po::value(&keys)->composing(), "trusted public key (PEM); repeatable");
-    po::positional_options_description pos;
-    pos.add("package", 1);
-    po::variables_map vm;
-    if (!parse(args, desc, pos, vm,
-               "skc inspect X.run [--list] [--json] [--verify] [--trusted-key PUB.pem]..."))
+    CommandLine cl(
+        "skc", "skc inspect X.run [--list] [--json] [--verify] [--trusted-key PUB.pem]...",
+        "Shows and verifies a .run package without running any of it.",
+        "Exit status: 0 success (with --verify: every check passed), 1 failure (a check\n"
+        "failed), 2 usage error. See share/doc/cli.md and share/doc/inspect-json.md.");
+    cl.positional("X.run", path);
+    auto add = cl.add();
+    add("list", po::bool_switch(&list), "list every file of the manifest");
+    add("json", po::bool_switch(&json), "print JSON (share/doc/inspect-json.md)");
+    add("verify", po::bool_switch(&verify),
+        "verify size, digests, every entry, the stub and the signature");
+    add("trusted-key", po::value(&keys)->composing()->value_name("PUB.pem"),
+        "trusted Ed25519 public key (PEM); repeatable; implies --verify");
+    if (!cl.parse(args))
         return 0;
     std::vector<pkg::Key> trusted;
     for (const auto& k : keys)
@@ -266,12 +294,13 @@ int cmd_inspect(const Args& args) {
 
 int cmd_keygen(const Args& args) {
     std::string name;
-    po::options_description desc("skc keygen options");
-    desc.add_options()("output,o", po::value(&name)->required(),
-                       "writes NAME.pem (private, 0600) and NAME.pub.pem");
-    po::positional_options_description pos;
-    po::variables_map vm;
-    if (!parse(args, desc, pos, vm, "skc keygen -o NAME"))
+    CommandLine cl("skc", "skc keygen -o NAME",
+                   "Makes an Ed25519 key pair for signing packages: NAME.pem (private, 0600) and\n"
+                   "NAME.pub.pem.",
+                   k_exit_codes);
+    cl.add()("output,o", po::value(&name)->required()->value_name("NAME"),
+             "writes NAME.pem and NAME.pub.pem (never overwrites either)");
+    if (!cl.parse(args))
         return 0;
     for (const auto& p : {name + ".pem", name + ".pub.pem"}) {
         struct stat st {};
@@ -347,12 +376,13 @@ std::optional<skforge::fusion::Plan>& kept_plan() {
 
 int cmd_check(const Args& args) {
     std::string path;
-    po::options_description desc("skc check options");
-    desc.add_options()("graph", po::value(&path)->required(), "the graph YAML");
-    po::positional_options_description pos;
-    pos.add("graph", 1);
-    po::variables_map vm;
-    if (!parse(args, desc, pos, vm, "skc check GRAPH"))
+    CommandLine cl("skc", "skc check GRAPH",
+                   "Validates a graph and its kernel metadata; prints every problem as\n"
+                   "file:line:col on stderr.",
+                   "Exit status: 0 the graph is valid, 1 it is not, 2 usage error. See\n"
+                   "share/doc/graph-format.md.");
+    cl.positional("GRAPH", path);
+    if (!cl.parse(args))
         return 0;
     auto& plan = kept_plan();
     const auto* graph = load_checked(path, plan, skforge::fusion::PlanDepth::checks);
@@ -367,13 +397,14 @@ int cmd_check(const Args& args) {
 int cmd_plan(const Args& args) {
     std::string path;
     std::string format = "text";
-    po::options_description desc("skc plan options");
-    desc.add_options()("graph", po::value(&path)->required(), "the graph YAML")(
-        "format", po::value(&format)->default_value("text"), "text, json or dot");
-    po::positional_options_description pos;
-    pos.add("graph", 1);
-    po::variables_map vm;
-    if (!parse(args, desc, pos, vm, "skc plan GRAPH [--format text|json|dot]"))
+    CommandLine cl("skc", "skc plan GRAPH [--format text|json|dot]",
+                   "Shows which operators fuse into which SuperKernel, and why the others do not.",
+                   "Exit status: 0 success, 1 the graph is not valid, 2 usage error. See\n"
+                   "share/doc/plan-format.md.");
+    cl.positional("GRAPH", path);
+    cl.add()("format", po::value(&format)->value_name("text|json|dot"),
+             "output format (default text)");
+    if (!cl.parse(args))
         return 0;
     if (format != "text" && format != "json" && format != "dot")
         throw Error("--format must be text, json or dot, not '" + format + "'", ErrorKind::usage);
@@ -396,40 +427,69 @@ int cmd_plan(const Args& args) {
     return 0;
 }
 
+nlohmann::json compile_json(const skforge::compile::CompileResult& r, bool use_cache) {
+    auto or_null = [](const std::string& v) {
+        return v.empty() ? nlohmann::json() : nlohmann::json(v);
+    };
+    return {{"run", or_null(r.run_path)},
+            {"sources_dir", or_null(r.sources_dir)},
+            {"name", r.name},
+            {"version", r.version},
+            {"npu_arch", r.npu_arch},
+            {"soc", r.soc},
+            {"cache", !r.sources_dir.empty() ? "unused"
+                      : r.cache_hit          ? "hit"
+                      : use_cache            ? "miss"
+                                             : "disabled"},
+            {"operators", r.operators},
+            {"superkernels", r.superkernels},
+            {"compile_log", r.compile_log}};
+}
+
 int cmd_compile(const Args& args) {
     skforge::compile::CompileOptions o;
     std::string key;
-    unsigned jobs = 0;
-    bool no_cache = false;
-    bool sources_only = false;
+    bool no_cache = false, sources_only = false, quiet = false, json = false;
     std::string sk_backend = "auto";
-    po::options_description desc("skc compile options");
-    desc.add_options()("graph", po::value(&o.graph_path)->required(), "the graph YAML")(
-        "npu-arch", po::value(&o.npu_arch), "host, dav-2201 or dav-3510 (default: the graph's)")(
-        "output,o", po::value(&o.outdir)->default_value("static_kernel_compile_outputs"),
-        "output directory")("name", po::value(&o.name), "package name (default: <graph>_<arch>)")(
-        "version", po::value(&o.version)->default_value("1.0.0"), "package version")(
-        "sign-key", po::value(&key), "Ed25519 private key (PEM) to sign the package")(
-        "jobs", po::value(&jobs)->default_value(0), "parallel build jobs (0: all cores)")(
-        "no-cache", po::bool_switch(&no_cache), "rebuild even when the cache has the result")(
-        "sources-only", po::bool_switch(&sources_only),
-        "NPU targets: write every SuperKernel's source and JSON to OUTDIR/<name>_sources, build "
-        "nothing, need no CANN tool")(
-        "sk-backend", po::value(&sk_backend)->default_value("auto"),
+    CommandLine cl(
+        "skc", "skc compile GRAPH [options]",
+        "Compiles a graph into an installable .run: checks and plans it, builds its\n"
+        "SuperKernels (host target) or packages its precompiled kernels (NPU targets).",
+        "Standard output: the .run's path (the sources directory with --sources-only),\n"
+        "or with --json one JSON object; messages go to stderr. On a terminal, builds\n"
+        "show a progress bar on stderr (not with -q).\n"
+        "Exit status: 0 success, 1 failure (see OUTDIR/NAME_compile_error.log), 2 usage\n"
+        "error. See share/doc/compile.md.");
+    cl.positional("GRAPH", o.graph_path);
+    cl.has_package_version();
+    auto add = cl.add();
+    add("npu-arch", po::value(&o.npu_arch)->value_name("A"),
+        "host, dav-2201 or dav-3510 (default: the graph's, else host)");
+    add("output,o", po::value(&o.outdir)->value_name("OUTDIR"),
+        "output directory (default static_kernel_compile_outputs)");
+    add("name", po::value(&o.name)->value_name("NAME"), "package name (default: GRAPH_ARCH)");
+    add("package-version", po::value(&o.version)->value_name("V"),
+        "the package's version (default 1.0.0)");
+    add("sign-key", po::value(&key)->value_name("KEY.pem"),
+        "Ed25519 private key (PEM) to sign the package");
+    add("jobs,j", integer_value(o.jobs, "--jobs", 0, 1024),
+        "parallel build jobs, 0: one per core (default)");
+    add("no-cache", po::bool_switch(&no_cache), "rebuild even when the cache has the result");
+    add("sources-only", po::bool_switch(&sources_only),
+        "NPU targets: write every SuperKernel's source and JSON to OUTDIR/NAME_sources, build "
+        "nothing, need no CANN tool");
+    add("sk-backend", po::value(&sk_backend)->value_name("auto|cann|skforge"),
         "NPU SuperKernel generator: cann (the vendor's super_kernel.compile), skforge, or auto "
-        "(cann when python3 can import superkernel)")(
-        "depfile", po::value<std::string>(),
+        "(default: cann when python3 can import superkernel)");
+    std::string depfile;
+    add("depfile", po::value(&depfile)->value_name("FILE"),
         "write a Makefile rule '<run>: <every input>' to FILE, for make, ninja, CMake");
-    po::positional_options_description pos;
-    pos.add("graph", 1);
-    po::variables_map vm;
-    if (!parse(args, desc, pos, vm,
-               "skc compile GRAPH [--npu-arch A] [-o OUTDIR] [--name NAME] [--sign-key K] "
-               "[--jobs N] [--no-cache] [--sources-only] [--sk-backend auto|cann|skforge] "
-               "[--depfile FILE]"))
+    add("json", po::bool_switch(&json), "print the result as one JSON object");
+    add("quiet,q", po::bool_switch(&quiet), "print nothing but the result, warnings and errors");
+    if (!cl.parse(args))
         return 0;
-    if (vm.count("depfile"))
-        o.depfile = vm["depfile"].as<std::string>();
+    if (!depfile.empty())
+        o.depfile = depfile;
     if (sources_only)
         o.mode = skforge::compile::CompileMode::sources_only;
     auto backend = skforge::compile::parse_sk_backend(sk_backend);
@@ -440,10 +500,12 @@ int cmd_compile(const Args& args) {
     if (!key.empty())
         o.sign_key = key;
     o.use_cache = !no_cache;
-    o.jobs = jobs;
-    skforge::cli::ConsoleLog log;
+    skforge::support::TerminalProgress bar;
+    if (!quiet && ::isatty(2))
+        o.progress = &bar;
+    skforge::cli::ConsoleLog log(quiet, stderr);
     auto r = skforge::compile::compile(o, log);
-    std::printf("%s\n", (sources_only ? r.sources_dir : r.run_path).c_str());
+    print_result(sources_only ? r.sources_dir : r.run_path, compile_json(r, o.use_cache), json);
     return 0;
 }
 
@@ -451,8 +513,7 @@ const std::vector<skforge::cli::Command>& commands() {
     static const std::vector<skforge::cli::Command> table = {
         {"check", "validate a graph and its kernel metadata", cmd_check},
         {"plan", "show which operators fuse into which SuperKernel, and why not", cmd_plan},
-        {"compile", "compile a graph into an installable .run (host SuperKernels, static kernels)",
-         cmd_compile},
+        {"compile", "compile a graph into an installable .run", cmd_compile},
         {"pack", "pack a directory into a signed, reproducible .run package", cmd_pack},
         {"inspect", "show and verify a .run package without running it", cmd_inspect},
         {"keygen", "make an Ed25519 key pair for signing packages", cmd_keygen},
@@ -463,6 +524,8 @@ const std::vector<skforge::cli::Command>& commands() {
 } // namespace
 
 int main(int argc, char** argv) {
+    // First, before any thread exists: SIGINT/SIGTERM remove pack's and compile's temporaries.
+    skforge::support::InterruptHandler interrupts;
     // skc is a short-lived batch process whose large graphs are millions of small objects, built
     // on several threads and never freed (load_checked). glibc's defaults hand memory back to the
     // kernel and take it again in small steps, and each fresh page costs a page fault: keep what
@@ -471,5 +534,8 @@ int main(int argc, char** argv) {
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
     mallopt(M_TOP_PAD, 64 << 20);
-    return skforge::cli::run_main("skc", argc, argv, commands());
+    return skforge::cli::run_main(
+        "skc", argc, argv, commands(),
+        "Every command takes -h/--help and --version (skc's version).\n"
+        "Exit status: 0 success, 1 failure, 2 usage error. See share/doc/cli.md.");
 }

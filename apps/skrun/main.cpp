@@ -1,5 +1,6 @@
 // skrun: runs an installed host package, fused (one launch per SuperKernel) and, with
 // --compare-unfused, one launch per operator, and compares every output bitwise.
+#include "../common/cli_main.hpp"
 #include "skforge/install/layout.hpp"
 #include "skforge/install/query.hpp"
 #include "skforge/runtime/package.hpp"
@@ -21,14 +22,6 @@ using skforge::support::Error;
 using skforge::support::ErrorKind;
 
 namespace {
-
-constexpr const char* k_usage =
-    "Usage: skrun NAME [--install-path P] [--inputs random|DIR] [--seed S] [--compare-unfused]\n"
-    "             [--iterations N] [--cores N] [--json]\n\n"
-    "Runs the installed host package NAME (skc compile --npu-arch host): each SuperKernel as one\n"
-    "launch on worker threads standing in for AI cores. --compare-unfused also runs every\n"
-    "operator as its own launch, compares every output bitwise and prints both timings; the exit\n"
-    "status is 1 when any output differs. See share/doc/host-target.md.\n";
 
 struct Options {
     std::string name, install_path, inputs = "random";
@@ -168,50 +161,57 @@ int run(const Options& o) {
     return same ? 0 : 1;
 }
 
+// Parses the command line into `o`; false when --help or --version was answered.
+bool parse(const std::vector<std::string>& args, Options& o) {
+    skforge::cli::check_option_words(args);
+    skforge::cli::CommandLine cl(
+        "skrun", "skrun NAME [options]",
+        "Runs the installed host package NAME (skc compile --npu-arch host): each\n"
+        "SuperKernel as one launch on worker threads standing in for AI cores.\n"
+        "--compare-unfused also runs every operator as its own launch, compares every\n"
+        "output bitwise and prints both timings.",
+        "Exit status: 0 success (every output identical), 1 failure or an output\n"
+        "differs, 2 usage error. See share/doc/host-target.md.");
+    cl.positional("NAME", o.name);
+    auto add = cl.add();
+    add("install-path", po::value(&o.install_path)->value_name("P"),
+        "the toolkit root (default $ASCEND_HOME_PATH)");
+    add("inputs", po::value(&o.inputs)->value_name("random|DIR"),
+        "input tensors: random (default) or one file per input tensor in DIR");
+    add("seed", skforge::cli::integer_value(o.seed, "--seed", 0, INT64_MAX, "S"),
+        "seed of the random inputs (default 1)");
+    add("compare-unfused", po::bool_switch(&o.compare),
+        "also run op-by-op and compare every output bitwise");
+    add("iterations", skforge::cli::integer_value(o.iterations, "--iterations", 1, 1000000),
+        "timed runs of each mode after a warm-up run (default 10)");
+    add("cores", skforge::cli::integer_value(o.cores, "--cores", 0, 256),
+        "worker threads standing in for AI cores, 0: one per core (default)");
+    add("json", po::bool_switch(&o.json), "print the result as JSON");
+    return cl.parse(args);
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
     std::setlocale(LC_ALL, "C.UTF-8");
     Options o;
     try {
-        po::options_description desc;
-        desc.add_options()("help,h", "")("version", "")("name", po::value(&o.name))(
-            "install-path",
-            po::value(&o.install_path))("inputs", po::value(&o.inputs))("seed", po::value(&o.seed))(
-            "compare-unfused", po::bool_switch(&o.compare))("iterations", po::value(&o.iterations))(
-            "cores", po::value(&o.cores))("json", po::bool_switch(&o.json));
-        po::positional_options_description pos;
-        pos.add("name", 1);
-        po::variables_map vm;
-        po::store(po::command_line_parser(argc, argv).options(desc).positional(pos).run(), vm);
-        po::notify(vm);
-        if (vm.count("help") != 0) {
-            std::fputs(k_usage, stdout);
+        if (!parse(std::vector<std::string>(argv + 1, argv + argc), o))
             return 0;
-        }
-        if (vm.count("version") != 0) {
-            std::printf("skrun %s\n", SKFORGE_VERSION);
-            return 0;
-        }
-        if (o.name.empty()) {
-            std::fprintf(stderr, "skrun: a package NAME is required\n%s", k_usage);
-            return 2;
-        }
-        if (o.cores > 256) {
-            std::fprintf(stderr, "skrun: --cores must be at most 256\n");
-            return 2;
-        }
     } catch (const po::error& e) {
         std::fprintf(stderr, "skrun: %s (see skrun --help)\n", e.what());
+        return 2;
+    } catch (const Error& e) {
+        std::fprintf(stderr, "skrun: error: %s\n", skforge::cli::terminal_safe(e.what()).c_str());
         return 2;
     }
     try {
         return run(o);
     } catch (const Error& e) {
-        std::fprintf(stderr, "skrun: error: %s\n", e.what());
+        std::fprintf(stderr, "skrun: error: %s\n", skforge::cli::terminal_safe(e.what()).c_str());
         return e.kind() == ErrorKind::usage ? 2 : 1;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "skrun: error: %s\n", e.what());
+        std::fprintf(stderr, "skrun: error: %s\n", skforge::cli::terminal_safe(e.what()).c_str());
         return 1;
     }
 }

@@ -29,7 +29,7 @@ done
 chmod -R u=rwX,go=rX "$W/tree"
 printf '#!/bin/sh\ntrue\n' >"$W/tree/setup.sh" && chmod 0755 "$W/tree/setup.sh"
 cd "$W"
-"$SKC" pack tree -o bench_kernels.run --version 1 --level 1 -q
+"$SKC" pack tree -o bench_kernels.run --package-version 1 --level 1 -q
 makeself --sha256 --gzip --complevel 1 --nox11 --quiet tree ms.run bench ./setup.sh
 sync
 

@@ -32,7 +32,7 @@ cd "$W"
 export SOURCE_DATE_EPOCH=1700000000
 ms_pack_default() { rm -f ms.run; makeself --sha256 --gzip --complevel "$LEVEL" --nox11 --quiet tree ms.run "bench" ./setup.sh; }
 ms_pack_sha_only() { rm -f ms2.run; makeself --sha256 --nomd5 --nocrc --gzip --complevel "$LEVEL" --nox11 --quiet tree ms2.run "bench" ./setup.sh; }
-sk_pack() { "$SKC" pack tree -o sk.run --version 1 --level "$LEVEL" -q; }
+sk_pack() { "$SKC" pack tree -o sk.run --package-version 1 --level "$LEVEL" -q; }
 
 t_ms_pack=$(measure ':' ms_pack_default)
 t_ms2_pack=$(measure ':' ms_pack_sha_only)

@@ -5,7 +5,7 @@ load helpers
 mkpkg() {
     mkdir -p "src-$1/soc"
     printf 'kernel %s\n' "$1" >"src-$1/soc/k.o"
-    "$SKC" pack "src-$1" -o "outputs/$1.run" --version 1 -q
+    "$SKC" pack "src-$1" -o "outputs/$1.run" --package-version 1 -q
 }
 
 setup_installed() {

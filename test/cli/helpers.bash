@@ -32,7 +32,7 @@ pack_tree() {
     local name=$1
     shift
     [ -d tree ] || make_tree tree
-    "$SKC" pack tree -o "$name.run" --version 1.2.3 --npu-arch dav-2201 --soc Ascend910B1 -q "$@"
+    "$SKC" pack tree -o "$name.run" --package-version 1.2.3 --npu-arch dav-2201 --soc Ascend910B1 -q "$@"
 }
 
 # flip_byte FILE OFFSET: xor the byte at OFFSET with 0x01.

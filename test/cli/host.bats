@@ -153,7 +153,7 @@ PY
 @test "skrun: usage errors exit 2, missing or damaged packages are refused with the reason" {
     run "$SKRUN"
     [ "$status" -eq 2 ]
-    [[ "$output" == *"a package NAME is required"* ]]
+    [[ "$output" == *"skrun: missing NAME (see skrun --help)"* ]]
     run "$SKRUN" x --bogus
     [ "$status" -eq 2 ]
     run "$SKRUN" --help

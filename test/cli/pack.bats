@@ -3,7 +3,7 @@ load helpers
 
 # expect_refusal PATTERN: `skc pack tree` must exit 1, name the path and reason, write nothing.
 expect_refusal() {
-    run "$SKC" pack tree -o out.run --version 1
+    run "$SKC" pack tree -o out.run --package-version 1
     [ "$status" -eq 1 ]
     [[ "$output" == *"$1"* ]] || { echo "missing '$1' in: $output"; return 1; }
     [ ! -e out.run ]
@@ -12,7 +12,7 @@ expect_refusal() {
 
 @test "pack writes an executable .run named after its stem" {
     make_tree tree
-    run "$SKC" pack tree -o kernels_v1.run --version 1.2.3 --npu-arch dav-2201 --soc Ascend910B1
+    run "$SKC" pack tree -o kernels_v1.run --package-version 1.2.3 --npu-arch dav-2201 --soc Ascend910B1
     [ "$status" -eq 0 ]
     [[ "$output" == *"packed kernels_v1 1.2.3 into kernels_v1.run"* ]]
     [ -x kernels_v1.run ]
@@ -25,7 +25,7 @@ expect_refusal() {
     pack_tree a
     cp -a tree tree2
     touch -d '2001-01-01' tree2/tool.sh tree2/ascend910b/AddCustom/AddCustom_1.o
-    mkdir other && "$SKC" pack tree2 -o other/a.run --version 1.2.3 --npu-arch dav-2201 --soc Ascend910B1 -q
+    mkdir other && "$SKC" pack tree2 -o other/a.run --package-version 1.2.3 --npu-arch dav-2201 --soc Ascend910B1 -q
     cmp a.run other/a.run
     SOURCE_DATE_EPOCH=1700000001 pack_tree b
     mv b.run other/b.run && pack_tree b
@@ -34,7 +34,7 @@ expect_refusal() {
 
 @test "zstd packages are reproducible and run under sh" {
     pack_tree z --compress zstd --level 5
-    mkdir o && (cd o && "$SKC" pack ../tree -o z.run --version 1.2.3 --npu-arch dav-2201 --soc Ascend910B1 -q --compress zstd --level 5)
+    mkdir o && (cd o && "$SKC" pack ../tree -o z.run --package-version 1.2.3 --npu-arch dav-2201 --soc Ascend910B1 -q --compress zstd --level 5)
     cmp z.run o/z.run
     [ "$(header_value z.run COMPRESSION)" = zstd ]
     run sh z.run --check
@@ -141,26 +141,26 @@ expect_refusal() {
     run "$SKC" pack tree -o out.run
     [ "$status" -eq 2 ]
     [[ "$output" == *"version"* ]]
-    run "$SKC" pack tree -o out.tar --version 1
+    run "$SKC" pack tree -o out.tar --package-version 1
     [ "$status" -eq 2 ]
     [[ "$output" == *"must be a file name ending in .run"* ]]
-    run "$SKC" pack tree -o .hidden.run --version 1
+    run "$SKC" pack tree -o .hidden.run --package-version 1
     [ "$status" -eq 2 ]
-    run "$SKC" pack tree -o out.run --version 1 --compress xz
+    run "$SKC" pack tree -o out.run --package-version 1 --compress xz
     [ "$status" -eq 2 ]
-    run "$SKC" pack tree -o out.run --version 1 --level 12
+    run "$SKC" pack tree -o out.run --package-version 1 --level 12
     [ "$status" -eq 2 ]
-    run "$SKC" pack tree -o out.run --version 'a b'
+    run "$SKC" pack tree -o out.run --package-version 'a b'
     [ "$status" -eq 2 ]
-    run "$SKC" pack tree -o out.run --version 1 --bogus
+    run "$SKC" pack tree -o out.run --package-version 1 --bogus
     [ "$status" -eq 2 ]
-    run env SOURCE_DATE_EPOCH=yesterday "$SKC" pack tree -o out.run --version 1
+    run env SOURCE_DATE_EPOCH=yesterday "$SKC" pack tree -o out.run --package-version 1
     [ "$status" -eq 2 ]
     [ ! -e out.run ]
 }
 
 @test "pack of a missing directory names it" {
-    run "$SKC" pack nowhere -o out.run --version 1
+    run "$SKC" pack nowhere -o out.run --package-version 1
     [ "$status" -eq 1 ]
     [[ "$output" == *"nowhere"*"No such file or directory"* ]]
 }
@@ -168,7 +168,7 @@ expect_refusal() {
 @test "pack with a wrong signing key writes nothing" {
     make_tree tree
     echo junk >bad.pem
-    run "$SKC" pack tree -o out.run --version 1 --sign-key bad.pem
+    run "$SKC" pack tree -o out.run --package-version 1 --sign-key bad.pem
     [ "$status" -eq 1 ]
     [[ "$output" == *"bad.pem"* ]]
     [ ! -e out.run ]

@@ -10,7 +10,7 @@ mkpkg() {
     printf 'kernel %s\n' "$1" >"$d/soc/Add/add.o"
     printf '{"Add":{"staticList":[{"simplifiedKey":"Add/x","binPath":"%s/soc/Add/add.o"}]}}\n' "$1" \
         >"$d/config/soc/binary_info_config.json"
-    "$SKC" pack "$d" -o "$1.run" --version 1 -q
+    "$SKC" pack "$d" -o "$1.run" --package-version 1 -q
 }
 
 @test "shell fallback: an install path ending in a newline never installs into its namesake without one" {
@@ -53,7 +53,7 @@ mkpkg() {
     # binPath with ESC sequences (a colour change and an xterm title) and a BEL.
     printf '{"Add":{"staticList":[{"binPath":"k1/\\u001b[31mRED\\u001b]0;title\\u0007"}]}}\n' \
         >src-k1/config/soc/binary_info_config.json
-    run "$SKC" pack src-k1 -o k1.run --version 1 -q
+    run "$SKC" pack src-k1 -o k1.run --package-version 1 -q
     [ "$status" -eq 1 ]
     [[ "$output" == *"binPath 'k1/?[31mRED?]0;title?'"* ]]
     ! printf '%s' "$output" | LC_ALL=C grep -q "$(printf '[\033\007]')"
@@ -68,7 +68,7 @@ mkpkg() {
     mv k1.run "d$nl/k1.run"
     # A different version of the same package where command substitution would point.
     printf 'kernel v2\n' >src-k1/soc/Add/add.o
-    "$SKC" pack src-k1 -o d/k1.run --version 2 -q
+    "$SKC" pack src-k1 -o d/k1.run --package-version 2 -q
     ln -s "$SKINSTALL" bin/skinstall
     PATH="$W/bin:$PATH" SKFORGE_NO_SKINSTALL=0 run sh "d$nl/k1.run" --install-path="$W/root" -q
     [ "$status" -eq 0 ]
@@ -101,7 +101,7 @@ EOF2
     mkpkg k1
     mkdir v2 root wrap
     printf 'kernel v2\n' >src-k1/soc/Add/add.o
-    "$SKC" pack src-k1 -o v2/k1.run --version 2 -q
+    "$SKC" pack src-k1 -o v2/k1.run --package-version 2 -q
     sh k1.run --install-path="$W/root" -q
     "$SKINSTALL" recover --install-path "$W/root" -q
     before=$(state_digest root) # the history gains recover's line

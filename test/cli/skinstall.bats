@@ -13,7 +13,7 @@ mkpkg() {
     printf 'kernel %s %s\n' "$1" "${2:-}" >"$d/soc/Add/add_$1.o"
     printf '{"Add":{"staticList":[{"simplifiedKey":"Add/%s","binPath":"%s/soc/Add/add_%s.o"}]}}\n' "${3:-shared}" "$1" "$1" \
         >"$d/config/soc/binary_info_config.json"
-    "$SKC" pack "$d" -o "$1.run" --version "1${2:+.$2}" -q
+    "$SKC" pack "$d" -o "$1.run" --package-version "1${2:+.$2}" -q
 }
 
 @test "install prints the uninstall.sh path and list shows the package" {
@@ -174,7 +174,7 @@ mkpkg() {
     [ -z "$(ls -A root)" ]
     run "$SKINSTALL" install k1.run --require-signature --install-path "$W/root"
     [ "$status" -eq 2 ]
-    "$SKC" pack src-k1 -o k1.run --version 1 --sign-key key.pem -q
+    "$SKC" pack src-k1 -o k1.run --package-version 1 --sign-key key.pem -q
     run "$SKINSTALL" install k1.run --require-signature --trusted-key key.pub.pem --install-path "$W/root"
     [ "$status" -eq 0 ]
 }

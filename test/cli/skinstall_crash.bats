@@ -10,7 +10,7 @@ mkpkg() {
     printf 'kernel %s %s\n' "$1" "${2:-}" >"$d/soc/Add/add.o"
     printf 'mul %s\n' "$1" >"$d/soc/Mul/mul.o"
     printf '{"Add":{"staticList":[{"simplifiedKey":"Add/x","binPath":"%s/soc/Add/add.o"}]}}\n' "$1" >"$d/config/soc/binary_info_config.json"
-    "$SKC" pack "$d" -o "$1.run" --version "1${2:+.$2}" -q
+    "$SKC" pack "$d" -o "$1.run" --package-version "1${2:+.$2}" -q
 }
 
 # crash_every_step CMD...: runs CMD with SKFORGE_FAULT_AT=1,2,... against a copy of `start`

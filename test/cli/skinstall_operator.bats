@@ -16,7 +16,7 @@ mkpkg() {
     printf 'kernel %s %s %s\n' "$name" "$version" "$salt" >"$d/soc/Add/add.o"
     printf '{"Add":{"staticList":[{"simplifiedKey":"%s","binPath":"%s/soc/Add/add.o"}]}}\n' "$key" "$name" \
         >"$d/config/soc/binary_info_config.json"
-    "$SKC" pack "$d" -o "$out" --name "$name" --version "$version" -q
+    "$SKC" pack "$d" -o "$out" --name "$name" --package-version "$version" -q
 }
 
 json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
@@ -192,7 +192,7 @@ json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
     echo k >src/soc/Add/add.o
     printf '{"Add":{"staticList":[{"simplifiedKey":"Add/x","binPath":"kernels/soc/Add/add.o"}]}}\n' \
         >src/config/soc/binary_info_config.json
-    "$SKC" pack src -o kernels-1.2.0.run --name kernels --version 1.2.0 -q
+    "$SKC" pack src -o kernels-1.2.0.run --name kernels --package-version 1.2.0 -q
     run "$SKC" inspect kernels-1.2.0.run
     [[ "$output" == *"kernels"* ]]
     mkdir root
@@ -207,9 +207,9 @@ json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
     [ "$status" -eq 0 ]
     [[ "$output" == *"kernels 1.2.0 is already installed"* ]]
     # Without --name the stem is the name (CANN's <stem> = directory).
-    "$SKC" pack src -o kernels.run --version 1.3 -q
+    "$SKC" pack src -o kernels.run --package-version 1.3 -q
     [ "$(header_value kernels.run NAME)" = kernels ]
-    run "$SKC" pack src -o kernels.run --name 'bad/name' --version 1
+    run "$SKC" pack src -o kernels.run --name 'bad/name' --package-version 1
     [ "$status" -eq 2 ]
     [[ "$output" == *"--name 'bad/name'"* ]]
 }
@@ -314,7 +314,7 @@ json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
     echo k >src/soc/Add/add.o
     printf '{"Add":{"staticList":[{"simplifiedKey":"Add/x","binPath":"k1/soc/Add/add.o"}]}}\n' \
         >src/config/soc/binary_info_config.json
-    "$SKC" pack src -o k1.run --version 2.1 --soc Ascend910B1 --npu-arch dav-2201 --sign-key key.pem -q
+    "$SKC" pack src -o k1.run --package-version 2.1 --soc Ascend910B1 --npu-arch dav-2201 --sign-key key.pem -q
     keyid=$("$SKC" inspect k1.run --json | json 'd.get("key_id") or d["signature"]["key_id"]' 2>/dev/null || true)
     mkdir root
     start=$(date -u +%s)

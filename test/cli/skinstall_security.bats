@@ -12,7 +12,7 @@ mkpkg() {
     printf 'kernel %s\n' "$1" >"$d/soc/Add/add.o"
     printf '{"Add":{"staticList":[{"simplifiedKey":"Add/x","binPath":"%s/soc/Add/add.o"}]}}\n' "$1" \
         >"$d/config/soc/binary_info_config.json"
-    "$SKC" pack "$d" -o "$1.run" --version 1 -q
+    "$SKC" pack "$d" -o "$1.run" --package-version 1 -q
 }
 
 @test "trojaned scripts: inspect --verify, skinstall and the stub refuse them" {
@@ -54,7 +54,7 @@ mkpkg() {
     run "$SKC" inspect k1.run --trusted-key key.pub.pem
     [ "$status" -eq 1 ]
     [[ "$output" == *"not signed, and a signature by a trusted key is required"* ]]
-    "$SKC" pack src-k1 -o k1.run --version 1 --sign-key key.pem -q
+    "$SKC" pack src-k1 -o k1.run --package-version 1 --sign-key key.pem -q
     run "$SKINSTALL" install k1.run --trusted-key key.pub.pem --install-path "$W/root" -q
     [ "$status" -eq 0 ]
 }
@@ -62,14 +62,14 @@ mkpkg() {
 @test "reserved package and SoC directory names are refused at pack" {
     make_tree tree
     for name in config config.ini uninstall.sh version.info log; do
-        run "$SKC" pack tree -o "$name.run" --version 1
+        run "$SKC" pack tree -o "$name.run" --package-version 1
         [ "$status" -ne 0 ]
         [[ "$output" == *"is reserved"* ]]
         [ ! -e "$name.run" ]
     done
     mkdir -p tree/config/static_kernel.lock
     printf '{}\n' >tree/config/static_kernel.lock/binary_info_config.json
-    run "$SKC" pack tree -o ok.run --version 1
+    run "$SKC" pack tree -o ok.run --package-version 1
     [ "$status" -ne 0 ]
     [[ "$output" == *"SoC directory 'config/static_kernel.lock'"* ]]
     [ ! -e ok.run ]
@@ -79,24 +79,24 @@ mkpkg() {
     make_tree tree
     idx=tree/config/ascend910b/binary_info_config.json
     printf '{"AddCustom":{"staticList":[{"binPath":"../../../../etc/shadow"}]}}\n' >"$idx"
-    run "$SKC" pack tree -o kp.run --version 1
+    run "$SKC" pack tree -o kp.run --package-version 1
     [ "$status" -ne 0 ]
     [[ "$output" == *"$idx' is not a valid static-kernel index"*"binPath '../../../../etc/shadow' has a '..' component"* ]]
     printf '{"AddCustom":{"staticList":[{"binPath":"other/ascend910b/AddCustom/AddCustom_1.o"}]}}\n' >"$idx"
-    run "$SKC" pack tree -o kp.run --version 1
+    run "$SKC" pack tree -o kp.run --package-version 1
     [[ "$output" == *"outside the package (it must start with 'kp/')"* ]]
     python3 -c 'print("{\"A\":" + "[" * 5000 + "]" * 5000 + "}")' >"$idx"
-    run "$SKC" pack tree -o kp.run --version 1
+    run "$SKC" pack tree -o kp.run --package-version 1
     [ "$status" -ne 0 ]
     [[ "$output" == *"nests arrays and objects more than 64 deep"* ]]
     printf '{"AddCustom":{"staticList":[{"binPath":"kp/ascend910b/AddCustom/AddCustom_1.o"}]}}\n' >"$idx"
-    "$SKC" pack tree -o kp.run --version 1 -q
+    "$SKC" pack tree -o kp.run --package-version 1 -q
 }
 
 @test "a package deeper than 32 directories is refused at pack" {
     make_tree tree
     mkdir -p "tree/$(printf 'd/%.0s' $(seq 1 40))"
-    run "$SKC" pack tree -o deep.run --version 1
+    run "$SKC" pack tree -o deep.run --package-version 1
     [ "$status" -ne 0 ]
     [[ "$output" == *"has more than 32 components"* ]]
 }

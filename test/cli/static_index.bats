@@ -89,7 +89,7 @@ EOF
     "$SKC" compile g/graph.yaml --name p1 >/dev/null
     skinst install static_kernel_compile_outputs/p1.run
     kernel g/k add KERNEL_TYPE_AIV_ONLY 40
-    "$SKC" compile g/graph.yaml --name p1 --version 1.1.0 >/dev/null
+    "$SKC" compile g/graph.yaml --name p1 --package-version 1.1.0 >/dev/null
     skinst upgrade static_kernel_compile_outputs/p1.run
     read_index ascend910b
     [ "$(grep -c '^Add core=2 bin=p1/ascend910b/Add/add.o blockDim=40 ' <<<"$output")" -eq 2 ]
@@ -130,7 +130,7 @@ EOF
     [ "$(grep -c '^Mul .*bin=p3/' <<<"$output")" -eq 0 ]
     # Upgrading p3 (a new Mul kernel) keeps every kernel readable.
     kernel g/k mul KERNEL_TYPE_AIC_ONLY 20
-    PATH=$PWD/fakebin:$PATH ASCEND_HOME_PATH=/opt/cann "$SKC" compile g/graph.yaml --name p3 --version 1.1.0 >/dev/null
+    PATH=$PWD/fakebin:$PATH ASCEND_HOME_PATH=/opt/cann "$SKC" compile g/graph.yaml --name p3 --package-version 1.1.0 >/dev/null
     skinst upgrade static_kernel_compile_outputs/p3.run
     read_index ascend950
     [ "$(grep -c '^SuperKernel ' <<<"$output")" -eq 2 ]

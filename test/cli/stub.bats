@@ -207,8 +207,8 @@ load helpers
 
 @test "the shell scripts match package names literally in config.ini" {
     make_tree tree
-    "$SKC" pack tree -o k.1.run --version 1 -q
-    "$SKC" pack tree -o kx1.run --version 1 -q
+    "$SKC" pack tree -o k.1.run --package-version 1 -q
+    "$SKC" pack tree -o kx1.run --package-version 1 -q
     mkdir root
     sh kx1.run --install-path="$W/root" -q
     sh k.1.run --install-path="$W/root" -q

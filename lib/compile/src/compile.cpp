@@ -16,6 +16,7 @@
 #include "skforge/support/atomic_file.hpp"
 #include "skforge/support/error.hpp"
 #include "skforge/support/file.hpp"
+#include "skforge/support/interrupt.hpp"
 #include "skforge/support/safe_path.hpp"
 #include "skforge/support/sha256.hpp"
 
@@ -168,26 +169,36 @@ void write_whole(const std::string& path, const std::string& text) {
     f.commit();
 }
 
+// A build directory `.skc-build.<pid>.XXXXXX`, removed when it goes out of scope or the process
+// is interrupted (support/interrupt.hpp), and by a later compile if its process was killed.
 class TempDir {
   public:
     explicit TempDir(const std::string& parent) {
-        std::string tmpl = parent + "/.skc-build.XXXXXX";
+        std::string tmpl = parent + "/.skc-build." + support::temp_tag() + ".XXXXXX";
         std::vector<char> buf(tmpl.begin(), tmpl.end());
         buf.push_back('\0');
         if (::mkdtemp(buf.data()) == nullptr)
             throw support::io_error("cannot create a build directory in", parent, errno);
         m_path = buf.data();
+        m_registration.emplace(m_path);
     }
     ~TempDir() {
         std::error_code ec;
-        fs::remove_all(m_path, ec);
+        if (!m_path.empty())
+            fs::remove_all(m_path, ec);
     }
     TempDir(const TempDir&) = delete;
     TempDir& operator=(const TempDir&) = delete;
     const std::string& path() const { return m_path; }
+    /// The directory was renamed into place: nothing to remove any more.
+    void release() {
+        m_path.clear();
+        m_registration.reset();
+    }
 
   private:
     std::string m_path;
+    std::optional<support::TempRegistration> m_registration;
 };
 
 void mark_fresh(const std::string& path) {
@@ -221,6 +232,7 @@ CompileResult write_sources(const graph::Graph& g, const fusion::Plan& plan,
     fs::permissions(tmp.path(), fs::perms(0755));
     fs::remove_all(out.sources());
     fs::rename(tmp.path(), out.sources());
+    tmp.release();
     user.info("sources of " + std::to_string(plan.segments.size()) + " SuperKernel(s) in " +
               out.sources() + " (nothing built)");
     log += "sources written to " + out.sources() + "\n";
@@ -252,8 +264,13 @@ CompileResult run_pipeline(const CompileOptions& o, const Outputs& out, const st
     log += "graph " + g.name + ": " + std::to_string(g.ops.size()) + " operators, " +
            std::to_string(plan->segments.size()) + " SuperKernel segment(s); target " + arch +
            ", SoC " + soc + "\n";
+    auto described = [&](CompileResult r) {
+        r.soc = soc;
+        r.superkernels = plan->segments.size();
+        return r;
+    };
     if (o.mode == CompileMode::sources_only)
-        return write_sources(g, *plan, arch, soc, soc_dir, out, log, user);
+        return described(write_sources(g, *plan, arch, soc, soc_dir, out, log, user));
     // 2. Targets.
     std::string toolchain;
     bool npu_fusion = false;
@@ -287,7 +304,7 @@ CompileResult run_pipeline(const CompileOptions& o, const Outputs& out, const st
     if (o.use_cache && cache.contains(key) && cache[key].value("run", "") == out.name + ".run") {
         user.info("cache hit: " + out.run() + " is up to date");
         log += "cache hit " + key + "\n";
-        return {out.run(), true};
+        return described({out.run(), true});
     }
     user.info(std::string(o.use_cache ? "cache miss" : "cache disabled") + ": building " +
               out.run());
@@ -296,14 +313,15 @@ CompileResult run_pipeline(const CompileOptions& o, const Outputs& out, const st
     unsigned jobs = o.jobs != 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
     if (arch == "host") {
         TempDir build(out.dir);
-        build_host_package(g, *plan, o.name, build.path(), stage.path(), jobs, log);
+        build_host_package(g, *plan, o.name, build.path(), stage.path(), jobs, log, o.progress);
     } else if (npu_fusion && backend == SkBackend::cann) {
         TempDir build(out.dir);
-        build_cann_package(g, *plan, soc, soc_dir, o.name, build.path(), stage.path(), jobs, log);
+        build_cann_package(g, *plan, soc, soc_dir, o.name, build.path(), stage.path(), jobs, log,
+                           o.progress);
     } else if (npu_fusion) {
         TempDir build(out.dir);
         build_npu_package(g, *plan, {arch, soc, ascend_home()}, o.name, soc_dir, build.path(),
-                          stage.path(), jobs, log);
+                          stage.path(), jobs, log, o.progress);
     } else {
         log += "static kernels:\n";
         stage_static_kernels(g, nullptr, o.name, soc_dir, stage.path(), log);
@@ -311,6 +329,7 @@ CompileResult run_pipeline(const CompileOptions& o, const Outputs& out, const st
     package::PackOptions po{stage.path(), out.run(), o.version, arch, soc};
     po.sign_key = o.sign_key;
     po.inputs_digest = key;
+    po.progress = o.progress;
     if (const char* sde = std::getenv("SOURCE_DATE_EPOCH"))
         po.mtime = std::atoll(sde);
     auto packed = package::pack(po);
@@ -321,7 +340,7 @@ CompileResult run_pipeline(const CompileOptions& o, const Outputs& out, const st
     cache[key] = {{"run", out.name + ".run"},
                   {"sha256", support::sha256_hex(support::read_file(out.run()))}};
     write_whole(out.cache_file(arch), cache.dump(2) + "\n");
-    return {out.run(), false};
+    return described({out.run(), false});
 }
 
 } // namespace
@@ -341,6 +360,8 @@ CompileResult compile(const CompileOptions& options, support::Log& user) {
                     support::ErrorKind::usage);
     Outputs out{o.outdir, o.name};
     fs::create_directories(out.dir);
+    // What an interrupted or killed compile left (its pid is gone): build directories, files.
+    support::remove_stale_temporaries(out.dir);
     std::string log = "skc compile " + o.graph_path + " (skforge " SKFORGE_VERSION ")\n";
     try {
         if (load_diags.has_errors())
@@ -356,6 +377,11 @@ CompileResult compile(const CompileOptions& options, support::Log& user) {
                         depfile_rule(result.run_path, with_self(compile_inputs(g, arch, o))));
         write_whole(out.succ_log(), log + "success\n");
         fs::remove(out.error_log());
+        result.name = o.name;
+        result.version = o.version;
+        result.npu_arch = arch;
+        result.operators = g.ops.size();
+        result.compile_log = out.succ_log();
         return result;
     } catch (const Error& e) {
         // Failure: the error log and nothing else, not even a .run from an earlier build.

@@ -215,17 +215,28 @@ void add_op_entries(json& index, const graph::Graph& g, const graph::Dependencie
 }
 
 // Runs build commands on up to `jobs` threads; the first failure is thrown after all stopped.
+// Each finished command advances `progress` (one task per run_all).
 class Builder {
   public:
-    Builder(std::string dir, std::string& log) : m_dir(std::move(dir)), m_log(log) {}
+    Builder(std::string dir, std::string& log, support::Progress* progress)
+        : m_dir(std::move(dir)), m_log(log), m_progress(progress) {}
 
     void run_all(const std::vector<std::vector<std::string>>& commands,
                  const std::vector<std::string>& what, unsigned jobs) {
         std::atomic<std::size_t> next{0};
         std::vector<support::ProcessResult> results(commands.size());
+        std::mutex progress_mutex;
+        std::size_t done = 0;
+        support::NullProgress none;
+        support::Progress& progress = m_progress != nullptr ? *m_progress : none;
+        progress.begin("building " + std::to_string(commands.size()) + " target(s)",
+                       commands.size());
         auto worker = [&] {
-            for (std::size_t i = next++; i < commands.size(); i = next++)
+            for (std::size_t i = next++; i < commands.size(); i = next++) {
                 results[i] = support::run_process(commands[i], m_dir);
+                std::lock_guard lock(progress_mutex);
+                progress.update(++done);
+            }
         };
         std::vector<std::thread> threads;
         unsigned n = std::max(1u, std::min<unsigned>(jobs, static_cast<unsigned>(commands.size())));
@@ -242,6 +253,7 @@ class Builder {
             });
         for (auto& t : threads)
             t.join();
+        progress.end();
         if (failure)
             std::rethrow_exception(failure);
         for (std::size_t i = 0; i < commands.size(); ++i) {
@@ -256,6 +268,7 @@ class Builder {
   private:
     std::string m_dir;
     std::string& m_log;
+    support::Progress* m_progress;
 };
 
 std::vector<std::string> split_words(const std::string& text) {
@@ -415,7 +428,7 @@ std::vector<std::string> host_kernel_files(const graph::Graph& g) {
 
 void build_host_package(const graph::Graph& g, const fusion::Plan& plan, const std::string& package,
                         const std::string& build_dir, const std::string& stage_dir, unsigned jobs,
-                        std::string& log) {
+                        std::string& log, support::Progress* progress) {
     const fs::path build(build_dir), stage(stage_dir);
     auto inputs = kernel_inputs(g);
     write_text(build / "include" / "skforge_host_kernel.h", k_host_kernel_header);
@@ -452,7 +465,7 @@ void build_host_package(const graph::Graph& g, const fusion::Plan& plan, const s
         what.push_back("kernel " + name + " (" + in.source + ", used by '" + in.first_op->name +
                        "')");
     }
-    Builder builder(build_dir, log);
+    Builder builder(build_dir, log, progress);
     builder.run_all(commands, what, jobs);
 
     // 2. One shared object per kernel (operators launched alone), one per SuperKernel.
@@ -591,7 +604,8 @@ std::string npu_fingerprint() {
 void build_npu_package(const graph::Graph& g, const fusion::Plan& plan,
                        const codegen::NpuTarget& target, const std::string& package,
                        const std::string& soc_dir, const std::string& build_dir,
-                       const std::string& stage_dir, unsigned jobs, std::string& log) {
+                       const std::string& stage_dir, unsigned jobs, std::string& log,
+                       support::Progress* progress) {
     const fs::path build(build_dir), stage(stage_dir);
     fs::create_directories(build / "obj");
     fs::create_directories(build / "lib");
@@ -626,7 +640,7 @@ void build_npu_package(const graph::Graph& g, const fusion::Plan& plan,
                 what[k].push_back("SuperKernel " + s.name);
             }
     }
-    Builder builder(build_dir, log);
+    Builder builder(build_dir, log, progress);
     for (std::size_t k = 0; k < stages.size(); ++k)
         builder.run_all(stages[k], what[k], jobs);
     json index = json::object();
@@ -752,7 +766,7 @@ std::string cann_fingerprint(const CannProbe& probe) {
 void build_cann_package(const graph::Graph& g, const fusion::Plan& plan, const std::string& soc,
                         const std::string& soc_dir, const std::string& package,
                         const std::string& build_dir, const std::string& stage_dir, unsigned jobs,
-                        std::string& log) {
+                        std::string& log, support::Progress* progress) {
     const fs::path build(build_dir);
     std::vector<std::vector<std::string>> commands;
     std::vector<std::string> what;
@@ -765,7 +779,7 @@ void build_cann_package(const graph::Graph& g, const fusion::Plan& plan, const s
         what.push_back("SuperKernel " + s.name + " (the vendor's super_kernel.compile)");
     }
     try {
-        Builder(build_dir, log).run_all(commands, what, jobs);
+        Builder(build_dir, log, progress).run_all(commands, what, jobs);
     } catch (const Error&) {
         append_cann_logs(g, plan, build, log);
         throw;

@@ -6,6 +6,7 @@
 #include "skforge/compile/compile.hpp"
 #include "skforge/fusion/plan.hpp"
 #include "skforge/graph/graph.hpp"
+#include "skforge/support/progress.hpp"
 
 #include <string>
 #include <vector>
@@ -33,7 +34,7 @@ inline std::string target_arch(const CompileOptions& o, const graph::Graph& g) {
 /// failed.
 void build_host_package(const graph::Graph& g, const fusion::Plan& plan, const std::string& package,
                         const std::string& build_dir, const std::string& stage, unsigned jobs,
-                        std::string& log);
+                        std::string& log, support::Progress* progress = nullptr);
 
 /// The bisheng on PATH, identified for the cache key (`bisheng --version`).
 std::string npu_fingerprint();
@@ -44,7 +45,8 @@ std::string npu_fingerprint();
 void build_npu_package(const graph::Graph& g, const fusion::Plan& plan,
                        const codegen::NpuTarget& target, const std::string& package,
                        const std::string& soc_dir, const std::string& build_dir,
-                       const std::string& stage, unsigned jobs, std::string& log);
+                       const std::string& stage, unsigned jobs, std::string& log,
+                       support::Progress* progress = nullptr);
 
 /// Whether python3 can import the vendor's SuperKernel compiler (superkernel.super_kernel).
 struct CannProbe {
@@ -67,7 +69,7 @@ std::string cann_fingerprint(const CannProbe& probe);
 void build_cann_package(const graph::Graph& g, const fusion::Plan& plan, const std::string& soc,
                         const std::string& soc_dir, const std::string& package,
                         const std::string& build_dir, const std::string& stage, unsigned jobs,
-                        std::string& log);
+                        std::string& log, support::Progress* progress = nullptr);
 
 /// What build_npu_package would build, without building it: in `out_dir`, per SuperKernel,
 /// <soc_dir>/SuperKernel/<segment>.cpp (the entry source), <segment>.json (its metadata as

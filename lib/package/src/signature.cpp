@@ -43,11 +43,61 @@ std::unique_ptr<BIO, BioFree> memory_bio(const std::string& text) {
     return std::unique_ptr<BIO, BioFree>(bio);
 }
 
-void require_ed25519(EVP_PKEY* pkey, const std::string& path) {
+// The first PEM label in `text` ("PRIVATE KEY", "PUBLIC KEY", "RSA PRIVATE KEY", ...), or "".
+std::string pem_label(const std::string& text) {
+    constexpr std::string_view begin = "-----BEGIN ";
+    auto at = text.find(begin);
+    if (at == std::string::npos)
+        return "";
+    auto end = text.find("-----", at + begin.size());
+    return end == std::string::npos ? "" : text.substr(at + begin.size(), end - at - begin.size());
+}
+
+// Why `text` (read from `path`) cannot be the `want`ed key ("private" or "public"), in plain
+// words, from what the file says it holds; empty when its label is the expected one.
+std::string key_file_problem(const std::string& path, const std::string& text, bool want_private) {
+    const std::string want = want_private ? "private" : "public";
+    const std::string head = "'" + path + "' is not an Ed25519 " + want + " key in PEM form: ";
+    const std::string make = want_private ? "sign with NAME.pem from 'skc keygen -o NAME'"
+                                          : "trust NAME.pub.pem from 'skc keygen -o NAME'";
+    std::string label = pem_label(text);
+    if (label.empty())
+        return head + "it has no '-----BEGIN ...-----' line (" + make + ")";
+    if (label == "OPENSSH PRIVATE KEY")
+        return head + "it is an OpenSSH key (" + make + ")";
+    if (label == "ENCRYPTED PRIVATE KEY")
+        return head + "it is encrypted, and skforge reads unencrypted keys (" + make + ")";
+    bool is_private = label.ends_with("PRIVATE KEY"), is_public = label.ends_with("PUBLIC KEY");
+    if (want_private && is_public)
+        return head + "it holds a public key; signing needs the private one (" + make +
+               ", not NAME.pub.pem)";
+    if (!want_private && is_private)
+        return head + "it holds a private key; --trusted-key takes the public one (" + make +
+               ", never the private NAME.pem)";
+    if (!is_private && !is_public)
+        return head + "it holds a " + label + " (" + make + ")";
+    return "";
+}
+
+// The key read from `path`, or an Error saying in plain words what the file is instead.
+EVP_PKEY* read_key(const std::string& path, bool want_private) {
+    std::string text = support::read_file(path);
+    if (auto problem = key_file_problem(path, text, want_private); !problem.empty())
+        throw Error(problem);
+    auto bio = memory_bio(text);
+    EVP_PKEY* pkey = want_private ? PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr)
+                                  : PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr);
+    if (pkey == nullptr)
+        throw Error("'" + path + "' is not a readable " + (want_private ? "private" : "public") +
+                    " key: its PEM is damaged (OpenSSL: " + openssl_reason() + ")");
     if (EVP_PKEY_get_id(pkey) != EVP_PKEY_ED25519) {
+        const char* type = EVP_PKEY_get0_type_name(pkey);
+        std::string what = type != nullptr ? type : "unknown";
         EVP_PKEY_free(pkey);
-        throw Error("key '" + path + "' is not an Ed25519 key (make one with 'skc keygen')");
+        throw Error("'" + path + "' is a key of type " + what + ", not Ed25519: skforge signs " +
+                    "and verifies with Ed25519 keys only (make a pair with 'skc keygen -o NAME')");
     }
+    return pkey;
 }
 
 std::string pem_text(EVP_PKEY* pkey, bool private_part) {
@@ -104,23 +154,11 @@ void Key::Free::operator()(evp_pkey_st* p) const {
 Key::Key(evp_pkey_st* pkey) : m_pkey(pkey, Free{}) {}
 
 Key Key::load_private(const std::string& path) {
-    std::string text = support::read_file(path);
-    auto bio = memory_bio(text);
-    EVP_PKEY* pkey = PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr);
-    if (pkey == nullptr)
-        throw Error("cannot read private key '" + path + "': " + openssl_reason());
-    require_ed25519(pkey, path);
-    return Key(pkey);
+    return Key(read_key(path, true));
 }
 
 Key Key::load_public(const std::string& path) {
-    std::string text = support::read_file(path);
-    auto bio = memory_bio(text);
-    EVP_PKEY* pkey = PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr);
-    if (pkey == nullptr)
-        throw Error("cannot read public key '" + path + "': " + openssl_reason());
-    require_ed25519(pkey, path);
-    return Key(pkey);
+    return Key(read_key(path, false));
 }
 
 Key Key::generate(const std::string& name_prefix) {

@@ -9,6 +9,7 @@
 #include "skforge/support/atomic_file.hpp"
 #include "skforge/support/error.hpp"
 #include "skforge/support/file.hpp"
+#include "skforge/support/interrupt.hpp"
 #include "skforge/support/sha256.hpp"
 #include "source_tree.hpp"
 
@@ -214,15 +215,17 @@ support::Digest hash_prefix(int fd, std::uint64_t size, const std::string& path)
 
 void check_labels(const PackOptions& o) {
     if (auto bad = check_label(o.version, false))
-        throw Error("--version '" + o.version + "' " + *bad, support::ErrorKind::usage);
+        throw Error("--package-version '" + o.version + "' " + *bad, support::ErrorKind::usage);
     if (auto bad = check_label(o.npu_arch, true))
         throw Error("--npu-arch '" + o.npu_arch + "' " + *bad, support::ErrorKind::usage);
     if (auto bad = check_label(o.soc_version, true))
         throw Error("--soc '" + o.soc_version + "' " + *bad, support::ErrorKind::usage);
-    int max_level = o.compression == Compression::gzip ? 9 : 19;
+    bool gzip = o.compression == Compression::gzip;
+    int max_level = gzip ? 9 : 19;
     if (o.level < 0 || o.level > max_level)
-        throw Error("--level must be 1.." + std::to_string(max_level) + " for " +
-                        std::string(compression_name(o.compression)),
+        throw Error("--level " + std::to_string(o.level) + ": " +
+                        std::string(compression_name(o.compression)) + " takes 1.." +
+                        std::to_string(max_level) + " (0: its default, " + (gzip ? "6" : "3") + ")",
                     support::ErrorKind::usage);
 }
 
@@ -294,6 +297,9 @@ PackResult pack(const PackOptions& options) {
                  key ? trailer_size() : 0,
                  m.find("install.sh")->sha256,
                  m.find("uninstall.sh")->sha256};
+    // A pack of the same file that was interrupted or killed may have left its temporary.
+    support::remove_stale_temporaries(support::parent_directory(o.output),
+                                      support::base_name(o.output));
     support::AtomicFile file(o.output, 0755);
     if (::lseek(file.fd(), static_cast<off_t>(stub_size(h)), SEEK_SET) < 0)
         throw support::io_error("cannot seek in", file.temp_path(), errno);

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,14 +13,22 @@
 namespace skforge::support {
 
 AtomicFile::AtomicFile(std::string path, mode_t mode) : m_path(std::move(path)), m_mode(mode) {
-    std::string tmpl = parent_directory(m_path) + "/." + base_name(m_path) + ".tmp.XXXXXX";
+    std::string dir = parent_directory(m_path);
+    std::string tmpl = dir + "/." + base_name(m_path) + ".tmp." + temp_tag() + ".XXXXXX";
     std::vector<char> buf(tmpl.begin(), tmpl.end());
     buf.push_back('\0');
     int fd = ::mkostemp(buf.data(), O_CLOEXEC);
-    if (fd < 0)
-        throw io_error("cannot create a temporary file for", m_path, errno);
+    if (fd < 0) {
+        int err = errno;
+        struct stat st {};
+        if ((err == ENOENT || err == ENOTDIR) && ::stat(dir.c_str(), &st) != 0)
+            throw Error("cannot write '" + m_path + "': the directory '" + dir +
+                        "' does not exist (" + std::strerror(err) + "); create it first");
+        throw io_error("cannot create a temporary file for", m_path, err);
+    }
     m_fd.reset(fd);
     m_temp.assign(buf.data());
+    m_registration.emplace(m_temp);
 }
 
 AtomicFile::~AtomicFile() {
@@ -43,6 +52,7 @@ void AtomicFile::commit() {
     if (::rename(m_temp.c_str(), m_path.c_str()) != 0)
         throw io_error("cannot rename into place", m_path, errno);
     m_committed = true;
+    m_registration.reset();
     m_fd.reset();
     fsync_directory(parent_directory(m_path));
 }

@@ -3,9 +3,12 @@
 
 #include "skforge/support/error.hpp"
 #include "skforge/support/file.hpp"
+#include "skforge/support/interrupt.hpp"
 
 #include <cerrno>
+#include <csignal>
 #include <fcntl.h>
+#include <optional>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,6 +26,22 @@ struct FileActions {
     ~FileActions() { ::posix_spawn_file_actions_destroy(&actions); }
     FileActions(const FileActions&) = delete;
     FileActions& operator=(const FileActions&) = delete;
+};
+
+// The child starts with no signal blocked: the process may block SIGINT and SIGTERM for its
+// signal thread (interrupt.hpp), and a compiler must still die on Ctrl-C.
+struct SpawnAttr {
+    posix_spawnattr_t attr{};
+    SpawnAttr() {
+        ::posix_spawnattr_init(&attr);
+        sigset_t none;
+        sigemptyset(&none);
+        ::posix_spawnattr_setsigmask(&attr, &none);
+        ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+    }
+    ~SpawnAttr() { ::posix_spawnattr_destroy(&attr); }
+    SpawnAttr(const SpawnAttr&) = delete;
+    SpawnAttr& operator=(const SpawnAttr&) = delete;
 };
 
 } // namespace
@@ -45,9 +64,11 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
         args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
     pid_t pid = 0;
-    int rc = ::posix_spawnp(&pid, argv[0].c_str(), &fa.actions, nullptr, args.data(), environ);
+    SpawnAttr attr;
+    int rc = ::posix_spawnp(&pid, argv[0].c_str(), &fa.actions, &attr.attr, args.data(), environ);
     if (rc != 0)
         throw io_error("cannot run", argv[0], rc);
+    std::optional<ChildRegistration> child(std::in_place, pid);
     write_end.reset();
     ProcessResult result;
     char buf[65536];
@@ -58,6 +79,13 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
         else if (n == 0 || errno != EINTR)
             break;
     }
+    // Wait without reaping first: until the child is forgotten, its pid cannot be reused by
+    // another process that an interruption would then kill.
+    siginfo_t info{};
+    while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 &&
+           errno == EINTR) {
+    }
+    child.reset();
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }

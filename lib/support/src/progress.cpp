@@ -27,6 +27,9 @@ void TerminalProgress::update(std::uint64_t done) {
 }
 
 void TerminalProgress::end() {
+    // A task ends complete: work the updates did not count (generated files) is done too.
+    if (m_shown >= 0 && m_shown < 100)
+        update(m_total);
     if (m_shown >= 0)
         std::fputs("\n", stderr);
     m_shown = -1;

@@ -48,6 +48,7 @@ TEST_CASE("AtomicFile in a missing directory names the path", "[support][atomic_
         FAIL("expected an error");
     } catch (const support::Error& e) {
         CHECK_THAT(e.what(), Catch::Contains("missing/target"));
-        CHECK_THAT(e.what(), Catch::Contains("No such file or directory"));
+        CHECK_THAT(e.what(), Catch::Contains("the directory '" + (dir / "missing") +
+                                             "' does not exist (No such file or directory)"));
     }
 }

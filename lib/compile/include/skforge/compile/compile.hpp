@@ -1,7 +1,9 @@
 #pragma once
 
 #include "skforge/support/log.hpp"
+#include "skforge/support/progress.hpp"
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,6 +40,7 @@ struct CompileOptions {
     CompileMode mode = CompileMode::package;
     /// Where to write a Makefile rule `<run>: <every input>` (depfile.hpp); nullopt: none.
     std::optional<std::string> depfile;
+    support::Progress* progress = nullptr; ///< builds and packing (a bar on a TTY)
 };
 
 /// What it did.
@@ -45,6 +48,9 @@ struct CompileResult {
     std::string run_path; ///< empty with --sources-only
     bool cache_hit = false;
     std::string sources_dir; ///< OUTDIR/<name>_sources with --sources-only, else empty
+    std::string name, version, npu_arch, soc; ///< the package compiled
+    std::size_t operators = 0, superkernels = 0;
+    std::string compile_log; ///< OUTDIR/<name>_compile_log/<name>_compile_succ.log
 };
 
 /// The SoC a compile for `npu_arch` targets: SUPERKERNEL_COMPILE_SOC_VERSION, then

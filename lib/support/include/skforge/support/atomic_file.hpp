@@ -1,8 +1,10 @@
 #pragma once
 
 #include "skforge/support/file.hpp"
+#include "skforge/support/interrupt.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -11,8 +13,9 @@
 namespace skforge::support {
 
 /// A file that appears whole or not at all: it is written under a temporary name in the target's
-/// directory and only commit() fsyncs it and renames it into place. Destroying it without
-/// commit() removes the temporary file and leaves the target untouched.
+/// directory (`.<name>.tmp.<pid>.XXXXXX`, registered for removal on SIGINT/SIGTERM) and only
+/// commit() fsyncs it and renames it into place. Destroying it without commit() removes the
+/// temporary file and leaves the target untouched.
 class AtomicFile {
   public:
     /// Creates the temporary file beside `path`; the committed file gets `mode`.
@@ -37,6 +40,7 @@ class AtomicFile {
     std::string m_temp;
     mode_t m_mode;
     UniqueFd m_fd;
+    std::optional<TempRegistration> m_registration;
     bool m_committed = false;
 };
 
