@@ -15,7 +15,7 @@ setup_file() {
 # kern_run VERSION [FILE]: package "kern" at VERSION (a different payload per version).
 kern_run() {
     [ -d "tree-$1" ] || { make_tree "tree-$1" && echo "$1" >"tree-$1/release.txt"; }
-    "$SKC" pack "tree-$1" -o "${2:-kern-$1.run}" --name kern --version "$1" --npu-arch dav-2201 \
+    "$SKC" pack "tree-$1" -o "${2:-kern-$1.run}" --name kern --package-version "$1" --npu-arch dav-2201 \
         --soc Ascend910B1 -q
 }
 

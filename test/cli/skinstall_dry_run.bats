@@ -6,7 +6,7 @@ load helpers
 
 kern_run() {
     [ -d "tree-$1" ] || { make_tree "tree-$1" && echo "$1" >"tree-$1/release.txt"; }
-    "$SKC" pack "tree-$1" -o "kern-$1.run" --name kern --version "$1" -q
+    "$SKC" pack "tree-$1" -o "kern-$1.run" --name kern --package-version "$1" -q
 }
 
 @test "install --dry-run says what it would do and writes nothing" {
