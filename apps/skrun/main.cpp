@@ -27,7 +27,7 @@ struct Options {
     std::string name, install_path, inputs = "random";
     std::uint64_t seed = 1;
     unsigned iterations = 10, cores = 0;
-    bool compare = false, json = false;
+    bool compare = false, json = false, drop_side_waits = false;
 };
 
 struct Timing {
@@ -92,6 +92,7 @@ int run(const Options& o) {
     rt::Tensors fused(pkg.tensors());
     fill_inputs(pkg, fused, o);
     rt::Runner fused_runner(pkg, device, fused);
+    fused_runner.drop_side_waits(o.drop_side_waits);
     Timing f = time_runs([&] { return fused_runner.run_fused(); }, o.iterations);
 
     std::optional<Timing> u;
@@ -187,6 +188,9 @@ bool parse(const std::vector<std::string>& args, Options& o) {
     add("cores", skforge::cli::integer_value(o.cores, "--cores", 0, 256),
         "worker threads standing in for AI cores, 0: one per core (default)");
     add("json", po::bool_switch(&o.json), "print the result as JSON");
+    add("debug-drop-side-waits", po::bool_switch(&o.drop_side_waits),
+        "test switch: the fused run skips its waits on AICPU tiling and prefetch operators, "
+        "which then run last (--compare-unfused then shows the stale reads)");
     return cl.parse(args);
 }
 
