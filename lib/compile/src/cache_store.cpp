@@ -105,7 +105,9 @@ class StoreLock {
     enum class Kind { shared, exclusive };
     StoreLock(const std::string& dir, Kind kind) {
         const std::string path = dir + "/lock";
-        m_fd.reset(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666));
+        // A shared lock needs only read access: a cache one may read but not write still hits.
+        int access = kind == Kind::shared ? O_RDONLY : O_RDWR;
+        m_fd.reset(::open(path.c_str(), access | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666));
         if (!m_fd)
             throw support::io_error("cannot open the cache lock", path, errno);
         struct flock fl {};
@@ -226,22 +228,6 @@ bool remove_file(const std::string& path) {
     return false;
 }
 
-// The names of the two-hex-digit shard directories of the store, sorted.
-std::vector<std::string> shards(const std::string& dir) {
-    std::vector<std::string> out;
-    UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!fd)
-        throw support::io_error("cannot open the cache directory", dir, errno);
-    for (auto& name : support::list_directory(fd.get(), dir)) {
-        struct stat st {};
-        bool hex = name.size() == 2 && is_key(name + std::string(62, '0'));
-        if (hex && ::fstatat(fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-            S_ISDIR(st.st_mode))
-            out.push_back(name);
-    }
-    return out;
-}
-
 // What one scan of the store found.
 struct Scan {
     std::vector<CacheEntry> entries;
@@ -263,6 +249,16 @@ class Paths {
     std::string m_dir;
 };
 
+// Adds `name` in the directory open at `fd` (at `path`) to the stale temporaries when it is
+// one: a dot file older than k_stale_temp_ms.
+void note_temp(int fd, const std::string& path, const std::string& name, std::int64_t now,
+               Scan& scan) {
+    struct stat st {};
+    if (name.starts_with(".") && ::fstatat(fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISREG(st.st_mode) && now - std::int64_t(st.st_mtime) * 1000 > k_stale_temp_ms)
+        scan.stale_temps.push_back(path + "/" + name);
+}
+
 // Sorts the files of one shard into the scan.
 void scan_shard(const std::string& dir, const std::string& shard, std::int64_t now, Scan& scan) {
     const std::string path = dir + "/" + shard;
@@ -274,10 +270,7 @@ void scan_shard(const std::string& dir, const std::string& shard, std::int64_t n
     for (const auto& name : names) {
         std::string stem = name.substr(0, name.rfind('.'));
         if (name.starts_with(".")) {
-            struct stat st {};
-            if (::fstatat(fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-                now - std::int64_t(st.st_mtime) * 1000 > k_stale_temp_ms)
-                scan.stale_temps.push_back(path + "/" + name);
+            note_temp(fd.get(), path, name, now, scan);
         } else if (is_key(stem) && stem.starts_with(shard) && name.ends_with(".run")) {
             if (!has(stem + ".json"))
                 scan.orphans.push_back(path + "/" + name);
@@ -296,8 +289,18 @@ void scan_shard(const std::string& dir, const std::string& shard, std::int64_t n
 
 Scan scan_store(const std::string& dir, std::int64_t now) {
     Scan scan;
-    for (const auto& shard : shards(dir))
-        scan_shard(dir, shard, now, scan);
+    UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!fd)
+        throw support::io_error("cannot open the cache directory", dir, errno);
+    for (const auto& name : support::list_directory(fd.get(), dir)) {
+        struct stat st {};
+        bool shard = name.size() == 2 && is_key(name + std::string(62, '0'));
+        if (shard && ::fstatat(fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            S_ISDIR(st.st_mode))
+            scan_shard(dir, name, now, scan);
+        else
+            note_temp(fd.get(), dir, name, now, scan); // stats.json's, config.json's
+    }
     return scan;
 }
 
@@ -393,6 +396,17 @@ std::string copy_out(const Paths& paths, const std::string& key, const std::stri
     return {};
 }
 
+// True when the metadata of `e`'s key still says what `e` says: between a lookup's shared and
+// exclusive lock another process may have removed or replaced the entry, and then it is neither
+// touched nor removed.
+bool still(const Paths& paths, const CacheEntry& e) {
+    try {
+        return read_meta(paths.meta(e.key), e.key).sha256 == e.sha256;
+    } catch (const Error&) {
+        return false;
+    }
+}
+
 } // namespace
 
 CacheStore::CacheStore(CacheStoreOptions options) : m_options(std::move(options)) {
@@ -435,33 +449,30 @@ FetchResult CacheStore::fetch(const std::string& key, const std::string& dest) {
         if (!absent)
             problem = copy_out(paths, key, dest, found);
     }
-    StoreLock lock(m_options.dir, StoreLock::Kind::exclusive);
-    // Between the two locks another process may have removed or replaced the entry: it is
-    // touched or removed only if its metadata still says what this lookup read.
-    auto unchanged = [&] {
-        try {
-            return found && read_meta(paths.meta(key), key).sha256 == found->sha256;
-        } catch (const Error&) {
-            return false;
-        }
-    };
     if (absent) {
+        StoreLock lock(m_options.dir, StoreLock::Kind::exclusive);
         count(paths, {"misses"});
         return {FetchOutcome::miss, {}};
     }
-    if (problem.empty()) {
-        if (unchanged()) {
+    if (!problem.empty()) {
+        StoreLock lock(m_options.dir, StoreLock::Kind::exclusive);
+        if (!found || still(paths, *found)) // unreadable metadata, or the entry found bad
+            remove_entry(paths, CacheEntry{key, {}, 0, 0, 0});
+        count(paths, {"corrupt", "misses"});
+        return {FetchOutcome::corrupt,
+                "cache entry " + paths.run(key) + " is damaged (" + problem + "): removed"};
+    }
+    try {
+        StoreLock lock(m_options.dir, StoreLock::Kind::exclusive);
+        if (still(paths, *found)) {
             found->last_used = std::max(found->last_used, now());
             write_json(paths.meta(key), entry_json(*found));
         }
         count(paths, {"hits"});
-        return {FetchOutcome::hit, {}};
+    } catch (const Error&) {
+        // A cache this process may read but not write: the verified copy is in place all the same.
     }
-    if (!found || unchanged()) // unreadable metadata, or the entry this lookup found bad
-        remove_entry(paths, CacheEntry{key, {}, 0, 0, 0});
-    count(paths, {"corrupt", "misses"});
-    return {FetchOutcome::corrupt,
-            "cache entry " + paths.run(key) + " is damaged (" + problem + "): removed"};
+    return {FetchOutcome::hit, {}};
 }
 
 CleanResult CacheStore::insert(const std::string& key, const std::string& run_path) {
