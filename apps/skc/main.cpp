@@ -479,7 +479,7 @@ void add_cache_options(po::options_description& desc, CacheArgs& a) {
                        "the shared compile cache (default: $SKFORGE_CACHE_DIR)")(
         "cache-max-size", po::value(&a.max_size),
         "size limit (default: DIR/config.json's max_size)")("json", po::bool_switch(&a.json),
-                                                             "print JSON");
+                                                            "print JSON");
 }
 
 skforge::compile::CacheStore open_cache(const CacheArgs& a) {
@@ -506,9 +506,12 @@ int cache_stats(const Args& args) {
     auto s = store.stats();
     using skforge::compile::format_size;
     if (a.json) {
-        std::cout << nlohmann::json{{"dir", store.dir()},          {"entries", s.entries},
-                                    {"total_size", s.total_size},  {"max_size", size_or_null(s.max_size)},
-                                    {"hits", s.hits},              {"misses", s.misses},
+        std::cout << nlohmann::json{{"dir", store.dir()},
+                                    {"entries", s.entries},
+                                    {"total_size", s.total_size},
+                                    {"max_size", size_or_null(s.max_size)},
+                                    {"hits", s.hits},
+                                    {"misses", s.misses},
                                     {"corrupt_removed", s.corrupt}}
                          .dump(2)
                   << "\n";

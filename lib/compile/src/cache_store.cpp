@@ -266,7 +266,9 @@ void scan_shard(const std::string& dir, const std::string& shard, std::int64_t n
     if (!fd)
         throw support::io_error("cannot open the cache directory", path, errno);
     auto names = support::list_directory(fd.get(), path);
-    auto has = [&](const std::string& n) { return std::binary_search(names.begin(), names.end(), n); };
+    auto has = [&](const std::string& n) {
+        return std::binary_search(names.begin(), names.end(), n);
+    };
     for (const auto& name : names) {
         std::string stem = name.substr(0, name.rfind('.'));
         if (name.starts_with(".")) {
@@ -425,7 +427,7 @@ CacheStore::CacheStore(CacheStoreOptions options) : m_options(std::move(options)
         throw Error("cache directory '" + m_options.dir + "' is not a directory");
     }
     m_max_size = m_options.max_size ? m_options.max_size
-                                     : configured_max_size(Paths(m_options.dir).config());
+                                    : configured_max_size(Paths(m_options.dir).config());
 }
 
 std::int64_t CacheStore::now() const {
@@ -556,8 +558,8 @@ CleanResult CacheStore::clean(const CleanRequest& request) {
 
 VerifyResult CacheStore::verify(VerifyFix fix) {
     const Paths paths(m_options.dir);
-    StoreLock lock(m_options.dir, fix == VerifyFix::remove ? StoreLock::Kind::exclusive
-                                                           : StoreLock::Kind::shared);
+    StoreLock lock(m_options.dir,
+                   fix == VerifyFix::remove ? StoreLock::Kind::exclusive : StoreLock::Kind::shared);
     Scan scan = scan_store(m_options.dir, now());
     VerifyResult r{scan.entries.size(), scan.bad};
     auto& problems = r.problems;

@@ -209,8 +209,8 @@ bool fetch_shared(CacheStore& store, const std::string& key, const Outputs& out,
     return false;
 }
 
-void insert_shared(CacheStore& store, const std::string& key, const Outputs& out,
-                   std::string& log, support::Log& user) {
+void insert_shared(CacheStore& store, const std::string& key, const Outputs& out, std::string& log,
+                   support::Log& user) {
     try {
         auto evicted = store.insert(key, out.run());
         log += "stored in the shared cache " + store.dir() + "\n";

@@ -404,7 +404,8 @@ std::string host_fingerprint(const graph::Graph& g) {
     for (std::size_t k = 0; k < inputs.size(); ++k) {
         const std::string& file = inputs[k].object.empty() ? inputs[k].source : inputs[k].object;
         if (!file.empty())
-            h.update("kernel " + std::to_string(k) + (inputs[k].object.empty() ? " source " : " object ") +
+            h.update("kernel " + std::to_string(k) +
+                     (inputs[k].object.empty() ? " source " : " object ") +
                      support::sha256_hex(support::read_file(file)) + "\n");
     }
     return support::digest_hex(h.finish());

@@ -67,8 +67,7 @@ TEST_CASE("sizes are bytes or digits with K, M, G or T", "[compile][cache]") {
         CHECK_FALSE(parse_size(bad));
 }
 
-TEST_CASE("an entry inserted is fetched byte for byte; an unknown key misses",
-          "[compile][cache]") {
+TEST_CASE("an entry inserted is fetched byte for byte; an unknown key misses", "[compile][cache]") {
     test::ScopedTempDir dir;
     std::string run = make_run(dir, "a", std::string(50000, 'a'));
     CacheStore store({dir / "cache", std::nullopt, CacheOpen::create, {}});
@@ -113,8 +112,8 @@ TEST_CASE("a damaged entry is reported, removed, and the destination left alone"
         test::write_text(entry_run(dir / "cache", key), bytes);
         auto r = store.fetch(key, dir / "out/a.run");
         CHECK(r.outcome == FetchOutcome::corrupt);
-        CHECK_THAT(r.problem, Catch::Contains(entry_run(dir / "cache", key)) &&
-                                  Catch::Contains("SHA-256"));
+        CHECK_THAT(r.problem,
+                   Catch::Contains(entry_run(dir / "cache", key)) && Catch::Contains("SHA-256"));
     }
     SECTION("metadata that agrees with a .run that is not a package fails the reader") {
         std::string junk(4096, 'x');
@@ -160,8 +159,7 @@ TEST_CASE("eviction removes the least recently used entries first", "[compile][c
     CHECK(s.store.stats().total_size <= limit);
 }
 
-TEST_CASE("clean removes entries older than asked, down to max size, or all",
-          "[compile][cache]") {
+TEST_CASE("clean removes entries older than asked, down to max size, or all", "[compile][cache]") {
     test::ScopedTempDir dir;
     std::string a = make_run(dir, "a", std::string(20000, 'a'));
     std::string b = make_run(dir, "b", std::string(20000, 'b'));
@@ -209,7 +207,8 @@ TEST_CASE("threads inserting and fetching at once leave one whole entry per key"
                 std::string out = dir / ("out" + std::to_string(i));
                 fs::create_directories(out);
                 if (store.fetch(key_of(k), out + "/x.run").outcome != FetchOutcome::hit ||
-                    test::read_text(out + "/x.run") != test::read_text(runs[static_cast<std::size_t>(i % 2)]))
+                    test::read_text(out + "/x.run") !=
+                        test::read_text(runs[static_cast<std::size_t>(i % 2)]))
                     ++failures;
             } catch (const std::exception&) {
                 ++failures;
@@ -226,8 +225,7 @@ TEST_CASE("threads inserting and fetching at once leave one whole entry per key"
     CHECK(store.stats().hits == 8);
 }
 
-TEST_CASE("processes inserting into one store at once leave one whole entry",
-          "[compile][cache]") {
+TEST_CASE("processes inserting into one store at once leave one whole entry", "[compile][cache]") {
     test::ScopedTempDir dir;
     std::string run = make_run(dir, "a", std::string(300000, 'a'));
     const std::string cache = dir / "cache";

@@ -58,7 +58,7 @@ struct CacheStats {
     std::uint64_t total_size = 0; ///< of the entries' .run files
     std::uint64_t hits = 0;
     std::uint64_t misses = 0;
-    std::uint64_t corrupt = 0;           ///< entries found bad by lookups and removed
+    std::uint64_t corrupt = 0;             ///< entries found bad by lookups and removed
     std::optional<std::uint64_t> max_size; ///< nullopt: unlimited
 };
 

@@ -36,7 +36,7 @@ struct CompileOptions {
     bool use_cache = true; ///< false: neither the output directory's cache nor the shared one
     std::string cache_dir; ///< the shared cache (cache_store.hpp); empty: none
     std::optional<std::uint64_t> cache_max_size; ///< overrides the shared cache's config.json
-    unsigned jobs = 0; ///< parallel builds; 0: one per core
+    unsigned jobs = 0;                           ///< parallel builds; 0: one per core
     SkBackend sk_backend = SkBackend::auto_detect;
     CompileMode mode = CompileMode::package;
 };
