@@ -128,7 +128,8 @@ SkBackend resolve_backend(SkBackend asked, std::size_t segments, std::string& to
                     " segment(s)), which needs the CANN compiler 'bisheng' on PATH: install the "
                     "CANN toolkit and source its set_env.sh, set super_kernel_optimize: false to "
                     "package the precompiled kernels unfused, or compile for --npu-arch host");
-    toolchain = npu_fingerprint();
+    // The CANN headers the generated sources include come from ASCEND_HOME_PATH.
+    toolchain = npu_fingerprint() + "ASCEND_HOME_PATH=" + ascend_home() + "\n";
     return SkBackend::skforge;
 }
 
