@@ -1,6 +1,7 @@
 // skc: the offline pipeline's command line. It parses options into plain structs and calls the
 // library; every error is caught once here and mapped to an exit code (0 ok, 1 failure, 2 usage).
 #include "../common/cli_main.hpp"
+#include "skforge/compile/cache_store.hpp"
 #include "skforge/compile/compile.hpp"
 #include "skforge/fusion/report.hpp"
 #include "skforge/graph/graph.hpp"
@@ -446,8 +447,26 @@ nlohmann::json compile_json(const skforge::compile::CompileResult& r, bool use_c
             {"compile_log", r.compile_log}};
 }
 
+// The shared compile cache's directory: the option, else SKFORGE_CACHE_DIR, else none.
+std::string cache_dir_or_env(const std::string& option) {
+    const char* env = std::getenv("SKFORGE_CACHE_DIR");
+    return !option.empty() ? option : env != nullptr ? env : "";
+}
+
+// --cache-max-size: nullopt when not given; a usage error when not a size.
+std::optional<std::uint64_t> cache_max_size(const std::string& text) {
+    if (text.empty())
+        return std::nullopt;
+    auto size = skforge::compile::parse_size(text);
+    if (!size)
+        throw Error("--cache-max-size '" + text + "': expected bytes, or digits with K, M, G or T",
+                    ErrorKind::usage);
+    return size;
+}
+
 int cmd_compile(const Args& args) {
     skforge::compile::CompileOptions o;
+    std::string cache_dir, max_size;
     std::string key;
     bool no_cache = false, sources_only = false, quiet = false, json = false;
     std::string sk_backend = "auto";
@@ -474,7 +493,12 @@ int cmd_compile(const Args& args) {
         "Ed25519 private key (PEM) to sign the package");
     add("jobs,j", integer_value(o.jobs, "--jobs", 0, 1024),
         "parallel build jobs, 0: one per core (default)");
-    add("no-cache", po::bool_switch(&no_cache), "rebuild even when the cache has the result");
+    add("no-cache", po::bool_switch(&no_cache),
+        "rebuild even when a cache has the result; use no shared cache");
+    add("cache-dir", po::value(&cache_dir)->value_name("DIR"),
+        "shared compile cache several runners may use at once (default: $SKFORGE_CACHE_DIR)");
+    add("cache-max-size", po::value(&max_size)->value_name("SIZE"),
+        "size limit of the shared cache, e.g. 10G (default: DIR/config.json's max_size)");
     add("sources-only", po::bool_switch(&sources_only),
         "NPU targets: write every SuperKernel's source and JSON to OUTDIR/NAME_sources, build "
         "nothing, need no CANN tool");
@@ -500,6 +524,8 @@ int cmd_compile(const Args& args) {
     if (!key.empty())
         o.sign_key = key;
     o.use_cache = !no_cache;
+    o.cache_dir = cache_dir_or_env(cache_dir);
+    o.cache_max_size = cache_max_size(max_size);
     skforge::support::TerminalProgress bar;
     if (!quiet && ::isatty(2))
         o.progress = &bar;
@@ -507,6 +533,157 @@ int cmd_compile(const Args& args) {
     auto r = skforge::compile::compile(o, log);
     print_result(sources_only ? r.sources_dir : r.run_path, compile_json(r, o.use_cache), json);
     return 0;
+}
+
+// Options every `skc cache` command takes.
+struct CacheArgs {
+    std::string dir, max_size;
+    bool json = false;
+};
+
+// The command line of `skc cache NAME`, with the options every cache command takes.
+CommandLine cache_command_line(const char* name, const char* usage, const char* summary,
+                               CacheArgs& a) {
+    CommandLine cl("skc", usage, summary,
+                   std::string("Exit status: 0 success") +
+                       (std::string(name) == "verify" ? " (no problem, or --fix removed them)"
+                                                      : "") +
+                       ", 1 failure, 2 usage error.
+See share/doc/compile.md, \"Shared cache\".");
+    cl.add()("cache-dir", po::value(&a.dir)->value_name("DIR"),
+             "the shared compile cache (default: $SKFORGE_CACHE_DIR)")(
+        "cache-max-size", po::value(&a.max_size)->value_name("SIZE"),
+        "size limit (default: DIR/config.json's max_size)")("json", po::bool_switch(&a.json),
+                                                            "print JSON");
+    return cl;
+}
+
+skforge::compile::CacheStore open_cache(const CacheArgs& a) {
+    std::string dir = cache_dir_or_env(a.dir);
+    if (dir.empty())
+        throw Error("no cache directory: give --cache-dir DIR or set SKFORGE_CACHE_DIR",
+                    ErrorKind::usage);
+    return skforge::compile::CacheStore(
+        {dir, cache_max_size(a.max_size), skforge::compile::CacheOpen::existing, {}});
+}
+
+nlohmann::json size_or_null(std::optional<std::uint64_t> size) {
+    return size ? nlohmann::json(*size) : nlohmann::json(nullptr);
+}
+
+int cache_stats(const Args& args) {
+    CacheArgs a;
+    auto cl = cache_command_line("stats", "skc cache stats [options]",
+                                 "Entries, size, hits and misses of the shared compile cache.", a);
+    if (!cl.parse(args))
+        return 0;
+    auto store = open_cache(a);
+    auto s = store.stats();
+    using skforge::compile::format_size;
+    if (a.json) {
+        std::cout << nlohmann::json{{"dir", store.dir()},
+                                    {"entries", s.entries},
+                                    {"total_size", s.total_size},
+                                    {"max_size", size_or_null(s.max_size)},
+                                    {"hits", s.hits},
+                                    {"misses", s.misses},
+                                    {"corrupt_removed", s.corrupt}}
+                         .dump(2)
+                  << "\n";
+        return 0;
+    }
+    std::printf("cache directory  %s\nentries          %zu\ntotal size       %s\nmax size         "
+                "%s\nhits             %llu\nmisses           %llu\ncorrupt removed  %llu\n",
+                store.dir().c_str(), s.entries, format_size(s.total_size).c_str(),
+                s.max_size ? format_size(*s.max_size).c_str() : "unlimited",
+                static_cast<unsigned long long>(s.hits), static_cast<unsigned long long>(s.misses),
+                static_cast<unsigned long long>(s.corrupt));
+    return 0;
+}
+
+int cache_clean(const Args& args) {
+    CacheArgs a;
+    skforge::compile::CleanRequest request;
+    auto cl = cache_command_line(
+        "clean", "skc cache clean [options]",
+        "Removes every entry; with --older-than or --to-max-size only those, and always\n"
+        "what interrupted writers left behind.",
+        a);
+    cl.add()("older-than", po::value<double>()->value_name("DAYS")->notifier([&](double days) {
+        if (!(days >= 0))
+            throw Error("--older-than must be a number of days, at least 0", ErrorKind::usage);
+        request.older_than_ms = static_cast<std::int64_t>(days * 86400000.0);
+    }),
+             "remove entries not used for DAYS days")(
+        "to-max-size", po::bool_switch(&request.to_max_size),
+        "remove least recently used entries until the cache fits its max size");
+    if (!cl.parse(args))
+        return 0;
+    auto store = open_cache(a);
+    auto r = store.clean(request);
+    if (a.json)
+        std::cout << nlohmann::json{{"dir", store.dir()},
+                                    {"removed", r.removed},
+                                    {"removed_size", r.bytes},
+                                    {"leftovers_removed", r.leftovers}}
+                         .dump(2)
+                  << "\n";
+    else
+        std::printf("removed %zu entries (%s) and %zu leftovers of interrupted writers from %s\n",
+                    r.removed, skforge::compile::format_size(r.bytes).c_str(), r.leftovers,
+                    store.dir().c_str());
+    return 0;
+}
+
+int cache_verify(const Args& args) {
+    CacheArgs a;
+    bool fix = false;
+    auto cl = cache_command_line(
+        "verify", "skc cache verify [options]",
+        "Checks every entry as a hit would; exit 1 when one is bad. --fix removes them.", a);
+    cl.add()("fix", po::bool_switch(&fix), "remove the bad entries and leftovers");
+    if (!cl.parse(args))
+        return 0;
+    auto store = open_cache(a);
+    auto r = store.verify(fix ? skforge::compile::VerifyFix::remove
+                              : skforge::compile::VerifyFix::report);
+    if (a.json) {
+        auto problems = nlohmann::json::array();
+        for (const auto& p : r.problems)
+            problems.push_back({{"path", p.path}, {"reason", p.reason}, {"removed", p.removed}});
+        std::cout << nlohmann::json{{"dir", store.dir()},
+                                    {"checked", r.checked},
+                                    {"problems", problems},
+                                    {"ok", r.problems.empty() || fix}}
+                         .dump(2)
+                  << "\n";
+    } else {
+        for (const auto& p : r.problems)
+            std::printf("%s: %s%s\n", skforge::cli::terminal_safe(p.path).c_str(),
+                        skforge::cli::terminal_safe(p.reason).c_str(),
+                        p.removed ? " (removed)" : "");
+        std::printf("%s: %zu entries checked, %zu problem(s)%s\n", store.dir().c_str(), r.checked,
+                    r.problems.size(), fix && !r.problems.empty() ? ", removed" : "");
+    }
+    return r.problems.empty() || fix ? 0 : 1;
+}
+
+int cmd_cache(const Args& args) {
+    static const std::vector<skforge::cli::Command> table = {
+        {"stats", "entries, size, hits and misses of the shared compile cache", cache_stats},
+        {"clean", "remove every entry, those unused for days, or down to the max size",
+         cache_clean},
+        {"verify", "check every entry; with --fix remove the bad ones", cache_verify},
+    };
+    if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+        skforge::cli::print_usage(args.empty() ? stderr : stdout, "skc cache", table, nullptr);
+        return args.empty() ? 2 : 0;
+    }
+    for (const auto& c : table)
+        if (args[0] == c.name)
+            return c.run(Args(args.begin() + 1, args.end()));
+    throw Error("skc cache: unknown command '" + args[0] + "' (expected stats, clean or verify)",
+                ErrorKind::usage);
 }
 
 const std::vector<skforge::cli::Command>& commands() {
@@ -517,6 +694,8 @@ const std::vector<skforge::cli::Command>& commands() {
         {"pack", "pack a directory into a signed, reproducible .run package", cmd_pack},
         {"inspect", "show and verify a .run package without running it", cmd_inspect},
         {"keygen", "make an Ed25519 key pair for signing packages", cmd_keygen},
+        {"cache", "show, clean and verify the shared compile cache (stats|clean|verify)",
+         cmd_cache},
     };
     return table;
 }

@@ -2,6 +2,7 @@
 // cache. The host target builds kernels and SuperKernels (host_build.cpp); the NPU targets
 // package precompiled kernels as static kernels, and refuse fusion they cannot build.
 #include "skforge/compile/compile.hpp"
+#include "skforge/compile/cache_store.hpp"
 
 #include "skforge/compile/depfile.hpp"
 
@@ -132,7 +133,8 @@ SkBackend resolve_backend(SkBackend asked, std::size_t segments, std::string& to
                     " segment(s)), which needs the CANN compiler 'bisheng' on PATH: install the "
                     "CANN toolkit and source its set_env.sh, set super_kernel_optimize: false to "
                     "package the precompiled kernels unfused, or compile for --npu-arch host");
-    toolchain = npu_fingerprint();
+    // The CANN headers the generated sources include come from ASCEND_HOME_PATH.
+    toolchain = npu_fingerprint() + "ASCEND_HOME_PATH=" + ascend_home() + "\n";
     return SkBackend::skforge;
 }
 
@@ -169,6 +171,65 @@ void write_whole(const std::string& path, const std::string& text) {
     f.write(text);
     f.commit();
 }
+
+// Records OUTDIR/<name>.run under `key` in the output directory's cache; it replaces whatever
+// another key recorded for the same file.
+void record_run(json& cache, const std::string& key, const Outputs& out, const std::string& arch) {
+    for (auto it = cache.begin(); it != cache.end();)
+        it = it.value().value("run", "") == out.name + ".run" ? cache.erase(it) : std::next(it);
+    cache[key] = {{"run", out.name + ".run"},
+                  {"sha256", support::sha256_hex(support::read_file(out.run()))}};
+    write_whole(out.cache_file(arch), cache.dump(2) + "\n");
+}
+
+// The shared cache, or nullopt when there is none or it cannot be used (a warning says why: a
+// cache is never a reason for a compile to fail).
+std::optional<CacheStore> open_shared(const CompileOptions& o, support::Log& user) {
+    if (!o.use_cache || o.cache_dir.empty())
+        return std::nullopt;
+    try {
+        return CacheStore({o.cache_dir, o.cache_max_size, CacheOpen::create, {}});
+    } catch (const Error& e) {
+        user.warn("shared cache not used: " + std::string(e.what()));
+        return std::nullopt;
+    }
+}
+
+// True when the shared cache had the .run for `key` and put a verified copy in place.
+bool fetch_shared(CacheStore& store, const std::string& key, const Outputs& out, std::string& log,
+                  support::Log& user) {
+    try {
+        auto r = store.fetch(key, out.run());
+        if (r.outcome == FetchOutcome::hit) {
+            user.info("cache hit: " + out.run() + " from the shared cache " + store.dir());
+            log += "shared cache hit " + key + " (" + store.dir() + ")\n";
+            return true;
+        }
+        if (r.outcome == FetchOutcome::corrupt) {
+            user.warn(r.problem + "; rebuilding");
+            log += r.problem + "\n";
+        }
+    } catch (const Error& e) {
+        user.warn("shared cache " + store.dir() + " not read: " + e.what());
+    }
+    return false;
+}
+
+void insert_shared(CacheStore& store, const std::string& key, const Outputs& out, std::string& log,
+                   support::Log& user) {
+    try {
+        auto evicted = store.insert(key, out.run());
+        log += "stored in the shared cache " + store.dir() + "\n";
+        if (evicted.removed != 0)
+            user.info("shared cache " + store.dir() + ": evicted " +
+                      std::to_string(evicted.removed) + " least recently used entries (" +
+                      format_size(evicted.bytes) + ") to stay within max_size");
+    } catch (const Error& e) {
+        user.warn("cannot store " + out.run() + " in the shared cache " + store.dir() + ": " +
+                  e.what());
+    }
+}
+
 
 // A build directory `.skc-build.<pid>.XXXXXX`, removed when it goes out of scope or the process
 // is interrupted (support/interrupt.hpp), and by a later compile if its process was killed.
@@ -292,7 +353,7 @@ CompileResult run_pipeline(const CompileOptions& o, const Outputs& out, const st
                             (npu_fusion ? "SuperKernels link the compiled sub-kernels"
                                         : "static packaging needs every kernel compiled"));
     }
-    // 3. Cache.
+    // 3. Cache: the output directory's, then the shared one.
     std::string key = cache_key(g, o, arch, soc, toolchain);
     json cache = read_cache(out.cache_file(arch));
     for (auto it = cache.begin(); it != cache.end();) {
@@ -305,6 +366,11 @@ CompileResult run_pipeline(const CompileOptions& o, const Outputs& out, const st
     if (o.use_cache && cache.contains(key) && cache[key].value("run", "") == out.name + ".run") {
         user.info("cache hit: " + out.run() + " is up to date");
         log += "cache hit " + key + "\n";
+        return described({out.run(), true});
+    }
+    auto shared = open_shared(o, user);
+    if (shared && fetch_shared(*shared, key, out, log, user)) {
+        record_run(cache, key, out, arch);
         return described({out.run(), true});
     }
     user.info(std::string(o.use_cache ? "cache miss" : "cache disabled") + ": building " +
@@ -335,12 +401,9 @@ CompileResult run_pipeline(const CompileOptions& o, const Outputs& out, const st
         po.mtime = std::atoll(sde);
     auto packed = package::pack(po);
     log += "packed " + out.run() + " (payload sha256 " + packed.header.payload_sha256 + ")\n";
-    // The new .run replaces whatever another key recorded for the same file.
-    for (auto it = cache.begin(); it != cache.end();)
-        it = it.value().value("run", "") == out.name + ".run" ? cache.erase(it) : std::next(it);
-    cache[key] = {{"run", out.name + ".run"},
-                  {"sha256", support::sha256_hex(support::read_file(out.run()))}};
-    write_whole(out.cache_file(arch), cache.dump(2) + "\n");
+    record_run(cache, key, out, arch);
+    if (shared)
+        insert_shared(*shared, key, out, log, user);
     return described({out.run(), false});
 }
 

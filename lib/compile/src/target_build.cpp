@@ -413,8 +413,16 @@ std::string host_fingerprint(const graph::Graph& g) {
     support::Sha256 h;
     h.update("cxx=" + compiler() + "\n" + version.output);
     h.update(std::string(k_host_kernel_header));
-    for (const auto& file : host_kernel_files(g))
-        h.update(file + "\n" + support::sha256_hex(support::read_file(file)) + "\n");
+    // Each kernel by its place and content, not its path: the graph (hashed with the key) says
+    // where it comes from, and a cache shared by CI runners must not depend on their checkouts.
+    auto inputs = kernel_inputs(g);
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+        const std::string& file = inputs[k].object.empty() ? inputs[k].source : inputs[k].object;
+        if (!file.empty())
+            h.update("kernel " + std::to_string(k) +
+                     (inputs[k].object.empty() ? " source " : " object ") +
+                     support::sha256_hex(support::read_file(file)) + "\n");
+    }
     return support::digest_hex(h.finish());
 }
 

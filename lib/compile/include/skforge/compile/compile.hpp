@@ -4,6 +4,7 @@
 #include "skforge/support/progress.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,8 +35,10 @@ struct CompileOptions {
     std::string name; ///< empty: <graph>_<arch>
     std::string version = "1.0.0";
     std::optional<std::string> sign_key;
-    bool use_cache = true;
-    unsigned jobs = 0; ///< parallel builds; 0: one per core
+    bool use_cache = true; ///< false: neither the output directory's cache nor the shared one
+    std::string cache_dir; ///< the shared cache (cache_store.hpp); empty: none
+    std::optional<std::uint64_t> cache_max_size; ///< overrides the shared cache's config.json
+    unsigned jobs = 0;                           ///< parallel builds; 0: one per core
     SkBackend sk_backend = SkBackend::auto_detect;
     CompileMode mode = CompileMode::package;
     /// Where to write a Makefile rule `<run>: <every input>` (depfile.hpp); nullopt: none.
