@@ -62,7 +62,7 @@ void append_to(support::UniqueFd fd, const std::string& text, const std::string&
 }
 
 void append_tree_log(const InstallTree& tree, const std::string& text) {
-    Dir dir = ensure_dir(tree.ai_core(), k_log_dir, 0755);
+    Dir dir = ensure_dir(tree.ai_core(), k_log_dir, tree.modes().dir);
     if (auto st = stat_at(dir, k_history_file);
         st && S_ISREG(st->st_mode) &&
         static_cast<std::uint64_t>(st->st_size) + text.size() > k_history_max_bytes) {
