@@ -765,6 +765,41 @@ std::vector<std::string> run_names(const std::string& dir, skforge::support::Log
     return names;
 }
 
+void refuse_candidate(skforge::support::Log& log, const std::string& c, const std::string& why) {
+    log.warn("refusing unrelated or redirected uninstall script: " + c + " (" + why + ")");
+}
+
+void already_removed(skforge::support::Log& log, const std::string& c, const std::string& stem) {
+    log.info(stem + " is already removed (" + c + " is gone); nothing to do");
+}
+
+// One candidate whose text passed: the disk checks through handles (no symlink below the root,
+// a regular uninstall.sh at its expected resolved path), then the uninstall. A package already
+// gone is said so, not warned about: a retried cleanup is quiet.
+void cleanup_candidate(const Options& o, const inst::InstallTree& tree, const std::string& c,
+                       const std::string& stem, skforge::support::Log& log) {
+    auto pkg_dir = inst::open_dir_beneath(tree.ai_core(), stem);
+    if (!pkg_dir)
+        return already_removed(log, c, stem);
+    auto st = inst::stat_at(*pkg_dir, "uninstall.sh");
+    if (!st && inst::classify_package_dir(tree, stem, false).state == inst::DirState::left_behind) {
+        already_removed(log, c, stem);
+        return log.warn("'" + pkg_dir->path + "' holds what its uninstall kept; 'skinstall " +
+                        "uninstall --force " + stem + "' removes it");
+    }
+    char buf[PATH_MAX];
+    std::string expect =
+        tree.resolved_root() + "/opp/static_kernel/ai_core/" + stem + "/uninstall.sh";
+    if (!st || !S_ISREG(st->st_mode) || ::realpath(c.c_str(), buf) == nullptr || expect != buf)
+        return refuse_candidate(log, c, "not a regular file at its expected resolved path");
+    tree.require_writable();
+    inst::TreeLock lock(tree, inst::LockMode::exclusive, lock_wait(o, log));
+    inst::recover(tree, log);
+    auto r = inst::uninstall_package(tree, stem, o.force ? inst::Force::yes : inst::Force::no, log);
+    record(tree, o, {inst::history_line(o.command_line, r.name, r.version, "", r.action, "ok")},
+           log);
+}
+
 int cmd_cleanup(const Options& o) {
     if (o.args.size() != 1 || o.outputs.empty())
         throw Error("usage: skinstall cleanup-from-log LOG --outputs DIR", ErrorKind::usage);
@@ -780,57 +815,22 @@ int cmd_cleanup(const Options& o) {
     // The paths skinstall and install.sh print are absolute (a relative --install-path joined
     // to the job's working directory, or resolved); both forms are accepted.
     std::string absolute = inst::absolute_install_path(given, resolved);
-    auto refuse = [&](const std::string& c, const std::string& why) {
-        log.warn("refusing unrelated or redirected uninstall script: " + c + " (" + why + ")");
-    };
-    auto gone = [&](const std::string& c, const std::string& stem) {
-        log.info(stem + " is already removed (" + c + " is gone); nothing to do");
-    };
     for (const auto& c : inst::uninstall_candidates(text)) {
         std::string stem;
         std::string why = inst::check_candidate_text(c, absolute, resolved, stems, stem);
         if (!why.empty()) {
-            refuse(c, why);
+            refuse_candidate(log, c, why);
             continue;
         }
         if (!tree) {
-            gone(c, stem); // the tree itself is gone: nothing of the job's is left to remove
+            already_removed(log, c, stem); // the whole tree is gone
             continue;
         }
         try {
-            // Disk checks through handles: no symlink below the root, a regular uninstall.sh,
-            // and the resolved path identical to the expected one.
-            auto pkg_dir = inst::open_dir_beneath(tree->ai_core(), stem);
-            if (!pkg_dir) {
-                gone(c, stem);
-                continue;
-            }
-            auto st = inst::stat_at(*pkg_dir, "uninstall.sh");
-            if (!st && inst::classify_package_dir(*tree, stem, false).state ==
-                           inst::DirState::left_behind) {
-                gone(c, stem);
-                log.warn("'" + pkg_dir->path + "' holds what its uninstall kept; 'skinstall " +
-                         "uninstall --force " + stem + "' removes it");
-                continue;
-            }
-            std::string expect =
-                tree->resolved_root() + "/opp/static_kernel/ai_core/" + stem + "/uninstall.sh";
-            if (!st || !S_ISREG(st->st_mode) || ::realpath(c.c_str(), buf) == nullptr ||
-                expect != buf) {
-                refuse(c, "not a regular file at its expected resolved path");
-                continue;
-            }
-            tree->require_writable();
-            inst::TreeLock lock(*tree, inst::LockMode::exclusive, lock_wait(o, log));
-            inst::recover(*tree, log);
-            auto r = inst::uninstall_package(*tree, stem,
-                                             o.force ? inst::Force::yes : inst::Force::no, log);
-            record(*tree, o,
-                   {inst::history_line(o.command_line, r.name, r.version, "", r.action, "ok")},
-                   log);
+            cleanup_candidate(o, *tree, c, stem, log);
         } catch (const Error& e) {
             if (std::string(e.what()).starts_with("refusing '"))
-                refuse(c, e.what());
+                refuse_candidate(log, c, e.what());
             else
                 log.warn("uninstall of " + stem + " failed: " + e.what());
         }
