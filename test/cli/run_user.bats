@@ -72,7 +72,7 @@ modes_are() {
     [[ "$output" == *"installed k 1 into $AI/k"* ]]
     modes_are 0770 0640 0750
     [ "$(stat -c %a "$AI/config.ini")" = 640 ]
-    [ "$(stat -c %a "$AI/log/skinstall.log")" = 640 ]
+    [ "$(stat -c %a "$AI/log/skinstall.log")" = 660 ]
     run as_hw "$HWSK" verify --install-path "$W/hw"
     [ "$status" -eq 0 ]
     [[ "$output" == *"verified 2 package(s)"*": 0 problem(s)"* ]]
@@ -195,4 +195,29 @@ modes_are() {
     # Its own packages stay the run user's to change.
     run as_hw "$HWSK" uninstall mine --install-path "$W/hw"
     [ "$status" -eq 0 ]
+}
+
+@test "another member of the run user's group installs and uninstalls in the 0770 tree too" {
+    hwroot
+    mkpkg a 1
+    mkpkg b 1
+    as_hw "$HWSK" install a-1.run --install-path "$W/hw" -q
+    # uid 65533 in the run user's group only.
+    as_member() { setpriv --reuid=65533 --regid=$HW --clear-groups -- "$@"; }
+    member=$(getent passwd 65533 | cut -d: -f1)
+    member=${member:-uid 65533}
+    run as_member "$HWSK" install b-1.run --install-path "$W/hw"
+    [ "$status" -eq 0 ]
+    [[ "$output" != *"WARN"* ]]
+    [ "$(stat -c %u:%g:%a "$AI/b/soc/Add/add.o")" = 65533:$HW:640 ]
+    run as_member "$HWSK" verify --install-path "$W/hw"
+    [ "$status" -eq 0 ]
+    run as_member "$HWSK" uninstall a --install-path "$W/hw"
+    [ "$status" -eq 0 ]
+    [[ "$output" != *"WARN"* ]]
+    [ ! -e "$AI/a" ]
+    run as_hw "$HWSK" uninstall b --install-path "$W/hw"
+    [ "$status" -eq 0 ]
+    run as_hw "$HWSK" history --install-path "$W/hw" --json
+    [ "$(echo "$output" | python3 -c 'import json,sys; print([(l["user"], l["action"], l["package"]) for l in json.load(sys.stdin)])')" = "[('$HWUSER', 'installed', 'a'), ('$member', 'installed', 'b'), ('$member', 'uninstalled', 'a'), ('$HWUSER', 'uninstalled', 'b')]" ]
 }

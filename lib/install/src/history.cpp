@@ -8,6 +8,7 @@
 #include <ctime>
 #include <fcntl.h>
 #include <pwd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace skforge::install {
@@ -69,9 +70,15 @@ void append_tree_log(const InstallTree& tree, const std::string& text) {
         if (::renameat(dir.fd.get(), k_history_file, dir.fd.get(), k_history_old) != 0)
             throw support::io_error("cannot rotate", dir.path + "/" + k_history_file, errno);
     }
-    int flags = O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK;
-    append_to(open_beneath(dir, k_history_file, flags, 0640), text,
-              dir.path + "/" + k_history_file);
+    // 0640 (the installing user writes, its group reads); in a run user's tree 0660, so every
+    // member of the group that may install there may also append its line.
+    mode_t mode = tree.modes().for_others ? 0640 : 0660;
+    auto fd = open_beneath(dir, k_history_file, O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK, mode);
+    struct stat st {};
+    if (fd && ::fstat(fd.get(), &st) == 0 && st.st_uid == ::geteuid() &&
+        (st.st_mode & 07777) != mode)
+        ::fchmod(fd.get(), mode); // creation applied the umask
+    append_to(std::move(fd), text, dir.path + "/" + k_history_file);
     ::fsync(open_beneath(dir, k_history_file, O_RDONLY | O_NONBLOCK).get());
 }
 
