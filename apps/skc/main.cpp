@@ -548,8 +548,7 @@ CommandLine cache_command_line(const char* name, const char* usage, const char* 
                    std::string("Exit status: 0 success") +
                        (std::string(name) == "verify" ? " (no problem, or --fix removed them)"
                                                       : "") +
-                       ", 1 failure, 2 usage error.
-See share/doc/compile.md, \"Shared cache\".");
+                       ", 1 failure, 2 usage error.\nSee share/doc/compile.md, \"Shared cache\".");
     cl.add()("cache-dir", po::value(&a.dir)->value_name("DIR"),
              "the shared compile cache (default: $SKFORGE_CACHE_DIR)")(
         "cache-max-size", po::value(&a.max_size)->value_name("SIZE"),

@@ -46,6 +46,7 @@ struct Options {
     bool allow_downgrade = false;
     bool conflicts = false;
     bool dry_run = false;
+    bool install_for_all = false;
     std::string outputs;
     std::string from;
     std::string key;
@@ -81,6 +82,15 @@ inst::Policy make_policy(const Options& o) {
     return p;
 }
 
+// Packages and installed trees this large show a bar while they are read (small ones stay quiet).
+constexpr std::uint64_t k_progress_min_bytes = 4u << 20;
+
+// The bar on standard error while a long step runs: only on a terminal and without -q, so pipes
+// and logs stay clean.
+skforge::support::Progress* progress_for(const Options& o, skforge::support::Progress& bar) {
+    return !o.quiet && ::isatty(STDERR_FILENO) ? &bar : nullptr;
+}
+
 inst::LockWait lock_wait(const Options& o, skforge::support::Log& log) {
     return {o.lock_timeout, &log};
 }
@@ -106,7 +116,8 @@ struct Mutating {
     inst::InstallTree tree;
     inst::TreeLock lock;
     Mutating(const Options& o, skforge::support::Log& log, inst::Create create = inst::Create::yes)
-        : tree(open(o, create)), lock(tree, inst::LockMode::exclusive, lock_wait(o, log)) {
+        : tree(open(o, create)),
+          lock(writable(tree), inst::LockMode::exclusive, lock_wait(o, log)) {
         auto did = inst::recover(tree, log);
         if (did != "nothing to recover")
             record(tree, o, {inst::history_line(o.command_line, "", "", "", "recover", "ok", did)},
@@ -114,10 +125,17 @@ struct Mutating {
     }
     static inst::InstallTree open(const Options& o, inst::Create create) {
         std::string given = inst::choose_install_path(o.install_path);
-        auto tree = inst::InstallTree::open(given, create);
+        auto tree =
+            inst::InstallTree::open(given, create, inst::Modes::for_process(o.install_for_all));
         if (!tree)
             throw Error("nothing is installed under '" + given + "'");
         return std::move(*tree);
+    }
+    // A user who may not write the tree (the run user's tree, root's tree) is told whose it is
+    // before anything is locked or changed.
+    static const inst::InstallTree& writable(const inst::InstallTree& tree) {
+        tree.require_writable();
+        return tree;
     }
 };
 
@@ -235,15 +253,33 @@ int dry_run_installs(const Options& o, const std::vector<inst::VerifiedPackage>&
     return 0;
 }
 
+// For a package this command installed, the absolute path of its uninstall script (what a CI
+// job's 'cleanup-from-log' looks for); one that was there before this command is named without
+// that path, so a job's cleanup never removes what it did not install.
+void report_uninstall_paths(const inst::InstallTree& tree,
+                            const std::vector<inst::InstallResult>& results,
+                            skforge::support::Log& log) {
+    for (const auto& r : results) {
+        if (r.outcome == inst::InstallOutcome::installed)
+            log.info("uninstall with: " + tree.shown() + "/" + r.name + "/uninstall.sh");
+        else
+            log.info(r.name +
+                     " was installed before this command; 'skinstall cleanup-from-log' "
+                     "leaves it, 'skinstall uninstall " +
+                     r.name + "' removes it");
+    }
+}
+
 int cmd_install(const Options& o, inst::InstallMode mode) {
     if (o.args.empty())
         throw Error("name at least one .run package", ErrorKind::usage);
     Console log(o);
     auto policy = make_policy(o);
+    skforge::support::TerminalProgress bar(k_progress_min_bytes);
     // Every package is verified before anything is written.
     std::vector<inst::VerifiedPackage> pkgs;
     for (const auto& a : o.args)
-        pkgs.push_back(inst::verify_package(a, policy));
+        pkgs.push_back(inst::verify_package(a, policy, progress_for(o, bar)));
     std::string given = inst::choose_install_path(o.install_path);
     for (const auto& p : pkgs)
         if (p.signature == pkg::SignatureState::not_checked)
@@ -252,15 +288,14 @@ int cmd_install(const Options& o, inst::InstallMode mode) {
     inst::InstallRequest request(o.reinstall ? inst::InstallMode::reinstall : mode,
                                  o.allow_downgrade ? inst::Downgrade::allow
                                                    : inst::Downgrade::refuse);
+    request.progress = progress_for(o, bar);
     if (o.dry_run)
         return dry_run_installs(o, pkgs, request, log);
     Mutating m(o, log);
     if (auto why = inst::runtime_path_problem(given, m.tree.resolved_root()))
         log.warn(*why);
     auto results = inst::install_packages(m.tree, pkgs, request, policy, log);
-    for (const auto& p : pkgs)
-        log.info("uninstall with: " + given + "/opp/static_kernel/ai_core/" + p.manifest.name +
-                 "/uninstall.sh");
+    report_uninstall_paths(m.tree, results, log);
     finish_installs(o, m, results, log);
     return 0;
 }
@@ -457,7 +492,7 @@ int cmd_list(const Options& o) {
 
 // One package's verify result; a damaged package is one problem, never an abort.
 json verify_one(const inst::InstallTree& tree, const std::string& n, bool listed, bool text,
-                std::size_t& problems, std::size_t& files) {
+                skforge::support::Progress* progress, std::size_t& problems, std::size_t& files) {
     auto pd = inst::classify_package_dir(tree, n, listed);
     if (pd.state == inst::DirState::absent)
         throw Error(n + " is not installed in '" + tree.shown() + "'");
@@ -473,7 +508,7 @@ json verify_one(const inst::InstallTree& tree, const std::string& n, bool listed
                 {"problems",
                  json::array({{{"path", ""}, {"problem", "damaged"}, {"detail", detail}}})}};
     }
-    auto r = inst::check_installed(tree, n);
+    auto r = inst::check_installed(tree, n, progress);
     json pj = json::array();
     for (const auto& p : r.problems) {
         pj.push_back(
@@ -506,9 +541,10 @@ int cmd_verify(const Options& o) {
     auto names = o.args.empty() ? order : o.args;
     json out = json::array();
     std::size_t problems = 0, files = 0;
+    skforge::support::TerminalProgress bar(k_progress_min_bytes);
     for (const auto& n : names) {
         bool listed = std::find(order.begin(), order.end(), n) != order.end();
-        out.push_back(verify_one(*tree, n, listed, !o.json, problems, files));
+        out.push_back(verify_one(*tree, n, listed, !o.json, progress_for(o, bar), problems, files));
     }
     if (o.args.empty()) {
         // Files in skforge's own directories that no package and no tree file explains.
@@ -780,6 +816,7 @@ int cmd_recover(const Options& o) {
     Console log(o);
     auto tree =
         inst::InstallTree::open(inst::choose_install_path(o.install_path), inst::Create::yes);
+    tree->require_writable();
     inst::TreeLock lock(*tree, inst::LockMode::exclusive, lock_wait(o, log));
     auto did = inst::recover(*tree, log);
     if (did == "nothing to recover")
@@ -809,6 +846,41 @@ std::vector<std::string> run_names(const std::string& dir, skforge::support::Log
     return names;
 }
 
+void refuse_candidate(skforge::support::Log& log, const std::string& c, const std::string& why) {
+    log.warn("refusing unrelated or redirected uninstall script: " + c + " (" + why + ")");
+}
+
+void already_removed(skforge::support::Log& log, const std::string& c, const std::string& stem) {
+    log.info(stem + " is already removed (" + c + " is gone); nothing to do");
+}
+
+// One candidate whose text passed: the disk checks through handles (no symlink below the root,
+// a regular uninstall.sh at its expected resolved path), then the uninstall. A package already
+// gone is said so, not warned about: a retried cleanup is quiet.
+void cleanup_candidate(const Options& o, const inst::InstallTree& tree, const std::string& c,
+                       const std::string& stem, skforge::support::Log& log) {
+    auto pkg_dir = inst::open_dir_beneath(tree.ai_core(), stem);
+    if (!pkg_dir)
+        return already_removed(log, c, stem);
+    auto st = inst::stat_at(*pkg_dir, "uninstall.sh");
+    if (!st && inst::classify_package_dir(tree, stem, false).state == inst::DirState::left_behind) {
+        already_removed(log, c, stem);
+        return log.warn("'" + pkg_dir->path + "' holds what its uninstall kept; 'skinstall " +
+                        "uninstall --force " + stem + "' removes it");
+    }
+    char buf[PATH_MAX];
+    std::string expect =
+        tree.resolved_root() + "/opp/static_kernel/ai_core/" + stem + "/uninstall.sh";
+    if (!st || !S_ISREG(st->st_mode) || ::realpath(c.c_str(), buf) == nullptr || expect != buf)
+        return refuse_candidate(log, c, "not a regular file at its expected resolved path");
+    tree.require_writable();
+    inst::TreeLock lock(tree, inst::LockMode::exclusive, lock_wait(o, log));
+    inst::recover(tree, log);
+    auto r = inst::uninstall_package(tree, stem, o.force ? inst::Force::yes : inst::Force::no, log);
+    record(tree, o, {inst::history_line(o.command_line, r.name, r.version, "", r.action, "ok")},
+           log);
+}
+
 int cmd_cleanup(const Options& o) {
     if (o.args.size() != 1 || o.outputs.empty())
         throw Error("usage: skinstall cleanup-from-log LOG --outputs DIR", ErrorKind::usage);
@@ -817,42 +889,29 @@ int cmd_cleanup(const Options& o) {
     auto stems = run_names(o.outputs, log);
     std::string given = inst::choose_install_path(o.install_path);
     auto tree = inst::InstallTree::open(given, inst::Create::no);
-    auto refuse = [&](const std::string& c, const std::string& why) {
-        log.warn("refusing unrelated or redirected uninstall script: " + c + " (" + why + ")");
-    };
+    char buf[PATH_MAX];
+    std::string resolved = tree                             ? tree->resolved_root()
+                           : ::realpath(given.c_str(), buf) ? std::string(buf)
+                                                            : given;
+    // The paths skinstall and install.sh print are absolute (a relative --install-path joined
+    // to the job's working directory, or resolved); both forms are accepted.
+    std::string absolute = inst::absolute_install_path(given, resolved);
     for (const auto& c : inst::uninstall_candidates(text)) {
         std::string stem;
-        std::string why =
-            inst::check_candidate_text(c, given, tree ? tree->resolved_root() : given, stems, stem);
-        if (why.empty() && !tree)
-            why = "nothing is installed under the install path";
+        std::string why = inst::check_candidate_text(c, absolute, resolved, stems, stem);
         if (!why.empty()) {
-            refuse(c, why);
+            refuse_candidate(log, c, why);
+            continue;
+        }
+        if (!tree) {
+            already_removed(log, c, stem); // the whole tree is gone
             continue;
         }
         try {
-            // Disk checks through handles: no symlink below the root, a regular uninstall.sh,
-            // and the resolved path identical to the expected one.
-            auto pkg_dir = inst::open_dir_beneath(tree->ai_core(), stem);
-            auto st = pkg_dir ? inst::stat_at(*pkg_dir, "uninstall.sh") : std::nullopt;
-            char buf[PATH_MAX];
-            std::string expect =
-                tree->resolved_root() + "/opp/static_kernel/ai_core/" + stem + "/uninstall.sh";
-            if (!st || !S_ISREG(st->st_mode) || ::realpath(c.c_str(), buf) == nullptr ||
-                expect != buf) {
-                refuse(c, "not a regular file at its expected resolved path");
-                continue;
-            }
-            inst::TreeLock lock(*tree, inst::LockMode::exclusive, lock_wait(o, log));
-            inst::recover(*tree, log);
-            auto r = inst::uninstall_package(*tree, stem,
-                                             o.force ? inst::Force::yes : inst::Force::no, log);
-            record(*tree, o,
-                   {inst::history_line(o.command_line, r.name, r.version, "", r.action, "ok")},
-                   log);
+            cleanup_candidate(o, *tree, c, stem, log);
         } catch (const Error& e) {
             if (std::string(e.what()).starts_with("refusing '"))
-                refuse(c, e.what());
+                refuse_candidate(log, c, e.what());
             else
                 log.warn("uninstall of " + stem + " failed: " + e.what());
         }
@@ -925,6 +984,13 @@ const std::map<std::string, Adder>& option_table() {
              d.add_options()("conflicts", po::bool_switch(&o.conflicts),
                              "list the keys where one package's kernel hides another's");
          }},
+        {"install-for-all",
+         [](auto& d, auto& o) {
+             d.add_options()("install-for-all", po::bool_switch(&o.install_for_all),
+                             "as a user other than root, let every user read the package "
+                             "(directories 0775, files 0644/0755 instead of 0770, 0640/0750); "
+                             "root installs are always for all");
+         }},
         {"outputs",
          [](auto& d, auto& o) {
              d.add_options()("outputs", po::value(&o.outputs),
@@ -965,8 +1031,8 @@ struct Spec {
 };
 
 const std::vector<const char*> k_install_opts = {
-    "trusted-key", "require-signature", "reinstall",    "json",
-    "quiet",       "dry-run",           "lock-timeout", "log-file"};
+    "trusted-key", "require-signature", "reinstall", "json",    "quiet",
+    "dry-run",     "lock-timeout",      "log-file",  "install-for-all"};
 
 std::vector<const char*> with(std::vector<const char*> base, std::vector<const char*> more) {
     base.insert(base.end(), more.begin(), more.end());
@@ -985,7 +1051,8 @@ const std::vector<Spec>& specs() {
         {"repair",
          "NAME",
          "restore an installed (or damaged) package's files from its .run",
-         {"from", "trusted-key", "require-signature", "json", "quiet", "lock-timeout", "log-file"},
+         {"from", "trusted-key", "require-signature", "json", "quiet", "lock-timeout", "log-file",
+          "install-for-all"},
          cmd_repair},
         {"uninstall",
          "NAME... | --all",

@@ -509,3 +509,33 @@ with open('$log', 'a') as f:
     [ -z "$output" ]
     [[ "$stderr" == *"a is not installed"* ]]
 }
+
+# ---- 11. progress where work is long ----
+
+@test "install and verify draw a progress bar on a terminal, never in a pipe or with -q" {
+    mkdir -p big/soc root
+    head -c $((6 * 1024 * 1024)) /dev/urandom >big/soc/weights.o
+    "$SKC" pack big -o big.run --version 1 -q
+    # script(1) gives skinstall a terminal; what it drew is in its output.
+    script -qec "$SKINSTALL install big.run --install-path $W/root" /dev/null >tty.txt
+    grep -q 'verifying big \[#*' tty.txt
+    grep -q 'installing big \[##############################\] 100%' tty.txt
+    grep -q "installed big 1 into" tty.txt
+    script -qec "$SKINSTALL verify big --install-path $W/root" /dev/null >tty.txt
+    grep -q 'verifying big \[##############################\] 100%' tty.txt
+    # In a pipe, and with -q on a terminal: no bar.
+    si uninstall big -q
+    "$SKINSTALL" install big.run --install-path "$W/root" >pipe.txt 2>&1
+    ! grep -q '%' pipe.txt
+    grep -q "installed big 1 into" pipe.txt
+    si verify big 2>&1 | { ! grep -q '%'; }
+    si uninstall big -q
+    script -qec "$SKINSTALL install -q big.run --install-path $W/root" /dev/null >tty.txt
+    [ ! -s tty.txt ]
+    script -qec "$SKINSTALL verify -q big --install-path $W/root" /dev/null >tty.txt
+    [ ! -s tty.txt ]
+    # Small packages stay quiet even on a terminal.
+    mkpkg small 1
+    script -qec "$SKINSTALL install small.run --install-path $W/root" /dev/null >tty.txt
+    ! grep -q '%' tty.txt
+}

@@ -152,7 +152,7 @@ mkpkg() {
     [ "$status" -eq 0 ]
     run as_nobody "$SKINSTALL" uninstall k1 --install-path "$W/root"
     [ "$status" -eq 1 ]
-    [[ "$output" == *"Permission denied"* ]]
+    [[ "$output" == *"'$(ai)' belongs to user root (uid 0) and group root (gid 0)"*"who may not write it"* ]]
     [ -d "$(ai)/k1" ]
 }
 

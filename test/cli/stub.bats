@@ -6,7 +6,7 @@ load helpers
     pack_tree p
     run sh p.run --help
     [ "$status" -eq 0 ]
-    [[ "$output" == *"Usage: sh p.run"*"--install-path=PATH"* ]]
+    [[ "$output" == *"Usage: sh p.run"*"--install-path PATH"* ]]
 }
 
 @test "--version prints the package version" {
@@ -69,7 +69,7 @@ load helpers
     pack_tree p
     run sh p.run --bogus
     [ "$status" -eq 2 ]
-    [[ "$output" == *"unknown option '--bogus'"*"Usage:"* ]]
+    [[ "$output" == *"unknown option '--bogus'"*"Try 'sh p.run --help'."* ]]
     run sh p.run --check --install
     [ "$status" -eq 2 ]
     [[ "$output" == *"cannot be combined"* ]]
@@ -216,4 +216,116 @@ load helpers
     sh root/opp/static_kernel/ai_core/k.1/uninstall.sh -q
     grep -qx 'install_order=kx1' root/opp/static_kernel/ai_core/config.ini
     [ -d root/opp/static_kernel/ai_core/kx1 ]
+}
+
+# ---- the command line operators type (issue 14, item 7) ----
+
+@test "valued options take '=VALUE' or the next word: --install-path, --extract, --target" {
+    pack_tree kern
+    mkdir r1 r2
+    run sh kern.run --install-path "$W/r1" -q
+    [ "$status" -eq 0 ]
+    run sh kern.run --install-path="$W/r2" -q
+    [ "$status" -eq 0 ]
+    [ -f r1/opp/static_kernel/ai_core/kern/manifest.json ]
+    [ "$(tree_digest r1)" = "$(tree_digest r2)" ]
+    sh kern.run --extract e1 -q
+    sh kern.run --extract=e2 -q
+    # makeself's --target DIR: here it extracts into DIR and runs nothing, like --extract DIR.
+    run sh kern.run --target e3
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"Extracted kern 1.2.3 into e3"* ]]
+    [ "$(tree_digest e1)" = "$(tree_digest e2)" ]
+    [ "$(tree_digest e1)" = "$(tree_digest e3)" ]
+    [ ! -e e3/opp ]
+    run sh kern.run --install-path
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"--install-path needs a directory: --install-path DIR (or --install-path=DIR)"* ]]
+}
+
+@test "CANN's and makeself's flags: --full, --run, --nox11, --noprogress, --nochown, --quiet install" {
+    pack_tree kern
+    mkdir root
+    run sh kern.run --nox11 --noprogress --nochown --nodiskspace --full --quiet --install-path "$W/root"
+    [ "$status" -eq 0 ]
+    [ -z "$output" ]
+    [ -f root/opp/static_kernel/ai_core/kern/manifest.json ]
+    run sh kern.run --run --install-path "$W/root"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"already installed"* ]]
+    run sh kern.run --full --uninstall --install-path "$W/root"
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"--install and --uninstall cannot be combined"* ]]
+}
+
+@test "flags that mean nothing for a static-kernel package are refused with what to use instead" {
+    pack_tree kern
+    mkdir root
+    sh kern.run --install-path "$W/root" -q
+    before=$(tree_digest root)
+    check() { # check WANT ARGS...: exit 2, the message names WANT, nothing changed
+        local want=$1
+        shift
+        run sh kern.run "$@" --install-path "$W/root"
+        [ "$status" -eq 2 ]
+        [[ "$output" == *"kern.run: ERROR: "*"$want"* ]]
+        [[ "$output" == *"Try 'sh kern.run --help'."* ]]
+        [ "$(tree_digest root)" = "$before" ]
+    }
+    check "--keep: an install never keeps its temporary extraction; use --extract DIR" --keep
+    check "--devel: a static-kernel package has no development part; --install (or --full)" --devel
+    check "install into the container's toolkit with --install-path <docker root>/<toolkit path>" --docker-root=/c
+    check "--feature: a static-kernel package is built for one SoC (see --info)" --feature=all
+    check "--chip: a static-kernel package is built for one SoC" --chip=ascend910b
+    check "--setenv: a static-kernel package sets no environment" --setenv
+    check "--pre-check: use --check (integrity) and --info" --pre-check
+    check "unknown option '--bogus'" --bogus
+    check "unexpected argument 'extra'" extra
+    check "--force applies only to --uninstall" --force
+    check "--install-for-all applies only to --install and --upgrade" --uninstall --install-for-all
+    [ ! -e kern ]
+}
+
+@test "'~' after '=' is explained, not taken for a directory called '~'" {
+    pack_tree kern
+    run sh kern.run '--install-path=~/toolkit'
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"--install-path=~/toolkit: the shell did not expand '~' (it does not after '='), so this names a directory literally called '~'; write --install-path ~/toolkit (two words) or --install-path=\$HOME/toolkit"* ]]
+    run sh kern.run '--extract=~/x'
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"did not expand '~'"* ]]
+    [ ! -e '~' ]
+    # skinstall explains it the same way.
+    run "$SKINSTALL" install kern.run '--install-path=~/toolkit'
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"install path '~/toolkit': the shell did not expand '~'"*"--install-path ~/x (two words) or --install-path=\$HOME/x"* ]]
+    [ ! -e '~' ]
+}
+
+@test "--uninstall --force removes changed files; without it the change is named and kept" {
+    pack_tree kern
+    mkdir root
+    sh kern.run --install-path "$W/root" -q
+    pkg=root/opp/static_kernel/ai_core/kern
+    echo edited >>$pkg/tool.sh
+    run sh kern.run --uninstall --install-path "$W/root"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"use --force"*"tool.sh (content differs from the manifest)"* ]]
+    [ -f $pkg/tool.sh ]
+    run sh kern.run --uninstall --force --install-path "$W/root"
+    [ "$status" -eq 0 ]
+    [ ! -e $pkg ]
+}
+
+@test "stub errors name the file, the reason and what to do" {
+    pack_tree kern
+    head -c -10 kern.run >short.run
+    run sh short.run --check
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"'short.run' is truncated"*"copy or download it again"* ]]
+    mkdir root
+    run env TMPDIR="$W/missing" sh kern.run --install-path "$W/root"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"cannot create a private directory in '$W/missing': set TMPDIR to a directory you may write"* ]]
+    [ ! -e root/opp ]
 }

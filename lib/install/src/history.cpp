@@ -8,6 +8,7 @@
 #include <ctime>
 #include <fcntl.h>
 #include <pwd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace skforge::install {
@@ -62,16 +63,22 @@ void append_to(support::UniqueFd fd, const std::string& text, const std::string&
 }
 
 void append_tree_log(const InstallTree& tree, const std::string& text) {
-    Dir dir = ensure_dir(tree.ai_core(), k_log_dir, 0755);
+    Dir dir = ensure_dir(tree.ai_core(), k_log_dir, tree.modes().dir);
     if (auto st = stat_at(dir, k_history_file);
         st && S_ISREG(st->st_mode) &&
         static_cast<std::uint64_t>(st->st_size) + text.size() > k_history_max_bytes) {
         if (::renameat(dir.fd.get(), k_history_file, dir.fd.get(), k_history_old) != 0)
             throw support::io_error("cannot rotate", dir.path + "/" + k_history_file, errno);
     }
-    int flags = O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK;
-    append_to(open_beneath(dir, k_history_file, flags, 0640), text,
-              dir.path + "/" + k_history_file);
+    // 0640 (the installing user writes, its group reads); in a run user's tree 0660, so every
+    // member of the group that may install there may also append its line.
+    mode_t mode = tree.modes().for_others ? 0640 : 0660;
+    auto fd = open_beneath(dir, k_history_file, O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK, mode);
+    struct stat st {};
+    if (fd && ::fstat(fd.get(), &st) == 0 && st.st_uid == ::geteuid() &&
+        (st.st_mode & 07777) != mode)
+        ::fchmod(fd.get(), mode); // creation applied the umask
+    append_to(std::move(fd), text, dir.path + "/" + k_history_file);
     ::fsync(open_beneath(dir, k_history_file, O_RDONLY | O_NONBLOCK).get());
 }
 

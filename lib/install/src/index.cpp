@@ -88,10 +88,11 @@ void write_global_files(const InstallTree& tree, const std::vector<std::string>&
         unlink_at(ai, "version.info");
         return;
     }
-    write_file_at(ai, "uninstall.sh", std::string(package::templates::k_uninstall_all_sh), 0755);
+    write_file_at(ai, "uninstall.sh", std::string(package::templates::k_uninstall_all_sh),
+                  tree.modes().file(0755));
     std::string info =
         "installer=skforge " SKFORGE_VERSION "\npackages=" + std::to_string(order.size()) + "\n";
-    write_file_at(ai, "version.info", info, 0644);
+    write_file_at(ai, "version.info", info, tree.modes().file(0644));
 }
 
 // The index of one installed package, or why it cannot contribute.
@@ -171,7 +172,8 @@ std::vector<std::string> rebuild_derived(const InstallTree& tree,
     auto global = merge_indexes(indexes);
     Dir config = tree.config_dir();
     for (const auto& [soc, doc] : global)
-        write_file_at(ensure_dir(config, soc, 0755), k_index_file, doc.dump(2) + "\n", 0644);
+        write_file_at(ensure_dir(config, soc, tree.modes().dir), k_index_file, doc.dump(2) + "\n",
+                      tree.modes().file(0644));
     for (const auto& name : list_dir(config)) {
         auto st = stat_at(config, name);
         if (!st || !S_ISDIR(st->st_mode) || global.contains(name))

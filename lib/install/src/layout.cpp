@@ -22,6 +22,13 @@ using support::Error;
 using support::UniqueFd;
 
 std::string choose_install_path(const std::string& option) {
+    if (!option.empty() && option.front() == '~')
+        throw Error("install path '" + option +
+                        "': the shell did not expand '~' (it does not after '=', as in "
+                        "--install-path=~/x); write --install-path ~/x (two words) or "
+                        "--install-path=$HOME/x, or ./" +
+                        option + " for a directory really named '~'",
+                    support::ErrorKind::usage);
     if (!option.empty())
         return option;
     const char* env = std::getenv("ASCEND_HOME_PATH");
@@ -31,7 +38,50 @@ std::string choose_install_path(const std::string& option) {
                 support::ErrorKind::usage);
 }
 
-std::optional<InstallTree> InstallTree::open(const std::string& install_path, Create create) {
+std::string absolute_install_path(const std::string& given, const std::string& resolved) {
+    std::string out;
+    if (given.empty() || given.front() != '/') {
+        char cwd[PATH_MAX];
+        if (::getcwd(cwd, sizeof cwd) == nullptr)
+            return resolved;
+        out = cwd;
+    }
+    std::size_t start = 0;
+    while (start <= given.size()) {
+        std::size_t slash = given.find('/', start);
+        std::string comp = given.substr(start, slash == std::string::npos ? slash : slash - start);
+        if (comp == "..")
+            return resolved;
+        if (!comp.empty() && comp != ".")
+            out += (out.ends_with("/") ? "" : "/") + comp;
+        if (slash == std::string::npos)
+            break;
+        start = slash + 1;
+    }
+    return out.empty() ? "/" : out;
+}
+
+Modes Modes::for_process(bool install_for_all) {
+    if (::geteuid() == 0)
+        return {0755, true};
+    return install_for_all ? Modes{0775, true} : Modes{0770, false};
+}
+
+std::optional<Modes> Modes::of_package_dir(mode_t dir_mode) {
+    switch (dir_mode & 07777) {
+    case 0755:
+        return Modes{0755, true};
+    case 0770:
+        return Modes{0770, false};
+    case 0775:
+        return Modes{0775, true};
+    default:
+        return std::nullopt;
+    }
+}
+
+std::optional<InstallTree> InstallTree::open(const std::string& install_path, Create create,
+                                             Modes modes) {
     char buf[PATH_MAX];
     if (::realpath(install_path.c_str(), buf) == nullptr)
         throw support::io_error("cannot resolve install path", install_path, errno);
@@ -39,10 +89,10 @@ std::optional<InstallTree> InstallTree::open(const std::string& install_path, Cr
     int fd = ::open(resolved.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         throw support::io_error("cannot open install path", install_path, errno);
-    Dir dir{UniqueFd(fd), install_path};
+    Dir dir{UniqueFd(fd), absolute_install_path(install_path, resolved)};
     for (const char* comp : {"opp", "static_kernel", "ai_core"}) {
         if (create == Create::yes) {
-            dir = ensure_dir(dir, comp, 0755);
+            dir = ensure_dir(dir, comp, modes.dir);
             continue;
         }
         auto next = open_dir_beneath(dir, comp);
@@ -50,11 +100,31 @@ std::optional<InstallTree> InstallTree::open(const std::string& install_path, Cr
             return std::nullopt;
         dir = std::move(*next);
     }
-    return InstallTree(std::move(dir), resolved);
+    return InstallTree(std::move(dir), resolved, modes);
 }
 
 Dir InstallTree::config_dir() const {
-    return ensure_dir(m_ai_core, k_config_dir, 0755);
+    return ensure_dir(m_ai_core, k_config_dir, m_modes.dir);
+}
+
+void InstallTree::require_writable() const {
+    auto check = [](const Dir& d) {
+        if (auto why = write_refusal(d))
+            throw Error(*why);
+    };
+    check(m_ai_core);
+    if (auto log = open_dir_beneath(m_ai_core, k_log_dir))
+        check(*log);
+    auto config = open_dir_beneath(m_ai_core, k_config_dir);
+    if (!config)
+        return;
+    check(*config);
+    for (const auto& name : list_dir(*config)) {
+        auto st = stat_at(*config, name);
+        if (st && S_ISDIR(st->st_mode))
+            if (auto soc = open_dir_beneath(*config, name))
+                check(*soc);
+    }
 }
 
 std::vector<std::string> InstallTree::install_order() const {
@@ -63,7 +133,7 @@ std::vector<std::string> InstallTree::install_order() const {
 }
 
 void InstallTree::write_install_order(const std::vector<std::string>& order) const {
-    write_file_at(m_ai_core, k_config_ini, render_config_ini(order), 0644);
+    write_file_at(m_ai_core, k_config_ini, render_config_ini(order), m_modes.file(0644));
 }
 
 std::optional<std::string> runtime_path_problem(const std::string& given,
@@ -157,9 +227,20 @@ TreeLock::TreeLock(const InstallTree& tree, LockMode mode, const LockWait& wait)
     std::string path = config.path + "/" + k_lock_file;
     // A shared lock needs only a read-only descriptor, so queries work for users who cannot
     // write the tree and on read-only mounts; O_NONBLOCK so a FIFO planted there cannot hang us.
-    m_fd = mode == LockMode::shared
-               ? open_beneath(config, k_lock_file, O_RDONLY | O_NONBLOCK)
-               : open_beneath(config, k_lock_file, O_RDWR | O_CREAT | O_NONBLOCK, 0644);
+    if (mode == LockMode::shared) {
+        m_fd = open_beneath(config, k_lock_file, O_RDONLY | O_NONBLOCK);
+    } else {
+        try {
+            m_fd = open_beneath(config, k_lock_file, O_RDWR | O_CREAT | O_NONBLOCK,
+                                tree.modes().file(0644));
+        } catch (const Error&) {
+            // Another member of the run user's group created it (0640): flock needs no write
+            // access, so a read-only descriptor locks it as well.
+            m_fd = open_beneath(config, k_lock_file, O_RDONLY | O_NONBLOCK);
+            if (!m_fd)
+                throw;
+        }
+    }
     if (!m_fd && mode == LockMode::shared)
         return; // removed since we looked: no writer holds it
     struct stat st {};

@@ -62,7 +62,7 @@ std::optional<Manifest> read_installed_manifest(const InstallTree& tree, const s
 namespace {
 
 // Checks one manifest entry through handles; returns the problem, if any.
-std::optional<Problem> check_entry(const Dir& pkg, const ManifestEntry& e,
+std::optional<Problem> check_entry(const Dir& pkg, const ManifestEntry& e, const Modes& modes,
                                    std::vector<std::uint8_t>& buf) {
     support::UniqueFd fd;
     try {
@@ -79,10 +79,11 @@ std::optional<Problem> check_entry(const Dir& pkg, const ManifestEntry& e,
     if (want_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
         return Problem{e.path, ProblemKind::type,
                        std::string("expected a ") + (want_dir ? "directory" : "regular file")};
-    if ((st.st_mode & 07777) != e.mode)
+    mode_t want = modes.entry(want_dir, e.mode);
+    if ((st.st_mode & 07777) != want)
         return Problem{e.path, ProblemKind::mode,
                        package::format_mode(st.st_mode) + ", expected " +
-                           package::format_mode(e.mode)};
+                           package::format_mode(want)};
     if (want_dir)
         return std::nullopt;
     if (static_cast<std::uint64_t>(st.st_size) != e.size)
@@ -97,6 +98,20 @@ std::optional<Problem> check_entry(const Dir& pkg, const ManifestEntry& e,
     if (support::digest_hex(h.finish()) != e.sha256)
         return Problem{e.path, ProblemKind::digest, "SHA-256 differs"};
     return std::nullopt;
+}
+
+// The modes the package directory says it was installed with; an unknown mode is a problem
+// and the entries are then judged by a root install's modes.
+Modes package_modes(const Dir& pkg, std::vector<Problem>& problems) {
+    struct stat st {};
+    if (::fstat(pkg.fd.get(), &st) != 0)
+        throw support::io_error("cannot stat", pkg.path, errno);
+    if (auto modes = Modes::of_package_dir(st.st_mode))
+        return *modes;
+    problems.push_back({".", ProblemKind::mode,
+                        package::format_mode(st.st_mode) +
+                            ", expected 0755 (installed by root), 0770 or 0775 (by a run user)"});
+    return Modes{};
 }
 
 void find_extra(const Dir& dir, const std::string& rel, const Manifest& m,
@@ -319,20 +334,34 @@ InstallRecord read_install_record(const Dir& package_dir) {
     return r;
 }
 
-InstalledPackage check_installed(const InstallTree& tree, const std::string& name) {
+InstalledPackage check_installed(const InstallTree& tree, const std::string& name,
+                                 support::Progress* progress) {
     auto m = read_installed_manifest(tree, name);
     if (!m)
         throw Error(name + " is not installed in '" + tree.shown() + "'");
     auto dir = open_dir_beneath(tree.ai_core(), name);
+    InstalledPackage out{name, {}, {}};
+    auto modes = package_modes(*dir, out.problems);
     const auto& entries = m->entries;
     std::vector<std::optional<Problem>> found(entries.size());
     std::atomic<std::size_t> next{0};
-    support::on_threads(support::cores(), [&](unsigned) {
+    std::atomic<std::uint64_t> done{0};
+    if (progress)
+        progress->begin("verifying " + name, m->unpacked_size());
+    support::on_threads(support::cores(), [&](unsigned thread) {
         std::vector<std::uint8_t> buf(1u << 20);
-        for (std::size_t i = next++; i < entries.size(); i = next++)
-            found[i] = check_entry(*dir, entries[i], buf);
+        for (std::size_t i = next++; i < entries.size(); i = next++) {
+            found[i] = check_entry(*dir, entries[i], modes, buf);
+            done += entries[i].size;
+            if (progress && thread == 0) // one thread draws, so the bar needs no lock
+                progress->update(done);
+        }
     });
-    InstalledPackage out{name, std::move(*m), {}};
+    if (progress) {
+        progress->update(m->unpacked_size());
+        progress->end();
+    }
+    out.manifest = std::move(*m);
     for (auto& p : found)
         if (p)
             out.problems.push_back(std::move(*p));

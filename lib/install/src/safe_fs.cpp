@@ -8,7 +8,9 @@
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/openat2.h>
+#include <pwd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -126,12 +128,84 @@ std::optional<Dir> open_dir_beneath(const Dir& dir, std::string_view rel) {
 }
 
 Dir ensure_dir(const Dir& dir, const std::string& name, mode_t mode) {
-    if (::mkdirat(dir.fd.get(), name.c_str(), mode) != 0 && errno != EEXIST)
-        throw support::io_error("cannot create directory", joined(dir, name), errno);
+    bool created = ::mkdirat(dir.fd.get(), name.c_str(), mode) == 0;
+    if (!created && errno != EEXIST) {
+        int err = errno;
+        if (auto why = err == EACCES || err == EPERM ? write_refusal(dir) : std::nullopt)
+            throw Error("cannot create directory '" + joined(dir, name) + "': " + *why);
+        throw support::io_error("cannot create directory", joined(dir, name), err);
+    }
     auto sub = open_dir_beneath(dir, name);
     if (!sub)
         throw Error("'" + joined(dir, name) + "' disappeared while it was being opened");
+    // mkdir applies the umask; the tree's modes are exact (0770 for the run user's group).
+    if (created && ::fchmod(sub->fd.get(), mode) != 0)
+        throw support::io_error("cannot set the mode of", sub->path, errno);
     return std::move(*sub);
+}
+
+namespace {
+
+std::string user_name(uid_t uid) {
+    const passwd* pw = ::getpwuid(uid);
+    return (pw != nullptr ? std::string(pw->pw_name) + " " : "") + "(uid " + std::to_string(uid) +
+           ")";
+}
+
+std::string group_name(gid_t gid) {
+    const group* gr = ::getgrgid(gid);
+    return (gr != nullptr ? std::string(gr->gr_name) + " " : "") + "(gid " + std::to_string(gid) +
+           ")";
+}
+
+// "user X (uid N) in groups a (gid 1), b (gid 2)" for this process's effective ids.
+std::string current_identity() {
+    std::string out = "user " + user_name(::geteuid()) + " in group " + group_name(::getegid());
+    int n = ::getgroups(0, nullptr);
+    std::vector<gid_t> groups(n > 0 ? static_cast<std::size_t>(n) : 0);
+    if (n > 0 && ::getgroups(n, groups.data()) == n)
+        for (gid_t g : groups)
+            if (g != ::getegid())
+                out += ", " + group_name(g);
+    return out;
+}
+
+} // namespace
+
+std::optional<std::string> write_refusal(const Dir& dir) {
+    if (::faccessat(dir.fd.get(), ".", W_OK | X_OK, AT_EACCESS) == 0)
+        return std::nullopt;
+    int err = errno;
+    if (err == EROFS)
+        return "'" + dir.path + "' is on a read-only file system";
+    struct stat st {};
+    if (err != EACCES && err != EPERM)
+        return "cannot check access to '" + dir.path + "': " + support::errno_text(err);
+    if (::fstat(dir.fd.get(), &st) != 0)
+        return "'" + dir.path + "' is not writable by " + current_identity();
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    const passwd* pw = ::getpwuid(st.st_uid);
+    std::string who = pw != nullptr ? pw->pw_name : "uid " + std::to_string(st.st_uid);
+    return "'" + dir.path + "' belongs to user " + user_name(st.st_uid) + " and group " +
+           group_name(st.st_gid) + " with mode " + mode + ", and you are " + current_identity() +
+           ", who may not write it. Run this as " + who +
+           " (the user the tree expects), or as a member of its group once the tree is "
+           "group-writable (CANN's run-user trees are 0770), or install under an "
+           "--install-path you own";
+}
+
+void require_writable_tree(const Dir& dir, int depth) {
+    if (auto why = write_refusal(dir))
+        throw Error(*why);
+    if (depth <= 0)
+        return;
+    for (const auto& name : list_dir(dir)) {
+        auto st = stat_at(dir, name);
+        if (st && S_ISDIR(st->st_mode))
+            if (auto sub = open_dir_beneath(dir, name))
+                require_writable_tree(*sub, depth - 1);
+    }
 }
 
 std::optional<struct stat> stat_at(const Dir& dir, const std::string& name) {
@@ -246,9 +320,21 @@ void sync_dir(const Dir& dir) {
 }
 
 void write_file_at(const Dir& dir, const std::string& name, std::string_view content, mode_t mode) {
-    if (auto st = stat_at(dir, name); st && !S_ISREG(st->st_mode))
+    auto st = stat_at(dir, name);
+    if (st && !S_ISREG(st->st_mode))
         throw Error("refusing to replace '" + joined(dir, name) + "': it is " +
                     (S_ISLNK(st->st_mode) ? "a symbolic link" : "not a regular file"));
+    // Unchanged content is left alone: rebuilding derived files changes nothing (not even the
+    // mode or owner another installing user gave them), so a refused command leaves the tree
+    // byte-identical.
+    if (st && static_cast<std::uint64_t>(st->st_size) == content.size()) {
+        try {
+            if (read_file_at(dir, name, content.size()) == content)
+                return;
+        } catch (const Error&) {
+            // unreadable for this user: replaced below like any other content
+        }
+    }
     std::string tmp = "." + name + ".tmp." + std::to_string(::getpid());
     int fd = ::openat(dir.fd.get(), tmp.c_str(),
                       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);

@@ -28,9 +28,10 @@ using support::Error;
 using support::fault_point;
 using support::UniqueFd;
 
-VerifiedPackage verify_package(const std::string& run_path, const Policy& policy) {
+VerifiedPackage verify_package(const std::string& run_path, const Policy& policy,
+                               support::Progress* progress) {
     auto run = std::make_shared<package::RunPackage>(run_path);
-    auto digest = run->verify_digests();
+    auto digest = run->verify_digests(progress);
     auto state = run->check_signature(digest, policy.trusted);
     if (auto why =
             package::signature_refusal(state, !policy.trusted.empty(), policy.require_signature))
@@ -74,7 +75,8 @@ std::string stage_name(const std::string& name) {
 // nothing pre-exists there (the stage was just created 0700).
 class StageSink final : public package::EntrySink {
   public:
-    explicit StageSink(const Dir& stage) : m_stage(stage) {}
+    StageSink(const Dir& stage, const Modes& modes, support::Progress* progress)
+        : m_stage(stage), m_modes(modes), m_progress(progress) {}
 
     void begin(const ManifestEntry& e) override {
         auto slash = e.path.rfind('/');
@@ -95,10 +97,13 @@ class StageSink final : public package::EntrySink {
     }
     void data(std::span<const std::uint8_t> bytes) override {
         support::write_all(m_file.get(), bytes, m_file_path);
+        m_written += bytes.size();
+        if (m_progress)
+            m_progress->update(m_written);
     }
     void end(const ManifestEntry& e) override {
         if (e.type == EntryType::file) {
-            if (::fchmod(m_file.get(), e.mode) != 0)
+            if (::fchmod(m_file.get(), m_modes.file(e.mode)) != 0)
                 throw support::io_error("cannot set the mode of", m_file_path, errno);
             // Start write-back now; one syncfs before the commit waits for all of it.
             ::sync_file_range(m_file.get(), 0, 0, SYNC_FILE_RANGE_WRITE);
@@ -120,6 +125,9 @@ class StageSink final : public package::EntrySink {
         return *m_parent;
     }
     const Dir& m_stage;
+    Modes m_modes;
+    support::Progress* m_progress;
+    std::uint64_t m_written = 0;
     std::optional<Dir> m_parent;
     std::string m_parent_rel;
     UniqueFd m_file;
@@ -127,24 +135,24 @@ class StageSink final : public package::EntrySink {
 };
 
 // Directory modes, then fsync of every file (syncfs) and directory, deepest first.
-void seal_stage(const Dir& stage, const package::Manifest& m) {
+void seal_stage(const Dir& stage, const package::Manifest& m, const Modes& modes) {
     if (::syncfs(stage.fd.get()) != 0)
         throw support::io_error("cannot sync the filesystem of", stage.path, errno);
     for (auto it = m.entries.rbegin(); it != m.entries.rend(); ++it) {
         if (it->type != EntryType::directory)
             continue;
         auto dir = open_dir_beneath(stage, it->path);
-        if (!dir || ::fchmod(dir->fd.get(), it->mode) != 0)
+        if (!dir || ::fchmod(dir->fd.get(), modes.dir) != 0)
             throw Error("cannot seal staged directory '" + stage.path + "/" + it->path + "'");
         sync_dir(*dir);
     }
-    if (::fchmod(stage.fd.get(), 0755) != 0)
+    if (::fchmod(stage.fd.get(), modes.dir) != 0)
         throw support::io_error("cannot set the mode of", stage.path, errno);
     sync_dir(stage);
 }
 
 void write_journal(const InstallTree& tree, const json& j) {
-    write_file_at(tree.ai_core(), k_journal, j.dump() + "\n", 0644);
+    write_file_at(tree.ai_core(), k_journal, j.dump() + "\n", tree.modes().file(0644));
 }
 
 void clear_journal(const InstallTree& tree) {
@@ -421,6 +429,13 @@ std::string render_install_record(const VerifiedPackage& pkg) {
            "\n";
 }
 
+// Refuses, before anything changes, when this user could not finish replacing or removing
+// ai_core/<name>: the exchange and the removal need every directory in it writable.
+void require_package_writable(const InstallTree& tree, const std::string& name) {
+    if (auto dir = open_dir_beneath(tree.ai_core(), name))
+        require_writable_tree(*dir);
+}
+
 // A shell-fallback upgrade killed between its two renames leaves the previous version at
 // .skforge-stage-<name>.old.XXXXXX and no <name>; it is the only installed copy, so it is put
 // back (the before-state) instead of being swept away with the other leftovers.
@@ -462,6 +477,7 @@ StagedPackage stage_package(const InstallTree& tree, const VerifiedPackage& pkg,
     StagedPackage staged = decide_package(tree, pkg, request, log);
     if (staged.outcome == InstallOutcome::already_installed)
         return staged;
+    require_package_writable(tree, name);
     // Every file under a private name inside ai_core/ (same filesystem), checked and fsynced.
     std::string stage = stage_name(name);
     remove_tree(ai, stage);
@@ -470,16 +486,23 @@ StagedPackage stage_package(const InstallTree& tree, const VerifiedPackage& pkg,
     staged.stage_created = true;
     try {
         auto stage_dir = open_dir_beneath(ai, stage);
-        StageSink sink(*stage_dir);
+        StageSink sink(*stage_dir, tree.modes(), request.progress);
+        if (request.progress)
+            request.progress->begin("installing " + name, pkg.manifest.unpacked_size());
         auto m = pkg.run->read_payload(sink, policy.limits);
+        if (request.progress)
+            request.progress->end();
         write_file_at(*stage_dir, std::string(package::k_manifest_path),
-                      package::manifest_to_json(m), 0644);
-        write_file_at(*stage_dir, k_install_record, render_install_record(pkg), 0644);
+                      package::manifest_to_json(m), tree.modes().file(0644));
+        write_file_at(*stage_dir, k_install_record, render_install_record(pkg),
+                      tree.modes().file(0644));
         read_package_index(*stage_dir, m);
-        seal_stage(*stage_dir, m);
+        seal_stage(*stage_dir, m, tree.modes());
         sync_dir(ai);
         fault_point("staged");
     } catch (...) {
+        if (request.progress)
+            request.progress->end(); // the error starts on its own line
         remove_tree(ai, stage);
         throw;
     }
@@ -596,6 +619,7 @@ UninstallResult remove_whole(const InstallTree& tree, const std::string& name, c
                             : pd.why);
     if (act == Act::dry_run)
         return {name, "", "removed"};
+    require_package_writable(tree, name);
     write_journal(tree, {{"op", "uninstall"}, {"name", name}, {"whole", true}});
     fault_point("journal written");
     finish_uninstall(tree, name, true, log);
@@ -644,6 +668,7 @@ UninstallResult uninstall_package(const InstallTree& tree, const std::string& na
     }
     if (act == Act::dry_run)
         return {name, checked.manifest.version, "uninstalled"};
+    require_package_writable(tree, name);
     write_journal(tree, {{"op", "uninstall"}, {"name", name}});
     fault_point("journal written");
     finish_uninstall(tree, name, false, log);

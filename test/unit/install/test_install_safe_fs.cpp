@@ -131,3 +131,47 @@ TEST_CASE("read_file_at refuses a FIFO without waiting for a writer", "[install]
     Dir base{support::open_read(dir.path()), dir.path()};
     CHECK_THROWS_WITH(read_file_at(base, "fifo"), Catch::Contains("not a regular file"));
 }
+
+TEST_CASE("ensure_dir gives a new directory exactly its mode, whatever the umask",
+          "[install][safe_fs]") {
+    test::ScopedTempDir dir;
+    auto root = open_root(dir.path());
+    mode_t old = ::umask(077);
+    auto made = ensure_dir(root, "run-user", 0770);
+    ::umask(old);
+    struct stat st {};
+    REQUIRE(::fstat(made.fd.get(), &st) == 0);
+    CHECK((st.st_mode & 07777) == 0770);
+    // An existing directory keeps its mode.
+    fs::create_directory(dir / "kept");
+    fs::permissions(dir / "kept", fs::perms(0750));
+    ensure_dir(root, "kept", 0770);
+    CHECK((fs::status(dir / "kept").permissions() & fs::perms::all) == fs::perms(0750));
+}
+
+TEST_CASE("write_file_at leaves a file with the same content alone", "[install][safe_fs]") {
+    test::ScopedTempDir dir;
+    auto root = open_root(dir.path());
+    write_file_at(root, "config.ini", "install_order=a\n", 0644);
+    struct stat before {};
+    REQUIRE(::stat((dir / "config.ini").c_str(), &before) == 0);
+    // Same content, another mode: not rewritten (another installer's file keeps its mode).
+    write_file_at(root, "config.ini", "install_order=a\n", 0640);
+    struct stat same {};
+    REQUIRE(::stat((dir / "config.ini").c_str(), &same) == 0);
+    CHECK(same.st_ino == before.st_ino);
+    CHECK((same.st_mode & 07777) == 0644);
+    write_file_at(root, "config.ini", "install_order=b\n", 0640);
+    struct stat changed {};
+    REQUIRE(::stat((dir / "config.ini").c_str(), &changed) == 0);
+    CHECK(changed.st_ino != before.st_ino);
+    CHECK((changed.st_mode & 07777) == 0640);
+    CHECK(test::read_text(dir / "config.ini") == "install_order=b\n");
+}
+
+TEST_CASE("write_refusal is empty for a directory this process may write", "[install][safe_fs]") {
+    test::ScopedTempDir dir;
+    auto root = open_root(dir.path());
+    CHECK_FALSE(write_refusal(root));
+    CHECK_NOTHROW(require_writable_tree(root));
+}

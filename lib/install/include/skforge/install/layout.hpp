@@ -24,9 +24,36 @@ inline constexpr const char* k_stage_prefix = ".skforge-stage-";
 inline constexpr const char* k_index_file = "binary_info_config.json";
 inline constexpr const char* k_log_dir = "log";
 
+/// The modes skforge gives what it creates in a tree (share/doc/installer.md, "Modes"). Root
+/// installs are for every user (directories 0755, files as packed: 0644 or 0755), as CANN's
+/// installers make a root install "for all". Any other user is CANN's run user: directories
+/// 0770, files without permissions for others (0640, 0750); with `--install-for-all` others get
+/// the group's bits without write (0775, 0644, 0755), as CANN's `--install-for-all` does.
+struct Modes {
+    mode_t dir = 0755;      ///< every directory created
+    bool for_others = true; ///< files keep their bits for others
+
+    /// The mode of a file packed (or derived) with `packed` (0644 or 0755).
+    mode_t file(mode_t packed) const { return for_others ? packed : packed & 0770; }
+    /// The mode of a manifest entry: directories get `dir`, files `file(mode)`.
+    mode_t entry(bool directory, mode_t packed) const { return directory ? dir : file(packed); }
+    /// The modes for this process: root (effective uid 0) installs for all; others as the run user.
+    static Modes for_process(bool install_for_all);
+    /// The modes a package directory of mode `dir_mode` was installed with; nullopt when it is
+    /// none of 0755, 0770, 0775.
+    static std::optional<Modes> of_package_dir(mode_t dir_mode);
+};
+
 /// The install path as the user gave it: `--install-path`, else $ASCEND_HOME_PATH; throws a
-/// usage Error when neither is set.
+/// usage Error when neither is set, or when it starts with '~' (a shell leaves `~` after `=`
+/// unexpanded: `--install-path=~/x` would name a directory called '~').
 std::string choose_install_path(const std::string& option);
+
+/// The install path as given, made absolute without resolving symlinks (`latest` stays
+/// `latest`): a relative path is joined to the working directory, `.` components and repeated
+/// slashes dropped; one with a `..` component is `resolved` instead. What skinstall prints, so a
+/// log names the tree the same way whatever the job's working directory was.
+std::string absolute_install_path(const std::string& given, const std::string& resolved);
 
 /// `<install-path>/opp/static_kernel/ai_core`, opened through handles. The install path itself
 /// may be a symlink (toolkits install `latest -> 8.x`) and is resolved once; below it nothing is
@@ -36,8 +63,14 @@ class InstallTree {
     /// Opens (and with Create::yes creates, mode 0755) the tree; nullopt when it does not exist
     /// and `create` is no. Throws naming the path when a component is a symlink or not a
     /// directory, or the install path does not exist.
-    static std::optional<InstallTree> open(const std::string& install_path, Create create);
+    static std::optional<InstallTree> open(const std::string& install_path, Create create,
+                                           Modes modes = Modes::for_process(false));
 
+    /// Throws, naming the owner and what to do (write_refusal), unless this process may write
+    /// ai_core/ and the directories skforge keeps in it (config/, config/<soc dir>/, log/).
+    void require_writable() const;
+    /// The modes this process gives what it creates.
+    const Modes& modes() const { return m_modes; }
     /// The ai_core directory.
     const Dir& ai_core() const { return m_ai_core; }
     /// ai_core/config, created (0755) when missing.
@@ -53,10 +86,11 @@ class InstallTree {
     void write_install_order(const std::vector<std::string>& order) const;
 
   private:
-    InstallTree(Dir ai_core, std::string resolved)
-        : m_ai_core(std::move(ai_core)), m_resolved(std::move(resolved)) {}
+    InstallTree(Dir ai_core, std::string resolved, Modes modes)
+        : m_ai_core(std::move(ai_core)), m_resolved(std::move(resolved)), m_modes(modes) {}
     Dir m_ai_core;
     std::string m_resolved;
+    Modes m_modes;
 };
 
 /// How long to wait for the lock, and where to say that we are waiting.

@@ -2,6 +2,7 @@
 
 #include "skforge/install/layout.hpp"
 #include "skforge/package/manifest.hpp"
+#include "skforge/support/progress.hpp"
 
 #include <optional>
 #include <string>
@@ -36,8 +37,11 @@ std::optional<package::Manifest> read_installed_manifest(const InstallTree& tree
 
 /// Checks every file of an installed package against its manifest, like `rpm -V`: type (never
 /// following a symlink), mode, size and SHA-256 (hashed on every core), plus entries the
-/// manifest does not list. Throws when the package is not installed.
-InstalledPackage check_installed(const InstallTree& tree, const std::string& name);
+/// manifest does not list. Modes are those of the package directory's scheme (Modes:
+/// 0755 root, 0770 run user, 0775 run user for all). `progress`, when given, hears the bytes
+/// checked. Throws when the package is not installed.
+InstalledPackage check_installed(const InstallTree& tree, const std::string& name,
+                                 support::Progress* progress = nullptr);
 
 /// Entries of the directories skforge owns (ai_core/ itself, config/, config/<soc dir>/) that
 /// belong to no installed package and to no file the tree keeps: leftovers of killed processes

@@ -29,8 +29,9 @@ support::UniqueFd open_beneath(const Dir& dir, std::string_view rel, int flags, 
 /// Opens directory `rel` beneath `dir` as a Dir; nullopt when it does not exist.
 std::optional<Dir> open_dir_beneath(const Dir& dir, std::string_view rel);
 
-/// Opens directory `name` (one component) in `dir`, creating it with `mode` when missing; throws
-/// when it exists as anything but a directory (a symlink included).
+/// Opens directory `name` (one component) in `dir`, creating it with exactly `mode` (whatever the
+/// umask) when missing; throws when it exists as anything but a directory (a symlink included),
+/// or, when this user may not create it, saying who owns `dir` (write_refusal).
 Dir ensure_dir(const Dir& dir, const std::string& name, mode_t mode);
 
 /// lstat of one component in `dir`; nullopt when it does not exist.
@@ -62,6 +63,15 @@ void sync_dir(const Dir& dir);
 
 /// Names in `dir`, sorted.
 std::vector<std::string> list_dir(const Dir& dir);
+
+/// Why this process may not create, rename or remove entries in `dir`, in words an operator can
+/// act on: the directory's owner, group and mode, the current user and groups, and what to do;
+/// nullopt when it may (faccessat W_OK|X_OK with the effective ids, so ACLs count).
+std::optional<std::string> write_refusal(const Dir& dir);
+
+/// Throws write_refusal(`dir`) for `dir` and every directory below it (at most `depth` levels,
+/// never through a symlink): what uninstalling or replacing that tree needs.
+void require_writable_tree(const Dir& dir, int depth = 40);
 
 /// True when this process uses the component-walk fallback instead of openat2.
 bool using_fallback_walk();

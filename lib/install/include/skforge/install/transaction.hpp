@@ -3,6 +3,7 @@
 #include "skforge/install/layout.hpp"
 #include "skforge/package/reader.hpp"
 #include "skforge/support/log.hpp"
+#include "skforge/support/progress.hpp"
 
 #include <memory>
 #include <string>
@@ -28,8 +29,10 @@ struct VerifiedPackage {
 /// Reads `run_path` without executing anything and checks, before anything is written: the
 /// exact size, the payload SHA-256, the signature by
 /// `policy` (package::signature_refusal), the manifest, and that its scripts are the ones skforge
-/// renders for it. Throws an Error naming the file and the reason.
-VerifiedPackage verify_package(const std::string& run_path, const Policy& policy);
+/// renders for it. `progress`, when given, hears the payload bytes hashed. Throws an Error naming
+/// the file and the reason.
+VerifiedPackage verify_package(const std::string& run_path, const Policy& policy,
+                               support::Progress* progress = nullptr);
 
 /// install: refuse a different installed version; upgrade: replace an older one (or install);
 /// reinstall: restore the same version from its .run, whatever the installed files' state.
@@ -41,6 +44,7 @@ enum class Downgrade { refuse, allow };
 struct InstallRequest {
     InstallMode mode = InstallMode::install;
     Downgrade downgrade = Downgrade::refuse;
+    support::Progress* progress = nullptr; ///< hears the bytes staged, when given
     InstallRequest(InstallMode m = InstallMode::install, Downgrade d = Downgrade::refuse)
         : mode(m), downgrade(d) {}
 };
