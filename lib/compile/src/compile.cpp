@@ -15,6 +15,7 @@
 #include "skforge/support/file.hpp"
 #include "skforge/support/safe_path.hpp"
 #include "skforge/support/sha256.hpp"
+#include "skforge/support/temp_dir.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -165,26 +166,9 @@ void write_whole(const std::string& path, const std::string& text) {
     f.commit();
 }
 
-class TempDir {
-  public:
-    explicit TempDir(const std::string& parent) {
-        std::string tmpl = parent + "/.skc-build.XXXXXX";
-        std::vector<char> buf(tmpl.begin(), tmpl.end());
-        buf.push_back('\0');
-        if (::mkdtemp(buf.data()) == nullptr)
-            throw support::io_error("cannot create a build directory in", parent, errno);
-        m_path = buf.data();
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(m_path, ec);
-    }
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-    const std::string& path() const { return m_path; }
-
-  private:
-    std::string m_path;
+// A scratch build directory beside the output.
+struct TempDir : support::TempDir {
+    explicit TempDir(const std::string& parent) : support::TempDir(parent, ".skc-build.") {}
 };
 
 bool is_npu_arch(const std::string& arch) {
