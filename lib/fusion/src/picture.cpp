@@ -204,6 +204,23 @@ class EdgeFinder {
     const std::vector<int>& m_node;
 };
 
+// `s` inside a DOT string: `"` escaped, `&` as an entity, `\` as `backslash`.
+std::string dot_escaped(std::string_view s, std::string_view backslash) {
+    std::string out;
+    out.reserve(s.size());
+    for (char c : s) {
+        if (c == '"')
+            out += "\\\"";
+        else if (c == '\\')
+            out += backslash;
+        else if (c == '&')
+            out += "&amp;";
+        else
+            out += c;
+    }
+    return out;
+}
+
 std::string_view dot_line_style(Line l) {
     switch (l) {
     case Line::solid:
@@ -224,7 +241,7 @@ std::string dot_node(const Picture& pic, std::size_t n, std::string_view indent)
     const auto& node = pic.nodes[n];
     std::string style = node.cluster >= 0 ? "rounded,filled" : "rounded,filled,dashed";
     return std::string(indent) + "n" + std::to_string(n) + " [label=" + dot_quoted(node.lines) +
-           ", tooltip=" + dot_quoted(node.tooltip) + ", style=\"" + style + "\", fillcolor=\"" +
+           ", tooltip=" + dot_tooltip(node.tooltip) + ", style=\"" + style + "\", fillcolor=\"" +
            std::string(lane_fill(node.lane)) + "\"];\n";
 }
 
@@ -233,7 +250,7 @@ std::string dot_cluster(const Picture& pic, std::size_t c) {
     const auto& cl = pic.clusters[c];
     std::string out = "  subgraph cluster_sk" + std::to_string(c) +
                       " {\n    label=" + dot_quoted(cl.lines) + ";\n    tooltip=" +
-                      dot_quoted(cl.tooltip) + ";\n    style=rounded;\n    color=\"#34495e\";\n";
+                      dot_tooltip(cl.tooltip) + ";\n    style=rounded;\n    color=\"#34495e\";\n";
     for (std::size_t lane = 0; lane < pic.streams.size(); ++lane) {
         std::string body;
         for (std::size_t n = 0; n < pic.nodes.size(); ++n)
@@ -294,23 +311,17 @@ std::string display_text(std::string_view s) {
 }
 
 std::string dot_quoted(std::string_view line) {
-    std::string out = "\"";
-    for (char c : line) {
-        if (c == '"' || c == '\\')
-            out += '\\';
-        if (c == '&')
-            out += "&amp;";
-        else
-            out += c;
-    }
-    return out + "\"";
+    return "\"" + dot_escaped(line, "\\\\") + "\"";
+}
+
+std::string dot_tooltip(std::string_view text) {
+    return "\"" + dot_escaped(text, "\\\\\\\\") + "\"";
 }
 
 std::string dot_quoted(std::span<const std::string> lines) {
     std::string out = "\"";
     for (std::size_t k = 0; k < lines.size(); ++k) {
-        auto q = dot_quoted(lines[k]);
-        out += (k ? "\\n" : "") + q.substr(1, q.size() - 2);
+        out += (k ? "\\n" : "") + dot_escaped(lines[k], "\\\\");
     }
     return out + "\"";
 }
@@ -426,7 +437,7 @@ std::string picture_dot(const Picture& pic) {
             out += ", label=" + dot_quoted(e.label) + ", fontcolor=\"" + std::string(st.color) +
                    "\"";
         if (!e.tooltip.empty())
-            out += ", tooltip=" + dot_quoted(e.tooltip);
+            out += ", tooltip=" + dot_tooltip(e.tooltip);
         out += "];\n";
     }
     return out + "}\n";

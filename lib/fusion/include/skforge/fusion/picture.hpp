@@ -21,6 +21,9 @@ std::string display_text(std::string_view s);
 std::string dot_quoted(std::span<const std::string> lines);
 /// The same for one line.
 std::string dot_quoted(std::string_view line);
+/// `text` as a DOT tooltip: Graphviz unescapes a tooltip twice (escString, then `\N` and its
+/// kin), so a backslash is written as four.
+std::string dot_tooltip(std::string_view text);
 
 /// `s` with `&`, `<`, `>`, `"` and `'` written as character references: safe as XML/HTML text
 /// and inside a quoted attribute.
