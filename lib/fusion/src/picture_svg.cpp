@@ -4,7 +4,9 @@
 #include "skforge/fusion/picture.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
+#include <vector>
 
 namespace skforge::fusion {
 
@@ -20,6 +22,30 @@ constexpr int k_lane_h = k_header + k_node_h + 24;
 constexpr int k_line_h = 12;    // text line
 constexpr int k_char_w = 6;     // a character of the 10px font, about
 constexpr int k_legend_row = 16;
+
+// The column of each node: after the nodes it has an edge from and the one before it on its
+// lane, so concurrent streams share columns; a SuperKernel (or a run of left-out operators)
+// starts after everything before it, so a box holds only its own operators.
+std::vector<std::size_t> columns(const Picture& pic) {
+    std::vector<std::vector<std::size_t>> from(pic.nodes.size());
+    for (const auto& e : pic.edges)
+        if (e.from < e.to)
+            from[e.to].push_back(e.from);
+    std::vector<std::size_t> col(pic.nodes.size(), 0);
+    std::vector<std::size_t> lane_next(pic.streams.size(), 0);
+    std::size_t base = 0, end = 0; // first column of the current block; one past the last used
+    for (std::size_t n = 0; n < pic.nodes.size(); ++n) {
+        if (n > 0 && pic.nodes[n].cluster != pic.nodes[n - 1].cluster)
+            base = end;
+        std::size_t c = std::max(base, lane_next[pic.nodes[n].lane]);
+        for (auto f : from[n])
+            c = std::max(c, col[f] + 1);
+        col[n] = c;
+        lane_next[pic.nodes[n].lane] = c + 1;
+        end = std::max(end, c + 1);
+    }
+    return col;
+}
 
 int column_x(std::size_t col) {
     return k_left + 20 + static_cast<int>(col) * (k_node_w + k_gap);
@@ -94,14 +120,14 @@ std::string lanes(const Picture& pic, int width) {
     return out;
 }
 
-std::string cluster(const Picture& pic, std::size_t c) {
-    std::size_t first = pic.nodes.size(), last = 0, top = pic.streams.size(), bottom = 0;
+std::string cluster(const Picture& pic, const std::vector<std::size_t>& col, std::size_t c) {
+    std::size_t first = SIZE_MAX, last = 0, top = pic.streams.size(), bottom = 0;
     for (std::size_t n = 0; n < pic.nodes.size(); ++n)
         if (pic.nodes[n].cluster == static_cast<int>(c)) {
-            first = std::min(first, n), last = std::max(last, n);
+            first = std::min(first, col[n]), last = std::max(last, col[n]);
             top = std::min(top, pic.nodes[n].lane), bottom = std::max(bottom, pic.nodes[n].lane);
         }
-    if (first > last)
+    if (first == SIZE_MAX)
         return "";
     const auto& cl = pic.clusters[c];
     int x0 = column_x(first) - 14, x1 = column_x(last) + k_node_w + 14;
@@ -114,9 +140,9 @@ std::string cluster(const Picture& pic, std::size_t c) {
            text(x0 + 6, y0 + 26, fit(cl.lines[1], chars)) + "</g>";
 }
 
-std::string node(const Picture& pic, std::size_t n) {
+std::string node(const Picture& pic, const std::vector<std::size_t>& col, std::size_t n) {
     const auto& nd = pic.nodes[n];
-    int x = column_x(n), y = node_y(nd);
+    int x = column_x(col[n]), y = node_y(nd);
     std::string out = "<g class=\"node\" id=\"n" + num(static_cast<int>(n)) + "\"><title>" +
                       xml_escaped(nd.tooltip) + "</title><rect x=\"" + num(x) + "\" y=\"" +
                       num(y) + "\" width=\"" + num(k_node_w) + "\" height=\"" + num(k_node_h) +
@@ -135,13 +161,14 @@ std::string node(const Picture& pic, std::size_t n) {
 
 // A curve from the right side of one node to the left side of the other; `shift` moves
 // parallel edges apart. Along one lane past other columns it arcs over the lane's nodes.
-std::string edge(const Picture& pic, const PictureEdge& e, int shift) {
+std::string edge(const Picture& pic, const std::vector<std::size_t>& col, const PictureEdge& e,
+                 int shift) {
     const auto& st = edge_style(e.kind);
     const auto &a = pic.nodes[e.from], &b = pic.nodes[e.to];
-    int x1 = column_x(e.from) + k_node_w, y1 = node_y(a) + k_node_h / 2 + shift;
-    int x2 = column_x(e.to), y2 = node_y(b) + k_node_h / 2 + shift;
+    int x1 = column_x(col[e.from]) + k_node_w, y1 = node_y(a) + k_node_h / 2 + shift;
+    int x2 = column_x(col[e.to]), y2 = node_y(b) + k_node_h / 2 + shift;
     int cx1, cy1, cx2, cy2;
-    auto span = static_cast<int>(e.to > e.from ? e.to - e.from : e.from - e.to);
+    auto span = static_cast<int>(col[e.to]) - static_cast<int>(col[e.from]);
     if (a.lane == b.lane && span > 1) {
         int h = 44 + 4 * std::min(span, 10);
         cx1 = x1 + 40, cy1 = y1 - h, cx2 = x2 - 40, cy2 = y2 - h;
@@ -165,7 +192,7 @@ std::string edge(const Picture& pic, const PictureEdge& e, int shift) {
     return out + "</g>";
 }
 
-std::string edges(const Picture& pic) {
+std::string edges(const Picture& pic, const std::vector<std::size_t>& col) {
     std::string out;
     std::map<std::pair<std::size_t, std::size_t>, int> seen; // parallel edges so far
     for (const auto& e : pic.edges) {
@@ -173,7 +200,7 @@ std::string edges(const Picture& pic) {
             continue;
         int k = seen[{e.from, e.to}]++;
         int shift = (k % 2 ? -1 : 1) * ((k + 1) / 2) * 7;
-        out += edge(pic, e, shift);
+        out += edge(pic, col, e, shift);
     }
     return out;
 }
@@ -210,7 +237,11 @@ int legend_rows() {
 } // namespace
 
 std::string picture_svg(const Picture& pic) {
-    int width = std::max(column_x(pic.nodes.size()) + 20, 640);
+    auto col = columns(pic);
+    std::size_t used = 0;
+    for (auto c : col)
+        used = std::max(used, c + 1);
+    int width = std::max(column_x(used) + 20, 640);
     int lanes_bottom = lane_top(pic.streams.size());
     int height = lanes_bottom + 30 + legend_rows() * k_legend_row;
     std::string out = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(width) +
@@ -225,10 +256,10 @@ std::string picture_svg(const Picture& pic) {
         out += text(8, k_top + 20, "no operators");
     out += lanes(pic, width);
     for (std::size_t c = 0; c < pic.clusters.size(); ++c)
-        out += cluster(pic, c);
+        out += cluster(pic, col, c);
     for (std::size_t n = 0; n < pic.nodes.size(); ++n)
-        out += node(pic, n);
-    out += edges(pic) + legend(lanes_bottom + 24);
+        out += node(pic, col, n);
+    out += edges(pic, col) + legend(lanes_bottom + 24);
     return out + "</svg>\n";
 }
 
