@@ -36,8 +36,8 @@ std::string list(const std::vector<std::int64_t>& v) {
 
 // A table the filter box acts on: one row per item, every cell escaped here.
 std::string table(std::string_view caption, const Row& head, const std::vector<Row>& rows) {
-    std::string out = "<table class=\"filterable\"><caption>" + esc(caption) +
-                      "</caption><thead><tr>";
+    std::string out =
+        "<table class=\"filterable\"><caption>" + esc(caption) + "</caption><thead><tr>";
     for (const auto& h : head)
         out += "<th>" + esc(h) + "</th>";
     out += "</tr></thead><tbody>";
@@ -65,22 +65,20 @@ std::string superkernels(const Plan& p) {
     std::vector<Row> rows;
     for (const auto& s : p.segments) {
         auto count = barrier_counts(s);
-        rows.push_back({s.name, s.scope, num(s.ops.size()), num(s.block_dim), s.core_type,
-                        s.task_ration,
-                        num(count[0]) + " / " + num(count[1]) + " / " + num(count[2]) +
-                             " (naive " + num(naive_barriers(s)) + " full)",
-                        num(s.early_start_pairs.size()), num(s.event_pairs.size()),
-                        bytes(s.arena_peak) + " (lower bound " + bytes(s.arena_lower_bound) + ")",
-                        bytes(s.workspace_total) + " (sum of all " + bytes(s.workspace_naive) +
-                            ")",
-                        s.split_reason ? std::string(reason_code(*s.split_reason)) + ": " +
-                                             s.split_detail
-                                       : ""});
+        rows.push_back(
+            {s.name, s.scope, num(s.ops.size()), num(s.block_dim), s.core_type, s.task_ration,
+             num(count[0]) + " / " + num(count[1]) + " / " + num(count[2]) + " (naive " +
+                 num(naive_barriers(s)) + " full)",
+             num(s.early_start_pairs.size()), num(s.event_pairs.size()),
+             bytes(s.arena_peak) + " (lower bound " + bytes(s.arena_lower_bound) + ")",
+             bytes(s.workspace_total) + " (sum of all " + bytes(s.workspace_naive) + ")",
+             s.split_reason ? std::string(reason_code(*s.split_reason)) + ": " + s.split_detail
+                            : ""});
     }
     return table("SuperKernels",
                  {"SuperKernel", "scope", "operators", "blockDim", "coreType", "taskRation",
-                  "barriers vector / cube / full", "early-start pairs", "event pairs",
-                  "arena peak", "workspace", "split"},
+                  "barriers vector / cube / full", "early-start pairs", "event pairs", "arena peak",
+                  "workspace", "split"},
                  rows);
 }
 
@@ -89,16 +87,14 @@ std::string sub_kernels(const graph::Graph& g, const Segment& s) {
     for (std::size_t k = 0; k < s.ops.size() && k < s.subs.size(); ++k) {
         const auto& op = g.ops[static_cast<std::size_t>(s.ops[k])];
         const auto& sub = s.subs[k];
-        rows.push_back({num(k), op.name, op.type, num(op.stream_id), num(sub.block_dim),
-                        num(sub.split_mode),
-                        std::string(sub.early_start_set ? "set " : "") +
-                            (sub.early_start_wait ? "wait" : ""),
-                        list(sub.send_events), list(sub.recv_events),
-                        std::string(sub.dcci_before ? "before " : "") +
-                            (sub.dcci_after ? "after " : "") +
-                            (sub.dcci_disabled ? "disabled" : ""),
-                        bytes(sub.workspace), num(sub.workspace_offset),
-                        k < s.preload_bytes.size() ? bytes(s.preload_bytes[k]) : ""});
+        rows.push_back(
+            {num(k), op.name, op.type, num(op.stream_id), num(sub.block_dim), num(sub.split_mode),
+             std::string(sub.early_start_set ? "set " : "") + (sub.early_start_wait ? "wait" : ""),
+             list(sub.send_events), list(sub.recv_events),
+             std::string(sub.dcci_before ? "before " : "") + (sub.dcci_after ? "after " : "") +
+                 (sub.dcci_disabled ? "disabled" : ""),
+             bytes(sub.workspace), num(sub.workspace_offset),
+             k < s.preload_bytes.size() ? bytes(s.preload_bytes[k]) : ""});
     }
     return table("sub-kernels of " + s.name,
                  {"#", "operator", "OpType", "stream", "blockDim", "split mode", "early start",
@@ -119,8 +115,8 @@ std::string barriers(const graph::Graph& g, const Segment& s) {
         rows.push_back({num(static_cast<std::uint64_t>(wait)),
                         op_name(g, s.ops[static_cast<std::size_t>(set)]),
                         op_name(g, s.ops[static_cast<std::size_t>(wait)]), "early-start pair"});
-    return table("barriers and early-start pairs of " + s.name,
-                 {"before #", "after operator", "before operator", "kind"}, rows);
+    return table("barriers and early-start pairs of " + s.name, {"position", "from", "to", "kind"},
+                 rows);
 }
 
 std::string memory(const Segment& s) {
@@ -130,9 +126,9 @@ std::string memory(const Segment& s) {
                         b.arena ? "arena at offset " + num(b.offset) : "argument",
                         b.first < 0 ? "outside" : "#" + num(static_cast<std::uint64_t>(b.first)),
                         b.last < 0 ? "" : "#" + num(static_cast<std::uint64_t>(b.last))});
-    return table("tensors of " + s.name + ": arena peak " + bytes(s.arena_peak) +
-                     " (lower bound " + bytes(s.arena_lower_bound) + "), workspace " +
-                     bytes(s.workspace_total) + " (sum of all " + bytes(s.workspace_naive) + ")",
+    return table("tensors of " + s.name + ": arena peak " + bytes(s.arena_peak) + " (lower bound " +
+                     bytes(s.arena_lower_bound) + "), workspace " + bytes(s.workspace_total) +
+                     " (sum of all " + bytes(s.workspace_naive) + ")",
                  {"tensor", "size", "where", "written by", "last read by"}, rows);
 }
 
@@ -161,8 +157,7 @@ std::string events(const graph::Graph& g, const Plan& p) {
         rows.push_back({std::to_string(e.event), op_name(g, e.sender), where(p, e.sender),
                         op_name(g, e.receiver), where(p, e.receiver), how});
     }
-    return table("events",
-                 {"event", "recorded by", "in", "waited for by", "in", "becomes"}, rows);
+    return table("events", {"event", "recorded by", "in", "waited for by", "in", "becomes"}, rows);
 }
 
 std::string left_out(const graph::Graph& g, const Plan& p) {

@@ -60,8 +60,8 @@ constexpr std::array<EdgeStyle, 8> k_edge_styles{{
 }};
 
 // Fill colours of the stream lanes, by lane.
-constexpr std::array<std::string_view, 8> k_lane_fills{
-    "#dbe9f6", "#fde2c8", "#d9f0d3", "#f2d7ee", "#fff2b3", "#d6d6f5", "#f8d0d0", "#d0f0f0"};
+constexpr std::array<std::string_view, 8> k_lane_fills{"#dbe9f6", "#fde2c8", "#d9f0d3", "#f2d7ee",
+                                                       "#fff2b3", "#d6d6f5", "#f8d0d0", "#d0f0f0"};
 
 std::string stream_text(std::uint32_t stream) {
     return "stream " + std::to_string(stream);
@@ -100,8 +100,8 @@ PictureNode make_node(const graph::Graph& g, const Plan& p, int i) {
     n.lines = {display_text(op.name), display_text(op.type), stream_text(op.stream_id)};
     n.tooltip = n.lines[0] + " (" + n.lines[1] + ", " + n.lines[2] + ")";
     if (r.segment >= 0) {
-        n.tooltip += " in SuperKernel " +
-                     display_text(p.segments[static_cast<std::size_t>(r.segment)].name);
+        n.tooltip +=
+            " in SuperKernel " + display_text(p.segments[static_cast<std::size_t>(r.segment)].name);
     } else {
         n.lines.emplace_back(reason_code(*r.reason));
         n.tooltip += " left out: " + n.lines.back() + ": " + display_text(r.detail);
@@ -115,11 +115,11 @@ PictureCluster make_cluster(const Segment& s, int index) {
     c.lines = {display_text(s.name),
                "arena peak " + bytes_text(s.arena_peak) + " (lower bound " +
                    bytes_text(s.arena_lower_bound) + ")",
-               "blockDim " + std::to_string(s.block_dim) + ", " + display_text(s.core_type) +
-                   " " + display_text(s.task_ration),
+               "blockDim " + std::to_string(s.block_dim) + ", " + display_text(s.core_type) + " " +
+                   display_text(s.task_ration),
                "workspace " + bytes_text(s.workspace_total)};
-    c.tooltip = "SuperKernel " + c.lines[0] + " (scope " + display_text(s.scope) + "): " +
-                c.lines[1] + "; " + c.lines[2] + "; " + c.lines[3];
+    c.tooltip = "SuperKernel " + c.lines[0] + " (scope " + display_text(s.scope) +
+                "): " + c.lines[1] + "; " + c.lines[2] + "; " + c.lines[3];
     if (s.split_reason)
         c.tooltip += "; split: " + std::string(reason_code(*s.split_reason)) + ": " +
                      display_text(s.split_detail);
@@ -249,8 +249,9 @@ std::string dot_node(const Picture& pic, std::size_t n, std::string_view indent)
 std::string dot_cluster(const Picture& pic, std::size_t c) {
     const auto& cl = pic.clusters[c];
     std::string out = "  subgraph cluster_sk" + std::to_string(c) +
-                      " {\n    label=" + dot_quoted(cl.lines) + ";\n    tooltip=" +
-                      dot_tooltip(cl.tooltip) + ";\n    style=rounded;\n    color=\"#34495e\";\n";
+                      " {\n    label=" + dot_quoted(cl.lines) +
+                      ";\n    tooltip=" + dot_tooltip(cl.tooltip) +
+                      ";\n    style=rounded;\n    color=\"#34495e\";\n";
     for (std::size_t lane = 0; lane < pic.streams.size(); ++lane) {
         std::string body;
         for (std::size_t n = 0; n < pic.nodes.size(); ++n)
@@ -434,8 +435,8 @@ std::string picture_dot(const Picture& pic) {
         else
             out += ", color=\"" + std::string(st.color) + "\"";
         if (!e.label.empty())
-            out += ", label=" + dot_quoted(e.label) + ", fontcolor=\"" + std::string(st.color) +
-                   "\"";
+            out +=
+                ", label=" + dot_quoted(e.label) + ", fontcolor=\"" + std::string(st.color) + "\"";
         if (!e.tooltip.empty())
             out += ", tooltip=" + dot_tooltip(e.tooltip);
         out += "];\n";
@@ -453,8 +454,9 @@ std::string layout_svg(const Picture& pic, Layout layout, std::string& used) {
             return *svg;
         }
         if (layout == Layout::graphviz)
-            throw support::Error("--layout dot: " + why +
-                        " (install Graphviz, Debian package graphviz, or use --layout builtin)");
+            throw support::Error(
+                "--layout dot: " + why +
+                " (install Graphviz, Debian package graphviz, or use --layout builtin)");
     }
     used = why.empty() ? "skforge's built-in layout" : "skforge's built-in layout (" + why + ")";
     return picture_svg(pic);

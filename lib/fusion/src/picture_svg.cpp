@@ -12,15 +12,15 @@ namespace skforge::fusion {
 
 namespace {
 
-constexpr int k_left = 90;      // lane labels
-constexpr int k_top = 30;       // title
+constexpr int k_left = 90; // lane labels
+constexpr int k_top = 30;  // title
 constexpr int k_node_w = 150;
 constexpr int k_node_h = 56;
-constexpr int k_gap = 56;       // between columns: room for edge labels
-constexpr int k_header = 38;    // above the nodes of a lane: SuperKernel labels, arcs
+constexpr int k_gap = 56;    // between columns: room for edge labels
+constexpr int k_header = 38; // above the nodes of a lane: SuperKernel labels, arcs
 constexpr int k_lane_h = k_header + k_node_h + 24;
-constexpr int k_line_h = 12;    // text line
-constexpr int k_char_w = 6;     // a character of the 10px font, about
+constexpr int k_line_h = 12; // text line
+constexpr int k_char_w = 6;  // a character of the 10px font, about
 constexpr int k_legend_row = 16;
 
 // The column of each node: after the nodes it has an edge from and the one before it on its
@@ -103,7 +103,8 @@ std::string markers() {
     for (const auto& st : edge_styles())
         out += "<marker id=\"arrow-" + std::string(st.name) +
                "\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerUnits=\"userSpaceOnUse\" "
-               "markerWidth=\"9\" markerHeight=\"9\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"" +
+               "markerWidth=\"9\" markerHeight=\"9\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 "
+               "z\" fill=\"" +
                std::string(st.color) + "\"/></marker>";
     return out + "</defs>";
 }
@@ -144,18 +145,18 @@ std::string node(const Picture& pic, const std::vector<std::size_t>& col, std::s
     const auto& nd = pic.nodes[n];
     int x = column_x(col[n]), y = node_y(nd);
     std::string out = "<g class=\"node\" id=\"n" + num(static_cast<int>(n)) + "\"><title>" +
-                      xml_escaped(nd.tooltip) + "</title><rect x=\"" + num(x) + "\" y=\"" +
-                      num(y) + "\" width=\"" + num(k_node_w) + "\" height=\"" + num(k_node_h) +
+                      xml_escaped(nd.tooltip) + "</title><rect x=\"" + num(x) + "\" y=\"" + num(y) +
+                      "\" width=\"" + num(k_node_w) + "\" height=\"" + num(k_node_h) +
                       "\" rx=\"6\" fill=\"" + std::string(lane_fill(nd.lane)) +
                       "\" stroke=\"#34495e\"" +
                       (nd.cluster < 0 ? " stroke-dasharray=\"5 3\"" : "") + "/>";
     int first = y + (k_node_h - static_cast<int>(nd.lines.size()) * k_line_h) / 2 + 9;
     for (std::size_t k = 0; k < nd.lines.size(); ++k)
-        out += text(x + k_node_w / 2, first + static_cast<int>(k) * k_line_h,
-                    fit(nd.lines[k], (k_node_w - 8) / k_char_w),
-                    std::string(" text-anchor=\"middle\"") +
-                        (k == 0 ? " font-weight=\"bold\"" : "") +
-                        (k == 3 ? " fill=\"#a93226\"" : ""));
+        out +=
+            text(x + k_node_w / 2, first + static_cast<int>(k) * k_line_h,
+                 fit(nd.lines[k], (k_node_w - 8) / k_char_w),
+                 std::string(" text-anchor=\"middle\"") + (k == 0 ? " font-weight=\"bold\"" : "") +
+                     (k == 3 ? " fill=\"#a93226\"" : ""));
     return out + "</g>";
 }
 
@@ -244,14 +245,13 @@ std::string picture_svg(const Picture& pic) {
     int width = std::max(column_x(used) + 20, 640);
     int lanes_bottom = lane_top(pic.streams.size());
     int height = lanes_bottom + 30 + legend_rows() * k_legend_row;
-    std::string out = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(width) +
-                      "\" height=\"" + num(height) + "\" viewBox=\"0 0 " + num(width) + " " +
-                      num(height) +
-                      "\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"10\">" +
-                      "<title>" + xml_escaped("plan of graph " + pic.title) + "</title>" +
-                      markers() + "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>" +
-                      text(8, 18, "plan of graph " + pic.title,
-                           " font-size=\"13\" font-weight=\"bold\"");
+    std::string out =
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(width) + "\" height=\"" +
+        num(height) + "\" viewBox=\"0 0 " + num(width) + " " + num(height) +
+        "\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"10\">" + "<title>" +
+        xml_escaped("plan of graph " + pic.title) + "</title>" + markers() +
+        "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>" +
+        text(8, 18, "plan of graph " + pic.title, " font-size=\"13\" font-weight=\"bold\"");
     if (pic.nodes.empty())
         out += text(8, k_top + 20, "no operators");
     out += lanes(pic, width);

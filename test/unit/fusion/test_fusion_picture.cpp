@@ -69,11 +69,11 @@ TEST_CASE("display_text shows control characters and replaces what is not UTF-8"
     CHECK(display_text("caf\xc3\xa9 \xe2\x80\xae \xf0\x9f\x98\x80") ==
           "caf\xc3\xa9 \xe2\x80\xae \xf0\x9f\x98\x80");
     const std::string bad = "\xef\xbf\xbd";
-    CHECK(display_text("a\xff") == "a" + bad);               // never a lead byte
-    CHECK(display_text("\xc0\x80") == bad + bad);             // overlong NUL
-    CHECK(display_text("\xed\xa0\x80") == bad + bad + bad);   // a surrogate
-    CHECK(display_text("\xef\xbf\xbe") == bad + bad + bad);   // U+FFFE: no XML character
-    CHECK(display_text("x\xe2\x82") == "x" + bad + bad);      // cut short at the end
+    CHECK(display_text("a\xff") == "a" + bad);              // never a lead byte
+    CHECK(display_text("\xc0\x80") == bad + bad);           // overlong NUL
+    CHECK(display_text("\xed\xa0\x80") == bad + bad + bad); // a surrogate
+    CHECK(display_text("\xef\xbf\xbe") == bad + bad + bad); // U+FFFE: no XML character
+    CHECK(display_text("x\xe2\x82") == "x" + bad + bad);    // cut short at the end
     CHECK(display_text(display_text("a\n\xff")) == display_text("a\n\xff")); // idempotent
 }
 
@@ -204,8 +204,7 @@ TEST_CASE("HTML escapes names and holds every table", "[fusion][picture]") {
     CHECK(html.find("src=\"") == std::string::npos); // nothing loaded from outside
     CHECK(html.find("href=\"") == std::string::npos);
     for (const char* caption : {"SuperKernels", "sub-kernels of s", "barriers and early-start",
-                                "tensors of s", "code layout of s", "events",
-                                "operators left out"})
+                                "tensors of s", "code layout of s", "events", "operators left out"})
         CHECK(html.find("<caption>" + std::string(caption)) != std::string::npos);
     CHECK(html.find("<td>OP_UNSUPPORT</td>") != std::string::npos);
     CHECK(html.find("skforge&#39;s built-in layout") != std::string::npos);
