@@ -284,3 +284,31 @@ print(b, sum(s['early_start_pairs'] for s in d['segments']), sum(s['event_pairs'
     grep -q 'id="count">[0-9]* of [0-9]* rows<' dom.html
     grep -q 'style="display: none;"' dom.html
 }
+
+@test "notify/wait with AICPU tiling and prefetch operators: drawn in both layouts and listed with their slots" {
+    G="$SKFORGE_SOURCE_DIR/test/fixtures/tiling_sink/graph.yaml"
+    "$SKC" plan "$G" --format json >plan.json
+    python3 - >want <<'PY'
+import json
+for nw in json.load(open('plan.json'))['notify_wait']:
+    def end(seg, slot, what):
+        return f"{what} outside the SuperKernels" if seg is None else f"{what} slot at parameter offset {slot} of {seg}"
+    print(f"notify/wait {nw['event']}")
+    print("TD notify/wait in memory: " + end(nw['notify_segment'], nw['notify_slot'], 'notify') +
+          ", " + end(nw['wait_segment'], nw['wait_slot'], 'wait'))
+PY
+    [ "$(grep -c '^notify/wait ' want)" -eq 3 ]
+    "$SKC" plan "$G" --format svg --layout builtin >b.svg
+    svg_texts b.svg >texts
+    grep '^notify/wait ' want | while IFS= read -r label; do grep -qxF "$label" texts; done
+    grep -qxF "RowTiling (aicpu_tiling)" texts
+    if command -v dot >/dev/null; then
+        "$SKC" plan "$G" --format dot | dot -Tsvg >d.svg
+        svg_texts d.svg >dtexts
+        grep '^notify/wait ' want | while IFS= read -r label; do grep -qxF "$label" dtexts; done
+    fi
+    "$SKC" plan "$G" --format html --layout builtin >p.html
+    check_html p.html >cells
+    grep '^TD ' want | while IFS= read -r cell; do grep -qxF "$cell" cells; done
+    grep -q "^TD notify 1 to scale_tiling (slot [0-9]*)" cells
+}

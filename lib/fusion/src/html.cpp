@@ -82,6 +82,20 @@ std::string superkernels(const Plan& p) {
                  rows);
 }
 
+// A sub-kernel's notify/wait with operators beside the cores: "notify 2 to X (slot 88)".
+std::string side_syncs(const graph::Graph& g, const SubKernel& sub) {
+    std::string out;
+    auto add = [&](const SideSync& x, const char* what, const char* dir) {
+        out += (out.empty() ? "" : "; ") + std::string(what) + " " + std::to_string(x.event) + dir +
+               op_name(g, x.peer) + " (slot " + std::to_string(x.slot) + ")";
+    };
+    for (const auto& x : sub.notifies)
+        add(x, "notify", " to ");
+    for (const auto& x : sub.waits)
+        add(x, "wait", " from ");
+    return out;
+}
+
 std::string sub_kernels(const graph::Graph& g, const Segment& s) {
     std::vector<Row> rows;
     for (std::size_t k = 0; k < s.ops.size() && k < s.subs.size(); ++k) {
@@ -90,7 +104,7 @@ std::string sub_kernels(const graph::Graph& g, const Segment& s) {
         rows.push_back(
             {num(k), op.name, op.type, num(op.stream_id), num(sub.block_dim), num(sub.split_mode),
              std::string(sub.early_start_set ? "set " : "") + (sub.early_start_wait ? "wait" : ""),
-             list(sub.send_events), list(sub.recv_events),
+             list(sub.send_events), list(sub.recv_events), side_syncs(g, sub),
              std::string(sub.dcci_before ? "before " : "") + (sub.dcci_after ? "after " : "") +
                  (sub.dcci_disabled ? "disabled" : ""),
              bytes(sub.workspace), num(sub.workspace_offset),
@@ -98,8 +112,8 @@ std::string sub_kernels(const graph::Graph& g, const Segment& s) {
     }
     return table("sub-kernels of " + s.name,
                  {"#", "operator", "OpType", "stream", "blockDim", "split mode", "early start",
-                  "events set", "events waited", "dcci", "workspace", "workspace offset",
-                  "preload"},
+                  "events set", "events waited", "notify/wait", "dcci", "workspace",
+                  "workspace offset", "preload"},
                  rows);
 }
 
@@ -146,7 +160,11 @@ std::string events(const graph::Graph& g, const Plan& p) {
     std::vector<Row> rows;
     for (const auto& e : event_links(g)) {
         std::string how = "between launches";
-        if (inside_pair(p, e)) {
+        if (const auto* nw = find_notify_wait(p, e)) {
+            how = "notify/wait in memory: " +
+                  notify_wait_end(p, nw->notify_segment, nw->notify_slot, "notify") + ", " +
+                  notify_wait_end(p, nw->wait_segment, nw->wait_slot, "wait");
+        } else if (inside_pair(p, e)) {
             const auto& s = p.segments[static_cast<std::size_t>(
                 p.ops[static_cast<std::size_t>(e.sender)].segment)];
             how = "set/wait pair inside " + s.name;

@@ -42,7 +42,7 @@ std::size_t utf8_length(std::string_view s, std::size_t i) {
     return 0;
 }
 
-constexpr std::array<EdgeStyle, 8> k_edge_styles{{
+constexpr std::array<EdgeStyle, 9> k_edge_styles{{
     {EdgeKind::data, "data", "data: a tensor one writes and the other reads", "#555555",
      Line::solid},
     {EdgeKind::stream_order, "stream-order", "the next operator on the same stream", "#999999",
@@ -57,6 +57,9 @@ constexpr std::array<EdgeStyle, 8> k_edge_styles{{
     {EdgeKind::barrier_full, "barrier-full", "barrier over all cores", "#17202a", Line::bold},
     {EdgeKind::early_start, "early-start",
      "early-start pair: the waiter starts while the setter finishes", "#229954", Line::dotted},
+    {EdgeKind::notify_wait, "notify-wait",
+     "notify/wait with an operator beside the AI cores (AICPU tiling, prefetch): a flag in memory",
+     "#1abc9c", Line::dashed},
 }};
 
 // Fill colours of the stream lanes, by lane.
@@ -72,20 +75,27 @@ std::string bytes_text(std::uint64_t n) {
 }
 
 // The order operators are drawn in: execution order, with a SuperKernel's operators together
-// where it is launched (at its first operator).
+// where it is launched (at its first operator). Operators beside the AI cores (AICPU tiling,
+// prefetch) that run between its members stay among them: they run during the launch.
 std::vector<int> drawing_order(const graph::Graph& g, const Plan& p) {
     std::vector<int> order;
     order.reserve(g.ops.size());
-    std::vector<char> placed(p.segments.size(), 0);
+    std::vector<char> placed(g.ops.size(), 0);
+    auto place = [&](std::size_t i) {
+        if (!placed[i])
+            order.push_back(static_cast<int>(i)), placed[i] = 1;
+    };
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         int seg = p.ops[i].segment;
-        if (seg < 0) {
-            order.push_back(static_cast<int>(i));
-        } else if (!placed[static_cast<std::size_t>(seg)]) {
-            placed[static_cast<std::size_t>(seg)] = 1;
-            const auto& ops = p.segments[static_cast<std::size_t>(seg)].ops;
-            order.insert(order.end(), ops.begin(), ops.end());
+        if (seg < 0 || placed[i]) {
+            place(i);
+            continue;
         }
+        auto last = static_cast<std::size_t>(p.segments[static_cast<std::size_t>(seg)].ops.back());
+        for (std::size_t k = i; k <= last; ++k)
+            if (p.ops[k].segment == seg ||
+                (p.ops[k].segment < 0 && graph::runs_beside_cores(g.ops[k].kind)))
+                place(k);
     }
     return order;
 }
@@ -97,7 +107,11 @@ PictureNode make_node(const graph::Graph& g, const Plan& p, int i) {
     n.op = i;
     n.stream = op.stream_id;
     n.cluster = r.segment;
-    n.lines = {display_text(op.name), display_text(op.type), stream_text(op.stream_id)};
+    n.beside = graph::runs_beside_cores(op.kind);
+    std::string type = display_text(op.type);
+    if (n.beside)
+        type += (type.empty() ? "(" : " (") + std::string(graph::op_kind_name(op.kind)) + ")";
+    n.lines = {display_text(op.name), type, stream_text(op.stream_id)};
     n.tooltip = n.lines[0] + " (" + n.lines[1] + ", " + n.lines[2] + ")";
     if (r.segment >= 0) {
         n.tooltip +=
@@ -147,13 +161,26 @@ class EdgeFinder {
         }
     }
 
+    // Graph events; those with an operator beside the cores are drawn as notify/wait instead.
     void event_edges() {
         for (const auto& e : event_links(m_g)) {
+            if (find_notify_wait(m_p, e) != nullptr)
+                continue;
             bool paired = inside_pair(m_p, e);
             std::string label = "event " + std::to_string(e.event);
             add(e.sender, e.receiver, paired ? EdgeKind::event_pair : EdgeKind::event, label,
                 label + (paired ? ": set/wait flag inside the SuperKernel"
                                 : ": recorded, then waited for"));
+        }
+    }
+
+    void notify_wait_edges() {
+        for (const auto& nw : m_p.notify_waits) {
+            std::string label = "notify/wait " + std::to_string(nw.event);
+            add(nw.notifier, nw.waiter, EdgeKind::notify_wait, label,
+                display_text(label + ": " +
+                             notify_wait_end(m_p, nw.notify_segment, nw.notify_slot, "notify") +
+                             ", " + notify_wait_end(m_p, nw.wait_segment, nw.wait_slot, "wait")));
         }
     }
 
@@ -387,6 +414,20 @@ bool inside_pair(const Plan& p, const EventLink& e) {
     return std::find(s.event_pairs.begin(), s.event_pairs.end(), pair) != s.event_pairs.end();
 }
 
+const NotifyWait* find_notify_wait(const Plan& p, const EventLink& e) {
+    for (const auto& nw : p.notify_waits)
+        if (nw.event == e.event && nw.notifier == e.sender && nw.waiter == e.receiver)
+            return &nw;
+    return nullptr;
+}
+
+std::string notify_wait_end(const Plan& p, int segment, std::int64_t slot, std::string_view what) {
+    if (segment < 0)
+        return std::string(what) + " outside the SuperKernels";
+    return std::string(what) + " slot at parameter offset " + std::to_string(slot) + " of " +
+           p.segments[static_cast<std::size_t>(segment)].name;
+}
+
 std::string_view lane_fill(std::size_t lane) {
     return k_lane_fills[lane % k_lane_fills.size()];
 }
@@ -411,6 +452,7 @@ Picture plan_picture(const graph::Graph& g, const Plan& p) {
     EdgeFinder edges(g, p, pic, node);
     edges.data_edges(graph::dependencies(g));
     edges.event_edges();
+    edges.notify_wait_edges();
     edges.segment_edges();
     edges.stream_order_edges();
     return pic;

@@ -34,9 +34,11 @@ std::vector<std::size_t> columns(const Picture& pic) {
     std::vector<std::size_t> col(pic.nodes.size(), 0);
     std::vector<std::size_t> lane_next(pic.streams.size(), 0);
     std::size_t base = 0, end = 0; // first column of the current block; one past the last used
+    int block = pic.nodes.empty() ? -1 : pic.nodes[0].cluster;
     for (std::size_t n = 0; n < pic.nodes.size(); ++n) {
-        if (n > 0 && pic.nodes[n].cluster != pic.nodes[n - 1].cluster)
-            base = end;
+        // An operator beside the cores stays in the block it runs in.
+        if (!pic.nodes[n].beside && pic.nodes[n].cluster != block)
+            base = end, block = pic.nodes[n].cluster;
         std::size_t c = std::max(base, lane_next[pic.nodes[n].lane]);
         for (auto f : from[n])
             c = std::max(c, col[f] + 1);

@@ -43,6 +43,14 @@ std::vector<EventLink> event_links(const graph::Graph& g);
 /// Whether link `e` became a set/wait flag pair inside a SuperKernel of `p`.
 bool inside_pair(const Plan& p, const EventLink& e);
 
+/// The notify/wait pair link `e` became (an event with an operator beside the AI cores), or
+/// nullptr.
+const NotifyWait* find_notify_wait(const Plan& p, const EventLink& e);
+
+/// One end of a notify/wait pair for people (`what` is "notify" or "wait"): its flag-address
+/// slot in its SuperKernel, or that it is outside every SuperKernel. Names are not escaped.
+std::string notify_wait_end(const Plan& p, int segment, std::int64_t slot, std::string_view what);
+
 /// What an edge of the picture stands for. Each kind has one style (edge_style); a new kind is a
 /// value here, a row in the style table and the loop in plan_picture that finds its edges.
 enum class EdgeKind {
@@ -54,6 +62,7 @@ enum class EdgeKind {
     barrier_cube,   ///< a cube-core barrier
     barrier_full,   ///< a barrier over all cores
     early_start,    ///< an early-start set/wait pair
+    notify_wait,    ///< an event with an operator beside the AI cores: memory notify/wait
 };
 
 /// How an edge is drawn.
@@ -84,6 +93,7 @@ struct PictureNode {
     int cluster = -1;               ///< index into Picture::clusters, -1 when left out
     std::uint32_t stream = 0;
     std::size_t lane = 0; ///< index into Picture::streams
+    bool beside = false;  ///< runs beside the AI cores (AICPU tiling, prefetch)
 };
 
 /// One SuperKernel: a box around its operators.
