@@ -301,7 +301,7 @@ PY
     "$SKC" plan "$G" --format svg --layout builtin >b.svg
     svg_texts b.svg >texts
     grep '^notify/wait ' want | while IFS= read -r label; do grep -qxF "$label" texts; done
-    grep -qxF "RowTiling (aicpu_tiling)" texts
+    grep -qF "TIP scale_tiling (RowTiling (aicpu_tiling), stream 1) left out: OP_UNSUPPORT" texts
     if command -v dot >/dev/null; then
         "$SKC" plan "$G" --format dot | dot -Tsvg >d.svg
         svg_texts d.svg >dtexts
