@@ -159,14 +159,17 @@ TEST_CASE("the built-in SVG escapes every name and draws every node, box and vis
     pic.title = "t";
     pic.streams = {0, 3};
     pic.clusters.push_back({0, {"sk<1>", "arena peak 512 B"}, "tip & more"});
-    pic.nodes.push_back({0, {"<script>alert(1)</script>", "T"}, "\"x\" & 'y'", 0, 0, 0});
+    pic.nodes.push_back(
+        {0, {"<script>alert(1)</script>", "T"}, "<script>alert(1)</script> \"x\" & 'y'", 0, 0, 0});
     pic.nodes.push_back({1, {"b]]>", "T"}, "", -1, 3, 1});
     pic.edges.push_back({0, 1, fusion::EdgeKind::barrier_full, "barrier full", "<b>"});
     pic.edges.push_back({0, 1, fusion::EdgeKind::stream_order, "", ""});
     auto svg = fusion::picture_svg(pic);
     CHECK(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
     CHECK(svg.find("<script") == std::string::npos);
-    CHECK(svg.find("&lt;script&gt;alert(1)&lt;/script&gt;") != std::string::npos);
+    CHECK(svg.find("<title>&lt;script&gt;alert(1)&lt;/script&gt; ") != std::string::npos);
+    CHECK(svg.find(">&lt;script&gt;alert(1)&lt;/scri\xe2\x80\xa6</text>") !=
+          std::string::npos); // cut
     CHECK(svg.find("]]>") == std::string::npos);
     CHECK(svg.find("sk&lt;1&gt;") != std::string::npos);
     CHECK(svg.find("&quot;x&quot; &amp; &#39;y&#39;") != std::string::npos);
