@@ -8,6 +8,7 @@
 #include "skforge/package/reader.hpp"
 #include "skforge/package/signature.hpp"
 #include "skforge/package/writer.hpp"
+#include "skforge/support/atomic_file.hpp"
 #include "skforge/support/error.hpp"
 #include "skforge/support/interrupt.hpp"
 
@@ -395,34 +396,68 @@ int cmd_check(const Args& args) {
     return 0;
 }
 
+// --layout as the library's enum; a usage error for anything else.
+skforge::fusion::Layout plan_layout(const std::string& layout) {
+    if (layout == "auto")
+        return skforge::fusion::Layout::automatic;
+    if (layout == "dot")
+        return skforge::fusion::Layout::graphviz;
+    if (layout == "builtin")
+        return skforge::fusion::Layout::builtin;
+    throw Error("--layout must be auto, dot or builtin, not '" + layout + "'", ErrorKind::usage);
+}
+
 int cmd_plan(const Args& args) {
-    std::string path;
-    std::string format = "text";
-    CommandLine cl("skc", "skc plan GRAPH [--format text|json|dot]",
-                   "Shows which operators fuse into which SuperKernel, and why the others do not.",
-                   "Exit status: 0 success, 1 the graph is not valid, 2 usage error. See\n"
+    std::string path, output;
+    std::string format = "text", layout = "auto";
+    CommandLine cl("skc", "skc plan GRAPH [options]",
+                   "Shows which operators fuse into which SuperKernel, and why the others do not;
+"
+                   "svg and html draw the plan (streams, events, barriers, arena peaks).",
+                   "Exit status: 0 success, 1 the graph is not valid, 2 usage error. See
+"
                    "share/doc/plan-format.md.");
     cl.positional("GRAPH", path);
-    cl.add()("format", po::value(&format)->value_name("text|json|dot"),
-             "output format (default text)");
+    cl.add()("format", po::value(&format)->value_name("FORMAT"),
+             "text (default), json, dot, svg or html")(
+        "layout", po::value(&layout)->value_name("auto|dot|builtin"),
+        "how svg and html lay out the picture: auto (default: Graphviz when installed), "
+        "dot or builtin")("output,o", po::value(&output)->value_name("FILE"),
+                          "write the plan to FILE (whole or not at all)");
     if (!cl.parse(args))
         return 0;
-    if (format != "text" && format != "json" && format != "dot")
-        throw Error("--format must be text, json or dot, not '" + format + "'", ErrorKind::usage);
+    if (format != "text" && format != "json" && format != "dot" && format != "svg" &&
+        format != "html")
+        throw Error("--format must be text, json, dot, svg or html, not '" + format + "'",
+                    ErrorKind::usage);
+    auto how = plan_layout(layout);
     auto& plan = kept_plan();
     const auto* graph = load_checked(path, plan, skforge::fusion::PlanDepth::full);
     if (graph == nullptr)
         return 1;
     const auto& g = *graph;
     Timing timing;
-    if (format == "json")
-        skforge::fusion::plan_json(g, *plan, [](std::string_view piece) {
+    std::optional<skforge::support::AtomicFile> file;
+    if (!output.empty())
+        file.emplace(output, 0644);
+    auto write = [&](std::string_view piece) {
+        if (file)
+            file->write(piece);
+        else
             std::cout.write(piece.data(), static_cast<std::streamsize>(piece.size()));
-        });
+    };
+    if (format == "json")
+        skforge::fusion::plan_json(g, *plan, write);
     else if (format == "dot")
-        std::cout << skforge::fusion::plan_dot(g, *plan);
+        write(skforge::fusion::plan_dot(g, *plan));
+    else if (format == "svg")
+        write(skforge::fusion::plan_svg(g, *plan, how));
+    else if (format == "html")
+        write(skforge::fusion::plan_html(g, *plan, how));
     else
-        std::cout << skforge::fusion::plan_text(g, *plan);
+        write(skforge::fusion::plan_text(g, *plan));
+    if (file)
+        file->commit();
     std::cout.flush();
     timing.mark("output");
     return 0;

@@ -41,11 +41,12 @@ PY
 @test "plan --format dot draws one cluster per segment" {
     run "$SKC" plan "$EX/two_stream/graph.yaml" --format dot
     [ "$status" -eq 0 ]
-    [[ "$output" == *"subgraph cluster_0"* ]]
-    [[ "$output" == *'label="sk_dual"'* ]]
-    [[ "$output" == *'"rope" -> "add"'* ]]
+    [[ "$output" == *"subgraph cluster_sk0 {"* ]]
+    [[ "$output" == *'label="sk_dual\narena peak '* ]]
+    [[ "$output" == *'n0 [label="rope\nRotaryPositionEmbedding\nstream 1"'* ]]
+    [[ "$output" == *'n0 -> n2 [class="data"'* ]]
     run "$SKC" plan "$EX/moe_block/graph.yaml" --format dot
-    [[ "$output" == *'"reshape" [style=dashed'* ]]
+    [[ "$output" == *'[label="reshape\nReshape\nstream 0\nNOT_IN_SCOPE"'*'style="rounded,filled,dashed"'* ]]
 }
 
 @test "check reports every error as file:line:col and exits 1" {
@@ -96,7 +97,7 @@ YAML
 @test "check and plan usage errors exit 2" {
     run "$SKC" check
     [ "$status" -eq 2 ]
-    run "$SKC" plan "$EX/moe_block/graph.yaml" --format svg
+    run "$SKC" plan "$EX/moe_block/graph.yaml" --format png
     [ "$status" -eq 2 ]
     run "$SKC" check missing.yaml
     [ "$status" -eq 1 ]

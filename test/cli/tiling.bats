@@ -47,7 +47,9 @@ assert roles[-3:] == ["notify", "wait", "wait"], roles
 assert meta["opParaSize"] == meta["parameters"][-1]["param_offset"] + 8
 PY
     run "$SKC" plan "$FX/graph.yaml" --format dot
-    [[ "$output" == *'"prefetch_w" -> "post" [style=dotted, color=blue, label="notify/wait 3"]'* ]]
+    # The picture's nodes are n<k> in drawing order: pre, scale_tiling, prefetch_w, scale, post.
+    [[ "$output" == *'n2 [label="prefetch_w\nPrefetch (prefetch)\nstream 2\nOP_UNSUPPORT"'* ]]
+    [[ "$output" == *'n2 -> n4 [class="notify-wait", style=dashed, color="#1abc9c", label="notify/wait 3"'* ]]
 }
 
 @test "tiling: host package runs with the same bits fused and op-by-op, on 1 to 4 workers" {

@@ -20,6 +20,7 @@
 #include "skforge/support/interrupt.hpp"
 #include "skforge/support/safe_path.hpp"
 #include "skforge/support/sha256.hpp"
+#include "skforge/support/temp_dir.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -231,36 +232,11 @@ void insert_shared(CacheStore& store, const std::string& key, const Outputs& out
 }
 
 
-// A build directory `.skc-build.<pid>.XXXXXX`, removed when it goes out of scope or the process
-// is interrupted (support/interrupt.hpp), and by a later compile if its process was killed.
-class TempDir {
-  public:
-    explicit TempDir(const std::string& parent) {
-        std::string tmpl = parent + "/.skc-build." + support::temp_tag() + ".XXXXXX";
-        std::vector<char> buf(tmpl.begin(), tmpl.end());
-        buf.push_back('\0');
-        if (::mkdtemp(buf.data()) == nullptr)
-            throw support::io_error("cannot create a build directory in", parent, errno);
-        m_path = buf.data();
-        m_registration.emplace(m_path);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        if (!m_path.empty())
-            fs::remove_all(m_path, ec);
-    }
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-    const std::string& path() const { return m_path; }
-    /// The directory was renamed into place: nothing to remove any more.
-    void release() {
-        m_path.clear();
-        m_registration.reset();
-    }
-
-  private:
-    std::string m_path;
-    std::optional<support::TempRegistration> m_registration;
+// A build directory `.skc-build.<pid>.XXXXXX` beside the output (support::TempDir: removed when
+// it goes out of scope or the process is interrupted, and by a later compile if its process was
+// killed).
+struct TempDir : support::TempDir {
+    explicit TempDir(const std::string& parent) : support::TempDir(parent, ".skc-build.") {}
 };
 
 void mark_fresh(const std::string& path) {

@@ -1,6 +1,7 @@
 #include "skforge/fusion/report.hpp"
 
 #include "metadata_text.hpp"
+#include "report_counts.hpp"
 #include "skforge/support/memory.hpp"
 #include "skforge/support/parallel.hpp"
 
@@ -26,12 +27,20 @@ std::size_t left_out(const Plan& p) {
     return n;
 }
 
+} // namespace
+
 std::array<std::size_t, 3> barrier_counts(const Segment& s) {
     std::array<std::size_t, 3> c{};
     for (const auto& b : s.barriers)
         ++c[b.kind == BarrierKind::vector ? 0 : b.kind == BarrierKind::cube ? 1 : 2];
     return c;
 }
+
+std::size_t naive_barriers(const Segment& s) {
+    return s.ops.empty() ? 0 : s.ops.size() - 1;
+}
+
+namespace {
 
 // Writes items [0, n) with `write(i, out)` on every core and hands the text to `sink` in
 // order: the same text as one loop would write. Items go in chunks through a window of reused
@@ -69,10 +78,6 @@ void in_parallel(std::size_t n, const std::function<void(std::string_view)>& sin
         }
     };
     support::on_threads(static_cast<unsigned>(std::clamp<std::size_t>(chunks, 1, threads)), work);
-}
-
-std::size_t naive_barriers(const Segment& s) {
-    return s.ops.empty() ? 0 : s.ops.size() - 1;
 }
 
 std::string_view preload_name(graph::PreloadCode c) {
@@ -186,16 +191,6 @@ json notify_wait_json(const graph::Graph& g, const Plan& p) {
                        {"wait_slot", slot(nw.wait_slot)}});
     }
     return out;
-}
-
-std::string quoted(const std::string& s) {
-    std::string out = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\')
-            out += '\\';
-        out += c;
-    }
-    return out + "\"";
 }
 
 } // namespace
@@ -364,35 +359,13 @@ void plan_json(const graph::Graph& g, const Plan& p,
 }
 
 std::string plan_dot(const graph::Graph& g, const Plan& p) {
-    std::string out = "digraph " + quoted(g.name) +
-                      " {\n  rankdir=TB;\n  node [shape=box, fontname=\"Helvetica\"];\n";
-    for (std::size_t s = 0; s < p.segments.size(); ++s) {
-        out += "  subgraph cluster_" + std::to_string(s) +
-               " {\n    label=" + quoted(p.segments[s].name) + ";\n    style=rounded;\n";
-        for (int i : p.segments[s].ops)
-            out += "    " + quoted(g.ops[static_cast<std::size_t>(i)].name) + " [label=" +
-                   quoted(g.ops[static_cast<std::size_t>(i)].name + "\\n" +
-                          g.ops[static_cast<std::size_t>(i)].type) +
-                   "];\n";
-        out += "  }\n";
-    }
-    for (std::size_t i = 0; i < g.ops.size(); ++i)
-        if (p.ops[i].segment < 0)
-            out += "  " + quoted(g.ops[i].name) + " [style=dashed, label=" +
-                   quoted(g.ops[i].name + "\\n" + g.ops[i].type + "\\n" +
-                          std::string(reason_code(*p.ops[i].reason))) +
-                   "];\n";
-    auto deps = graph::dependencies(g);
-    for (std::size_t i = 0; i < deps.size(); ++i)
-        for (int d : deps[i])
-            out += "  " + quoted(g.ops[static_cast<std::size_t>(d)].name) + " -> " +
-                   quoted(g.ops[i].name) + ";\n";
-    for (const auto& nw : p.notify_waits)
-        out += "  " + quoted(g.ops[static_cast<std::size_t>(nw.notifier)].name) + " -> " +
-               quoted(g.ops[static_cast<std::size_t>(nw.waiter)].name) +
-               " [style=dotted, color=blue, label=" +
-               quoted("notify/wait " + std::to_string(nw.event)) + "];\n";
-    return out + "}\n";
+    return picture_dot(plan_picture(g, p));
+}
+
+std::string plan_svg(const graph::Graph& g, const Plan& p, Layout layout) {
+    std::string used;
+    return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" +
+           layout_svg(plan_picture(g, p), layout, used);
 }
 
 } // namespace skforge::fusion

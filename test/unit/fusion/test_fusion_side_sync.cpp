@@ -4,6 +4,7 @@
 #include "skforge/fusion/plan.hpp"
 #include "skforge/fusion/report.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -136,9 +137,16 @@ TEST_CASE("the plan report counts and lists the notify/wait pairs", "[fusion][si
                          Catch::Contains("event 2: t (aicpu_tiling) -> c (kernel, in s, wait "
                                          "slot " +
                                          std::to_string(p.segments[0].subs[2].waits[0].slot)));
+    // The picture (DOT, SVG, HTML) draws each pair as a notify/wait edge.
+    auto pic = fusion::plan_picture(f.graph, p);
+    CHECK(std::any_of(pic.edges.begin(), pic.edges.end(), [&](const fusion::PictureEdge& e) {
+        return e.kind == fusion::EdgeKind::notify_wait && pic.nodes[e.from].lines[0] == "p" &&
+               pic.nodes[e.to].lines[0] == "c" && e.label == "notify/wait 3";
+    }));
     CHECK_THAT(fusion::plan_dot(f.graph, p),
-               Catch::Contains("\"p\" -> \"c\" [style=dotted, color=blue, label=\"notify/wait "
-                               "3\"]"));
+               Catch::Contains("[class=\"notify-wait\", style=dashed, "
+                               "color=\"#1abc9c\", label=\"notify/"
+                               "wait 3\""));
 }
 
 TEST_CASE("a graph without side operators has no pairs and no slots", "[fusion][side]") {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "skforge/fusion/picture.hpp"
 #include "skforge/fusion/plan.hpp"
 
 #include <functional>
@@ -19,7 +20,19 @@ std::string plan_json(const graph::Graph& g, const Plan& p);
 void plan_json(const graph::Graph& g, const Plan& p,
                const std::function<void(std::string_view)>& sink);
 
-/// The plan as Graphviz: one cluster per segment, left-out operators dashed, dependency edges.
+/// The plan as Graphviz DOT (picture_dot of plan_picture): one cluster per SuperKernel with one
+/// per stream inside, left-out operators dashed with their reason, and typed edges.
 std::string plan_dot(const graph::Graph& g, const Plan& p);
+
+/// The plan's picture as a standalone SVG document laid out as `layout` says (layout_svg).
+std::string plan_svg(const graph::Graph& g, const Plan& p, Layout layout);
+
+/// Most operators plan_html draws; a larger plan gets the tables only.
+inline constexpr std::size_t k_html_picture_max_nodes = 20000;
+
+/// The plan as one self-contained HTML page (no external resources): the picture as inline SVG
+/// laid out as `layout` says, the SuperKernel, sub-kernel, barrier, event, memory and code
+/// layout tables, every left-out operator's reason, and a filter over all of them.
+std::string plan_html(const graph::Graph& g, const Plan& p, Layout layout);
 
 } // namespace skforge::fusion
