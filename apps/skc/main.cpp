@@ -411,11 +411,9 @@ int cmd_plan(const Args& args) {
     std::string path, output;
     std::string format = "text", layout = "auto";
     CommandLine cl("skc", "skc plan GRAPH [options]",
-                   "Shows which operators fuse into which SuperKernel, and why the others do not;
-"
+                   "Shows which operators fuse into which SuperKernel, and why the others do not;\n"
                    "svg and html draw the plan (streams, events, barriers, arena peaks).",
-                   "Exit status: 0 success, 1 the graph is not valid, 2 usage error. See
-"
+                   "Exit status: 0 success, 1 the graph is not valid, 2 usage error. See\n"
                    "share/doc/plan-format.md.");
     cl.positional("GRAPH", path);
     cl.add()("format", po::value(&format)->value_name("FORMAT"),
@@ -579,11 +577,11 @@ struct CacheArgs {
 // The command line of `skc cache NAME`, with the options every cache command takes.
 CommandLine cache_command_line(const char* name, const char* usage, const char* summary,
                                CacheArgs& a) {
-    CommandLine cl("skc", usage, summary,
-                   std::string("Exit status: 0 success") +
-                       (std::string(name) == "verify" ? " (no problem, or --fix removed them)"
-                                                      : "") +
-                       ", 1 failure, 2 usage error.\nSee share/doc/compile.md, \"Shared cache\".");
+    CommandLine cl(
+        "skc", usage, summary,
+        std::string("Exit status: 0 success") +
+            (std::string(name) == "verify" ? " (no problem, or --fix removed them)" : "") +
+            ", 1 failure, 2 usage error.\nSee share/doc/compile.md, \"Shared cache\".");
     cl.add()("cache-dir", po::value(&a.dir)->value_name("DIR"),
              "the shared compile cache (default: $SKFORGE_CACHE_DIR)")(
         "cache-max-size", po::value(&a.max_size)->value_name("SIZE"),

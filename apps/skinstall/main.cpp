@@ -1031,7 +1031,7 @@ struct Spec {
 };
 
 const std::vector<const char*> k_install_opts = {
-    "trusted-key", "require-signature", "reinstall", "json",    "quiet",
+    "trusted-key", "require-signature", "reinstall", "json",           "quiet",
     "dry-run",     "lock-timeout",      "log-file",  "install-for-all"};
 
 std::vector<const char*> with(std::vector<const char*> base, std::vector<const char*> more) {

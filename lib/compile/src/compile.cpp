@@ -231,7 +231,6 @@ void insert_shared(CacheStore& store, const std::string& key, const Outputs& out
     }
 }
 
-
 // A build directory `.skc-build.<pid>.XXXXXX` beside the output (support::TempDir: removed when
 // it goes out of scope or the process is interrupted, and by a later compile if its process was
 // killed).
