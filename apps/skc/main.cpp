@@ -708,7 +708,9 @@ int cmd_cache(const Args& args) {
         {"verify", "check every entry; with --fix remove the bad ones", cache_verify},
     };
     if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-        skforge::cli::print_usage(args.empty() ? stderr : stdout, "skc cache", table, nullptr);
+        skforge::cli::print_usage(args.empty() ? stderr : stdout, "skc cache", table,
+                                  "Exit status: 0 success, 1 failure, 2 usage error. See\n"
+                                  "share/doc/compile.md, \"Shared cache\".");
         return args.empty() ? 2 : 0;
     }
     for (const auto& c : table)

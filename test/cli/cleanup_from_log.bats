@@ -149,7 +149,7 @@ EOF
     mkpkg k1
     "$SKINSTALL" install outputs/k1.run --install-path "$W/root" -q
     echo v2 >>src-k1/soc/k.o
-    "$SKC" pack src-k1 -o outputs/k1.run --version 2 -q
+    "$SKC" pack src-k1 -o outputs/k1.run --package-version 2 -q
     "$SKINSTALL" upgrade outputs/k1.run --install-path "$W/root" >job.log 2>&1
     SKFORGE_NO_SKINSTALL=1 sh outputs/k1.run --install-path "$W/root" >>job.log 2>&1
     ! grep -q "k1/uninstall.sh" job.log

@@ -37,7 +37,7 @@ rebuilt_after_touch() {
     before=$(mtime "$RUN")
     sleep 1
     touch "$1"
-    cmake --build build >build.log
+    cmake --build build >build.log 2>&1
     [ "$(mtime "$RUN")" != "$before" ] || { echo "not rebuilt after touching $1"; return 1; }
 }
 

@@ -39,7 +39,7 @@ mkpkg() {
     chmod 0755 "$d/tool.sh"
     printf '{"Add":{"staticList":[{"simplifiedKey":"Add/%s","binPath":"%s/soc/Add/add.o"}]}}\n' "$1" "$1" \
         >"$d/config/soc/binary_info_config.json"
-    "$SKC" pack "$d" -o "$1-$2.run" --name "$1" --version "$2" -q
+    "$SKC" pack "$d" -o "$1-$2.run" --name "$1" --package-version "$2" -q
     chmod 0644 "$1-$2.run"
 }
 

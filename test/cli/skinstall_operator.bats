@@ -515,7 +515,7 @@ with open('$log', 'a') as f:
 @test "install and verify draw a progress bar on a terminal, never in a pipe or with -q" {
     mkdir -p big/soc root
     head -c $((6 * 1024 * 1024)) /dev/urandom >big/soc/weights.o
-    "$SKC" pack big -o big.run --version 1 -q
+    "$SKC" pack big -o big.run --package-version 1 -q
     # script(1) gives skinstall a terminal; what it drew is in its output.
     script -qec "$SKINSTALL install big.run --install-path $W/root" /dev/null >tty.txt
     grep -q 'verifying big \[#*' tty.txt

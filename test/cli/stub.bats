@@ -298,7 +298,7 @@ load helpers
     # skinstall explains it the same way.
     run "$SKINSTALL" install kern.run '--install-path=~/toolkit'
     [ "$status" -eq 2 ]
-    [[ "$output" == *"install path '~/toolkit': the shell did not expand '~'"*"--install-path ~/x (two words) or --install-path=\$HOME/x"* ]]
+    [[ "$output" == *"'--install-path=~/toolkit'"*"the shell does not expand ~ after '='; write --install-path ~/toolkit or the full path"* ]]
     [ ! -e '~' ]
 }
 
