@@ -174,14 +174,15 @@ def emphasis(text):
 
 
 def inline(text):
-    """One line of Markdown prose as roff: code spans bold, emphasis, escapes."""
-    parts = re.split(r"(`[^`]+`)", text)
+    """Markdown prose (one paragraph joined into a line) as roff: code spans bold, emphasis,
+    escapes."""
     out = []
-    for part in parts:
-        if len(part) > 1 and part.startswith("`") and part.endswith("`"):
-            out.append("\\fB" + roff_chars(part[1:-1]) + "\\fR")
-        else:
-            out.append(emphasis(roff_chars(part)))
+    pos = 0
+    for span in re.finditer(r"(`+)(.+?)\1", text):  # `code` or ``code with ` inside``
+        out.append(emphasis(roff_chars(text[pos : span.start()])))
+        out.append("\\fB" + roff_chars(span.group(2).strip()) + "\\fR")
+        pos = span.end()
+    out.append(emphasis(roff_chars(text[pos:])))
     return roff_line("".join(out).strip())
 
 
@@ -234,10 +235,10 @@ def body(lines, sub_heading=".SS"):
         elif LIST_ITEM.match(line):
             i = list_item(lines, i, out)
         else:
-            out.append(".PP")
+            start = i
             while i < len(lines) and lines[i].strip() and not block_start(lines[i]):
-                out.append(inline(lines[i]))
                 i += 1
+            out += [".PP", inline(" ".join(l.strip() for l in lines[start:i]))]
     return out
 
 
@@ -251,11 +252,12 @@ def list_item(lines, i, out):
     index after them."""
     m = LIST_ITEM.match(lines[i])
     mark = "\\(bu" if m.group(2) in "-*" else m.group(2)
-    out += [f".IP {mark} 4", inline(m.group(3))]
+    text = [m.group(3)]
     i += 1
     while i < len(lines) and lines[i].strip() and lines[i].startswith(" ") and not LIST_ITEM.match(lines[i]):
-        out.append(inline(lines[i].strip()))
+        text.append(lines[i].strip())
         i += 1
+    out += [f".IP {mark} 4", inline(" ".join(text))]
     return i
 
 
