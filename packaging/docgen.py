@@ -146,14 +146,23 @@ def usage_lines(help_lines):
 # roff
 
 
+# Characters the docs use that every groff device, ASCII included, can draw by these names.
+GLYPHS = {"\u2014": "\\(em", "\u2013": "\\(en", "\u2192": "\\(->", "\u2190": "\\(<-",
+          "\u2026": "...", "\u2018": "\\(oq", "\u2019": "\\(cq", "\u201c": "\\(lq",
+          "\u201d": "\\(rq", "\u00d7": "\\(mu", "\u2264": "\\(<=", "\u2265": "\\(>=",
+          "\u2260": "\\(!="}
+
+
 def roff_chars(text):
-    """Escapes text for roff: backslash, minus, and non-ASCII as \\[uXXXX]."""
+    """Escapes text for roff: backslash, minus, and other non-ASCII as \\[uXXXX]."""
     out = []
     for ch in text:
         if ch == "\\":
             out.append("\\e")
         elif ch == "-":
             out.append("\\-")
+        elif ch in GLYPHS:
+            out.append(GLYPHS[ch])
         elif ord(ch) > 126:
             out.append("\\[u%04X]" % ord(ch))
         else:

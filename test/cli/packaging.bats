@@ -11,7 +11,7 @@ DOCGEN="$SKFORGE_SOURCE_DIR/packaging/docgen.py"
 
 setup_file() {
     : "${SKFORGE_BINARY_DIR:?SKFORGE_BINARY_DIR must point to the build directory}"
-    export PKG="$BATS_FILE_TMPDIR/pkg" ROOT="$BATS_FILE_TMPDIR/root"
+    export PKG="$BATS_FILE_TMPDIR/pkg" ROOT="$BATS_FILE_TMPDIR/root" LC_ALL=C.UTF-8
     cpack --config "$SKFORGE_BINARY_DIR/CPackConfig.cmake" -G DEB -B "$PKG" >"$BATS_FILE_TMPDIR/cpack.log" 2>&1
     VERSION=$(sed -n 's/^set(CPACK_PACKAGE_VERSION "\(.*\)")$/\1/p' "$SKFORGE_BINARY_DIR/CPackConfig.cmake")
     export DEB="$PKG/skforge_${VERSION}_$(dpkg --print-architecture).deb"
@@ -95,10 +95,12 @@ cli_has() {
 
 @test "every man page renders without a groff warning and names its tool's commands" {
     for page in man1/skc.1.gz man8/skinstall.8.gz man1/skrun.1.gz man5/skforge-run.5.gz; do
-        run --separate-stderr env MANWIDTH=80 man --warnings -l "$ROOT/usr/share/man/$page"
-        [ "$status" -eq 0 ]
-        [ -z "$stderr" ] || { echo "$page: $stderr"; false; }
-        [ "${#lines[@]}" -gt 10 ]
+        for locale in C.UTF-8 C; do # C: groff's ASCII device, where some glyphs do not exist
+            run --separate-stderr env LC_ALL=$locale MANWIDTH=80 man --warnings -l "$ROOT/usr/share/man/$page"
+            [ "$status" -eq 0 ]
+            [ -z "$stderr" ] || { echo "$page ($locale): $stderr"; false; }
+            [ "${#lines[@]}" -gt 10 ]
+        done
     done
     text=$(MANWIDTH=200 man -l "$ROOT/usr/share/man/man1/skc.1.gz")
     for cmd in $(commands_of "$SKC"); do
