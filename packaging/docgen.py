@@ -234,11 +234,11 @@ def body(lines, sub_heading=".SS"):
         if not line.strip():
             i += 1
         elif line.startswith(FENCE):
-            end = next((j for j in range(i + 1, len(lines)) if lines[j].startswith(FENCE)), len(lines))
+            end = first(lines, i + 1, lambda l: l.startswith(FENCE))
             out += verbatim(lines[i + 1 : end])
             i = end + 1
         elif line.startswith("|"):
-            end = next((j for j in range(i, len(lines)) if not lines[j].startswith("|")), len(lines))
+            end = first(lines, i, lambda l: not l.startswith("|"))
             out += [".PP"] + table(lines[i:end])
             i = end
         elif LIST_ITEM.match(line):
@@ -249,6 +249,11 @@ def body(lines, sub_heading=".SS"):
                 i += 1
             out += [".PP", inline(" ".join(l.strip() for l in lines[start:i]))]
     return out
+
+
+def first(lines, start, pred):
+    """The index of the first line from start on that satisfies pred, else len(lines)."""
+    return next((j for j in range(start, len(lines)) if pred(lines[j])), len(lines))
 
 
 def block_start(line):
@@ -263,9 +268,9 @@ def list_item(lines, i, out):
     mark = "\\(bu" if m.group(2) in "-*" else m.group(2)
     text = [m.group(3)]
     i += 1
-    while i < len(lines) and lines[i].strip() and lines[i].startswith(" ") and not LIST_ITEM.match(lines[i]):
-        text.append(lines[i].strip())
-        i += 1
+    end = first(lines, i, lambda l: not l.strip() or not l.startswith(" ") or LIST_ITEM.match(l))
+    text += [l.strip() for l in lines[i:end]]
+    i = end
     out += [f".IP {mark} 4", inline(" ".join(text))]
     return i
 
@@ -277,7 +282,8 @@ def section_text(section):
 
 def has_content(section):
     """Whether a section has any text of its own or below it."""
-    return bool(section.help) or any(l.strip() for l in section.body) or any(map(has_content, section.children))
+    text = section.help + [l for l in section.body if l.strip()]
+    return bool(text) or any(map(has_content, section.children))
 
 
 def title_header(name, version):
@@ -410,46 +416,64 @@ def completion(root, tool):
     if section is None:
         print(f"docgen: warning: cli.md has no '# {tool}' section; completing file names only",
               file=sys.stderr)
-    cmds = commands(section, tool) if section else []
-    top_help = section.help if section else []
+        section = Section(1, tool)
+    cmds = commands(section, tool)
     func = "_skforge_" + tool.replace("-", "_")
     lines = [
         f"# bash completion for {tool}: generated from share/doc/cli.md by packaging/docgen.py.",
         f"{func}() {{",
-        '    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]} cmd=\'\'',
+        "    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]} cmd=''",
         "    COMPREPLY=()",
     ]
-    if cmds:  # the command is the first word that is not an option
-        lines += [
-            f"    local commands={shell_words(name for name, _ in cmds)}",
-            "    local i",
-            "    for ((i = 1; i < COMP_CWORD; i++)); do",
-            '        case ${COMP_WORDS[i]} in -*) ;; *) cmd=${COMP_WORDS[i]}; break ;; esac',
-            "    done",
-            '    if [[ -z $cmd && $cur != -* ]] || [[ $cmd == help && $COMP_CWORD -eq 2 ]]; then',
-            '        mapfile -t COMPREPLY < <(compgen -W "$commands" -- "$cur")',
-            "        return",
-            "    fi",
-        ]
-    lines += ["    local opts", '    case $cmd in']
-    lines.append(f"        '') opts={shell_words(option_names(top_help))} ;;")
-    for name, cmd in cmds:
-        lines.append(f"        {name}) opts={shell_words(option_names(cmd.help))} ;;")
-    lines += ["        *) return ;;", "    esac", '    case "$cmd:$prev" in']
-    for name, cmd in [("", section)] + cmds if section else []:
-        for opt, (words, files) in sorted(option_choices(cmd.help).items()):
-            extra = ' "$cur"; compgen -f -- "$cur"' if files else ' "$cur"'
-            lines += [f"        {name}:{opt})",
-                      f"            mapfile -t COMPREPLY < <(compgen -W {shell_words(words)} --{extra})",
-                      "            return ;;"]
+    if cmds:
+        has_help = any(f"{tool} help " in line for s in walk(root) for line in s.body)
+        lines += complete_command(cmds, has_help)
+    lines += complete_options(section, cmds) + complete_values(section, cmds)
     lines += [
-        "    esac",
         '    [[ $cur == -* ]] && mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")',
         "    return 0",
         "}",
         f"complete -o default -F {func} {tool}",
     ]
     return lines
+
+
+def complete_command(cmds, has_help):
+    """Finds the command (the first word that is not an option) and completes it; `TOOL help`
+    takes a command name too when the tool has it."""
+    help_case = " || [[ $cmd == help && $COMP_CWORD -eq 2 ]]" if has_help else ""
+    return [
+        f"    local commands={shell_words(name for name, _ in cmds)} i",
+        "    for ((i = 1; i < COMP_CWORD; i++)); do",
+        "        case ${COMP_WORDS[i]} in -*) ;; *) cmd=${COMP_WORDS[i]}; break ;; esac",
+        "    done",
+        f"    if [[ -z $cmd && $cur != -* ]]{help_case}; then",
+        '        mapfile -t COMPREPLY < <(compgen -W "$commands" -- "$cur")',
+        "        return",
+        "    fi",
+    ]
+
+
+def complete_options(section, cmds):
+    """Sets opts to the options of the command (or of the tool itself)."""
+    lines = ["    local opts", "    case $cmd in"]
+    for name, sec in [("''", section)] + cmds:
+        lines.append(f"        {name}) opts={shell_words(option_names(sec.help))} ;;")
+    return lines + ["        *) return ;;", "    esac"]
+
+
+def complete_values(section, cmds):
+    """Completes the value after an option whose synopsis lists them (`--format text|json`)."""
+    lines = ['    case "$cmd:$prev" in']
+    for name, cmd in [("", section)] + cmds:
+        for opt, (words, files) in sorted(option_choices(cmd.help).items()):
+            generate = f'compgen -W {shell_words(words)} -- "$cur"'
+            if files:
+                generate += '; compgen -f -- "$cur"'
+            lines += [f"        {name}:{opt})",
+                      f"            mapfile -t COMPREPLY < <({generate})",
+                      "            return ;;"]
+    return lines + ["    esac"]
 
 
 # ---------------------------------------------------------------------------------------------
