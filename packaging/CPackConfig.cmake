@@ -1,8 +1,46 @@
-# How skforge itself is packaged: `cpack -G DEB` in a build directory makes a Debian package.
+# How skforge itself is packaged: `cpack -G DEB` (and `-G RPM` where rpmbuild exists) in a build
+# directory. Packages install under /usr (CPACK_PACKAGING_INSTALL_PREFIX) whatever
+# CMAKE_INSTALL_PREFIX the build was configured with.
+set(SKFORGE_PACKAGE_MAINTAINER "skforge maintainers <maintainers@users.noreply.a-seed-852da939.example>"
+    CACHE STRING "Maintainer field of the .deb and .rpm (Name <address>)")
+set(SKFORGE_HOMEPAGE_URL "" CACHE STRING "Homepage field of the .deb and .rpm (none when empty)")
 set(CPACK_PACKAGE_NAME skforge)
 set(CPACK_PACKAGE_VENDOR skforge)
-set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "Ahead-of-time static-kernel toolchain for Ascend NPUs")
-set(CPACK_PACKAGE_CONTACT "skforge maintainers")
-set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_PACKAGE_CONTACT "${SKFORGE_PACKAGE_MAINTAINER}")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "ahead-of-time static-kernel toolchain for Ascend NPUs")
+set(CPACK_PACKAGE_DESCRIPTION
+    "skc plans which operators of a graph fuse into SuperKernels, builds them
+and packs the result into signed, reproducible, self-extracting .run
+packages. skinstall installs such packages into CANN's
+opp/static_kernel/ai_core/ layout in transactions and refuses symbolic
+links; skrun runs host-target packages fused and op-by-op.")
+include(${CMAKE_CURRENT_LIST_DIR}/install.cmake)
+
 set(CPACK_GENERATOR TGZ)
+set(CPACK_STRIP_FILES ON)
+set(CPACK_INSTALL_DEFAULT_DIRECTORY_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ
+    GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
+
+# Debian: skforge_<version>_<arch>.deb; library dependencies from dpkg-shlibdeps. sh, tar and
+# gzip are Essential; zstd only unpacks zstd packages, a C++ compiler only builds host kernels.
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION devel)
+set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "g++ | c++-compiler")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "zstd, python3")
+if(SKFORGE_HOMEPAGE_URL)
+  set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "${SKFORGE_HOMEPAGE_URL}")
+  set(CPACK_RPM_PACKAGE_URL "${SKFORGE_HOMEPAGE_URL}")
+endif()
+
+# RPM (openEuler and other RPM hosts): library requirements from rpmbuild's own scan.
+set(CPACK_RPM_FILE_NAME RPM-DEFAULT)
+set(CPACK_RPM_PACKAGE_LICENSE "Unspecified")
+set(CPACK_RPM_PACKAGE_GROUP "Development/Tools")
+set(CPACK_RPM_PACKAGE_DESCRIPTION "${CPACK_PACKAGE_DESCRIPTION}")
+# Directories other packages own: listed, the package would claim them.
+set(CPACK_RPM_EXCLUDE_FROM_AUTO_FILELIST_ADDITION
+    /usr/share/bash-completion /usr/share/bash-completion/completions /usr/share/man
+    /usr/share/man/man1 /usr/share/man/man5 /usr/share/man/man8 /usr/lib/cmake)
 include(CPack)
