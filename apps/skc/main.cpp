@@ -416,8 +416,8 @@ int cmd_plan(const Args& args) {
                    "Exit status: 0 success, 1 the graph is not valid, 2 usage error. See\n"
                    "share/doc/plan-format.md.");
     cl.positional("GRAPH", path);
-    cl.add()("format", po::value(&format)->value_name("FORMAT"),
-             "text (default), json, dot, svg or html")(
+    cl.add()("format", po::value(&format)->value_name("text|json|dot|svg|html"),
+             "output format (default text)")(
         "layout", po::value(&layout)->value_name("auto|dot|builtin"),
         "how svg and html lay out the picture: auto (default: Graphviz when installed), "
         "dot or builtin")("output,o", po::value(&output)->value_name("FILE"),

@@ -87,7 +87,7 @@ cli_has() {
     "$bin/skrun" --help | grep -q -- --compare-unfused
     "$bin/skc" check "$ROOT/usr/share/skforge/examples/moe_block/graph.yaml"
     cp -r "$ROOT/usr/share/skforge/examples/package" tree
-    "$bin/skc" pack tree -o demo_kernels.run --version 1.0.0 -q
+    "$bin/skc" pack tree -o demo_kernels.run --package-version 1.0.0 -q
     mkdir toolkit
     "$bin/skinstall" install demo_kernels.run --install-path "$W/toolkit" -q
     [ -f "$W/toolkit/opp/static_kernel/ai_core/demo_kernels/manifest.json" ]
