@@ -19,11 +19,13 @@ namespace {
 constexpr std::int64_t k_vendor_op_para_size = 8;
 
 // The parameter block: one pointer per external buffer, the workspace pointer (the arena lives
-// at its end), then one 8-byte flag slot per event pair inside the SuperKernel.
+// at its end), one 8-byte flag slot per event pair inside the SuperKernel, then one flag-address
+// slot per notify and per wait with an operator beside the cores (sub-kernel by sub-kernel).
 struct ParamBlock {
     std::map<int, std::int64_t> buffer_offset;
     std::int64_t workspace_offset = 0;
     std::map<std::int64_t, std::int64_t> event_slot;
+    std::int64_t side_offset = 0;
     std::int64_t size = 0;
 };
 
@@ -40,7 +42,27 @@ ParamBlock param_block(const Segment& s) {
         for (auto e : sub.send_events)
             if (pb.event_slot.emplace(e, pb.size).second)
                 pb.size += 8;
+    pb.side_offset = pb.size;
     return pb;
+}
+
+// Places the notify/wait flag-address slots after the flags, and points each guarded argument
+// at its slot (an event flag inside the SuperKernel, set by fill_arg_offsets, stays).
+void place_side_slots(Segment& s, ParamBlock& pb) {
+    for (auto& sub : s.subs) {
+        for (auto* list : {&sub.notifies, &sub.waits})
+            for (auto& ss : *list) {
+                ss.slot = pb.size;
+                pb.size += 8;
+            }
+        for (auto& a : sub.args) {
+            auto& offset = a.output ? a.notify_param_offset : a.wait_param_offset;
+            for (const auto& ss : a.output ? sub.notifies : sub.waits)
+                if (offset < 0 &&
+                    std::find(ss.buffers.begin(), ss.buffers.end(), a.buffer) != ss.buffers.end())
+                    offset = ss.slot;
+        }
+    }
 }
 
 void fill_arg_offsets(Segment& s, const ParamBlock& pb) {
@@ -62,6 +84,23 @@ void fill_arg_offsets(Segment& s, const ParamBlock& pb) {
                                 a.wait_param_offset = pb.event_slot.at(e);
         }
     }
+}
+
+// A sub-kernel's notifies or waits with operators beside the cores: event, peer, slot.
+template <std::size_t N>
+void side_syncs_text(json_text::Out& out, const graph::Graph& g, const char (&key)[N],
+                     const std::vector<SideSync>& list) {
+    namespace jt = json_text;
+    jt::key(out, key);
+    out += '[';
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        out += i ? ",{" : "{";
+        jt::number(out, "event", list[i].event);
+        jt::text(out, "peer", g.ops[static_cast<std::size_t>(list[i].peer)].name);
+        jt::number(out, "slot", list[i].slot);
+        out += '}';
+    }
+    out += ']';
 }
 
 void sub_kernel_text(json_text::Out& out, const graph::Graph& g, const Segment& s, std::size_t p) {
@@ -91,6 +130,7 @@ void sub_kernel_text(json_text::Out& out, const graph::Graph& g, const Segment& 
     jt::number(out, "dcci_disable_on_kernel", sub.dcci_disabled ? 1 : 0);
     jt::number(out, "feed_sync_all_cores", sub.feed_sync_all_cores);
     jt::text(out, "func_name", meta.kernel_name);
+    side_syncs_text(out, g, "notifies", sub.notifies);
     jt::text(out, "op_name", op.name);
     jt::text(out, "op_type", op.type);
     jt::number(out, "preload_bytes",
@@ -102,6 +142,7 @@ void sub_kernel_text(json_text::Out& out, const graph::Graph& g, const Segment& 
     jt::number(out, "sub_operator_early_start_set_flag", sub.early_start_set ? 1 : 0);
     jt::number(out, "sub_operator_early_start_wait_flag", sub.early_start_wait ? 1 : 0);
     jt::text(out, "sub_operator_kernel_type", kernel::kernel_type_name(*meta.kernel_type));
+    side_syncs_text(out, g, "waits", sub.waits);
     jt::number(out, "workspace", sub.workspace);
     jt::number(out, "workspace_offset", sub.workspace_offset);
     out += '}';
@@ -185,7 +226,20 @@ void skforge_parameters(json_text::Out& out, const Segment& s, std::uint64_t wor
     jt::number(out, "param_offset", s.workspace_param_offset);
     jt::text(out, "role", "workspace");
     jt::number(out, "size", workspace);
-    out += "}]";
+    out += '}';
+    // The notify/wait flag-address slots, in the order of the block.
+    for (const auto& sub : s.subs)
+        for (const auto* list : {&sub.notifies, &sub.waits})
+            for (const auto& ss : *list) {
+                out += ",{";
+                jt::text(out, "name",
+                         (list == &sub.notifies ? "notify:" : "wait:") + std::to_string(ss.event));
+                jt::number(out, "param_offset", ss.slot);
+                jt::text(out, "role", list == &sub.notifies ? "notify" : "wait");
+                jt::number(out, "size", 8);
+                out += '}';
+            }
+    out += ']';
 }
 
 void workspace_member(json_text::Out& out, std::uint64_t bytes) {
@@ -387,6 +441,8 @@ std::vector<VendorParamSlots> vendor_param_slots(const graph::Graph& g, const Se
 void metadata_pass(Segment& s) {
     ParamBlock pb = param_block(s);
     fill_arg_offsets(s, pb);
+    place_side_slots(s, pb);
+    s.side_slot_offset = pb.side_offset;
     s.param_block_size = pb.size;
     s.workspace_param_offset = pb.workspace_offset;
     s.argument_offsets.assign(pb.buffer_offset.begin(), pb.buffer_offset.end());

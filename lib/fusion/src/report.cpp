@@ -143,6 +143,51 @@ void write_early_start_partners(json_text::Out& out, const graph::Graph& g, cons
     out += ']';
 }
 
+// The notify/wait pairs for people: one line each, with the slots of fused ends.
+std::string notify_wait_text(const graph::Graph& g, const Plan& p) {
+    if (p.notify_waits.empty())
+        return {};
+    std::string out = "\nnotify/wait with operators beside the AI cores: " +
+                      std::to_string(p.notify_waits.size()) + " pair(s)\n";
+    auto end = [&](int op, int segment, std::int64_t slot, const char* what) {
+        const auto& o = g.ops[static_cast<std::size_t>(op)];
+        std::string t = o.name + " (" +
+                        (graph::runs_beside_cores(o.kind) ? std::string(op_kind_name(o.kind))
+                                                          : std::string("kernel"));
+        if (segment >= 0)
+            t += ", in " + p.segments[static_cast<std::size_t>(segment)].name + ", " + what +
+                 " slot " + std::to_string(slot);
+        return t + ")";
+    };
+    for (const auto& nw : p.notify_waits)
+        out += "  event " + std::to_string(nw.event) + ": " +
+               end(nw.notifier, nw.notify_segment, nw.notify_slot, "notify") + " -> " +
+               end(nw.waiter, nw.wait_segment, nw.wait_slot, "wait") + "\n";
+    return out;
+}
+
+json notify_wait_json(const graph::Graph& g, const Plan& p) {
+    json out = json::array();
+    auto segment = [&](int s) {
+        return s < 0 ? json(nullptr) : json(p.segments[static_cast<std::size_t>(s)].name);
+    };
+    auto slot = [](std::int64_t v) { return v < 0 ? json(nullptr) : json(v); };
+    for (const auto& nw : p.notify_waits) {
+        const auto& n = g.ops[static_cast<std::size_t>(nw.notifier)];
+        const auto& w = g.ops[static_cast<std::size_t>(nw.waiter)];
+        out.push_back({{"event", nw.event},
+                       {"notifier", n.name},
+                       {"notifier_kind", op_kind_name(n.kind)},
+                       {"notify_segment", segment(nw.notify_segment)},
+                       {"notify_slot", slot(nw.notify_slot)},
+                       {"waiter", w.name},
+                       {"waiter_kind", op_kind_name(w.kind)},
+                       {"wait_segment", segment(nw.wait_segment)},
+                       {"wait_slot", slot(nw.wait_slot)}});
+    }
+    return out;
+}
+
 std::string quoted(const std::string& s) {
     std::string out = "\"";
     for (char c : s) {
@@ -191,7 +236,7 @@ std::string plan_text(const graph::Graph& g, const Plan& p) {
                 out += "  " + g.ops[i].name + "  " + g.ops[i].type + "  " +
                        std::string(reason_code(*p.ops[i].reason)) + "  " + p.ops[i].detail + "\n";
     }
-    return out;
+    return out + notify_wait_text(g, p);
 }
 
 namespace {
@@ -218,11 +263,13 @@ void plan_json(const graph::Graph& g, const Plan& p,
                  {"soc_version", g.soc_version},
                  {"super_kernel_optimize", g.super_kernel_optimize},
                  {"options", graph::flatten_graph_options(g.options)},
+                 {"notify_wait", notify_wait_json(g, p)},
                  {"summary",
                   {{"ops", g.ops.size()},
                    {"fused", g.ops.size() - left_out(p)},
                    {"left_out", left_out(p)},
-                   {"segments", p.segments.size()}}}};
+                   {"segments", p.segments.size()},
+                   {"notify_wait_pairs", p.notify_waits.size()}}}};
     json_text::Out out;
     out += "{\n";
     for (auto& [k, v] : head.items()) {
@@ -293,6 +340,13 @@ void plan_json(const graph::Graph& g, const Plan& p,
         append_string(part, op.type);
         part += ", \"stream_id\": ";
         json_text::integer(part, op.stream_id);
+        part += ", \"kind\": \"";
+        part += op_kind_name(op.kind);
+        part += '"';
+        if (op.kind == graph::OpKind::aicpu_tiling) {
+            part += ", \"tiling_for\": ";
+            append_string(part, op.tiling_for);
+        }
         if (r.segment >= 0) {
             part += ", \"result\": \"fused\", \"segment\": ";
             append_string(part, p.segments[static_cast<std::size_t>(r.segment)].name);
@@ -333,6 +387,11 @@ std::string plan_dot(const graph::Graph& g, const Plan& p) {
         for (int d : deps[i])
             out += "  " + quoted(g.ops[static_cast<std::size_t>(d)].name) + " -> " +
                    quoted(g.ops[i].name) + ";\n";
+    for (const auto& nw : p.notify_waits)
+        out += "  " + quoted(g.ops[static_cast<std::size_t>(nw.notifier)].name) + " -> " +
+               quoted(g.ops[static_cast<std::size_t>(nw.waiter)].name) +
+               " [style=dotted, color=blue, label=" +
+               quoted("notify/wait " + std::to_string(nw.event)) + "];\n";
     return out + "}\n";
 }
 

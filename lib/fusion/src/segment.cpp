@@ -78,6 +78,11 @@ unfusible_on(const graph::Graph& g, const Op& op, int scope_index, kernel::SocCo
     // The graph-wide switch comes before anything said of one operator.
     if (!g.super_kernel_optimize)
         return R{Reason::fusion_disabled, "super_kernel_optimize is false"};
+    if (op.kind == graph::OpKind::aicpu_tiling)
+        return R{Reason::op_unsupport,
+                 "AICPU tiling of '" + op.tiling_for + "': runs on the AICPU (notify/wait)"};
+    if (op.kind == graph::OpKind::prefetch)
+        return R{Reason::op_unsupport, "prefetch: runs on an SDMA stream (notify/wait)"};
     if (ignored_by_segmentation(op.type))
         return R{Reason::not_in_scope, "'" + op.type + "' operators are ignored by segmentation"};
     if (op.no_fusion)
@@ -181,14 +186,21 @@ bool reaches_segment(const PlanContext& ctx, const Open& open, int outside, Mark
     return found;
 }
 
+// True for an operator segmentation sees through: it takes no place in its scope and cuts
+// nothing. Ignored OpTypes run nothing; operators beside the cores (AICPU tiling, prefetch) run
+// on their own engines, synchronised with the SuperKernel by notify/wait inside its launch.
+bool seen_through(const Op& op) {
+    return ignored_by_segmentation(op.type) || graph::runs_beside_cores(op.kind);
+}
+
 // The operators outside the segment, run after it starts, that `i` depends on, in order. An
-// ignored operator (ignored_by_segmentation) is seen through: what it depends on counts instead.
+// operator seen through (seen_through) is walked through: what it depends on counts instead.
 std::vector<int> late_dependencies(const PlanContext& ctx, const Open& open, int i, Marks& marks) {
     std::vector<int> late;
     walk_back(ctx, i, marks, [&](int d) {
         if (d <= open.start || in_segment(ctx, open, d))
             return Step::skip;
-        if (ignored_by_segmentation(ctx.graph.ops[static_cast<std::size_t>(d)].type))
+        if (seen_through(ctx.graph.ops[static_cast<std::size_t>(d)]))
             return Step::through;
         late.push_back(d);
         return Step::skip;
@@ -313,8 +325,9 @@ void segment_pass(PlanContext& ctx) {
         // Operators of a scope come in runs: the scope is looked up where a run starts.
         if (i == 0 || op.scope != g.ops[i - 1].scope)
             run_sid = op.scope.empty() ? -1 : scope_index.at(op.scope);
-        // An ignored operator is no member of its scope: it takes no position and cuts nothing.
-        int sid = ignored_by_segmentation(op.type) ? -1 : run_sid;
+        // An operator seen through is no member of its scope: it takes no position and cuts
+        // nothing.
+        int sid = seen_through(op) ? -1 : run_sid;
         auto su = static_cast<std::size_t>(sid);
         int pos = sid < 0 ? 0 : position[su]++;
         if (auto why = unfusible_on(g, op, sid, cores)) {
@@ -365,6 +378,8 @@ Plan make_plan(const graph::Graph& graph, const graph::Dependencies& deps,
     PlanContext ctx{graph, diags, deps, {}};
     // 1. Cut scopes into segments.
     segment_pass(ctx);
+    // Events between operators beside the cores and the others: notify/wait pairs.
+    notify_wait_pass(ctx);
     // Then each segment on its own, on every core. Problems are reported per pass, in segment
     // order, as if each pass ran over all segments in turn.
     auto& segments = ctx.plan.segments;
@@ -384,6 +399,8 @@ Plan make_plan(const graph::Graph& graph, const graph::Dependencies& deps,
         cache_pass(ctx, s);
         // 6. Memory: arguments, workspace reuse, the arena.
         memory_pass(ctx, s);
+        // Notify/wait of each sub-kernel with operators beside the cores.
+        side_sync_pass(ctx, s);
         // 7. Code layout.
         layout_pass(ctx, s);
         // 8. The SuperKernel's parameter block (its metadata JSON is written on demand).
@@ -402,6 +419,8 @@ Plan make_plan(const graph::Graph& graph, const graph::Dependencies& deps,
     for (const auto* found : {&cores_diags, &stream_diags})
         for (const auto& d : *found)
             diags.append(d);
+    if (depth == PlanDepth::full)
+        notify_wait_slots(ctx.plan);
     return std::move(ctx.plan);
 }
 

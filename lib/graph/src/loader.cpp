@@ -37,6 +37,18 @@ std::string_view engine_name(Engine e) {
     return "unknown";
 }
 
+std::string_view op_kind_name(OpKind k) {
+    switch (k) {
+    case OpKind::kernel:
+        return "kernel";
+    case OpKind::aicpu_tiling:
+        return "aicpu_tiling";
+    case OpKind::prefetch:
+        return "prefetch";
+    }
+    return "unknown";
+}
+
 const Scope* Graph::find_scope(const std::string& scope_name) const {
     for (const auto& s : scopes)
         if (s.name == scope_name)
@@ -214,10 +226,45 @@ struct Reader {
         diags.error(at(v), "engine '" + e + "' is unknown", "aicore, tbe, aicpu, simt or hccl");
     }
 
+    void kind(Op& o, const YNode& v) {
+        o.kind_where = at(v);
+        auto k = str(v, "kind").value_or("kernel");
+        for (OpKind cand : {OpKind::kernel, OpKind::aicpu_tiling, OpKind::prefetch})
+            if (op_kind_name(cand) == k) {
+                o.kind = cand;
+                return;
+            }
+        diags.error(at(v), "kind '" + k + "' is unknown", "kernel, aicpu_tiling or prefetch");
+    }
+
+    // What each kind needs that the others must not have; the rest is validate_graph's.
+    void check_kind(Op& o) {
+        if (o.kind == OpKind::prefetch) {
+            if (!o.kernel.json_path.empty() || !o.kernel.bin_path.empty() ||
+                !o.kernel.source_path.empty())
+                diags.error(o.kernel.where,
+                            "prefetch operator '" + o.name + "' runs no kernel, but one is given",
+                            "remove its kernel paths: the runtime reads its inputs into the "
+                            "cache itself");
+        } else if (o.kernel.json_path.empty()) {
+            diags.error(o.kernel.where, "operator '" + o.name + "' needs kernel.json_path",
+                        "the compiled kernel's metadata JSON, relative to the graph file");
+        }
+        if (o.kind == OpKind::aicpu_tiling && o.tiling_for.empty())
+            diags.error(o.kind_where, "aicpu_tiling operator '" + o.name + "' needs tiling_for",
+                        "the name of the operator whose tiling it computes");
+        if (o.kind != OpKind::aicpu_tiling && !o.tiling_for.empty())
+            diags.error(o.tiling_for_where,
+                        "tiling_for is only for operators of kind aicpu_tiling ('" + o.name +
+                            "' is " + std::string(op_kind_name(o.kind)) + ")",
+                        "add 'kind: aicpu_tiling' or remove tiling_for");
+    }
+
     Op op(const YNode& n) {
         Op o;
         o.where = at(n);
         o.kernel.where = o.where;
+        o.kind_where = o.where;
         enum Key {
             name,
             type,
@@ -233,13 +280,15 @@ struct Reader {
             send_event_list,
             recv_event_list,
             scope,
-            no_fusion
+            no_fusion,
+            kind_key,
+            tiling_for
         };
         fields_by_index(
             n, "an operator",
             {"name", "type", "kernel", "json_path", "bin_path", "source_path", "stream_id",
              "task_type", "engine", "inputs", "outputs", "send_event_list", "recv_event_list",
-             "scope", "no_fusion"},
+             "scope", "no_fusion", "kind", "tiling_for"},
             [&](std::size_t k, const YNode& v) {
                 switch (static_cast<Key>(k)) {
                 case name:
@@ -292,17 +341,24 @@ struct Reader {
                 case no_fusion:
                     o.no_fusion = boolean(v, "no_fusion").value_or(false);
                     break;
+                case kind_key:
+                    kind(o, v);
+                    break;
+                case tiling_for:
+                    o.tiling_for_where = at(v);
+                    o.tiling_for = str(v, "tiling_for").value_or("");
+                    break;
                 }
             });
         if (!o.scope.empty() && (scope_runs.empty() || scope_runs.back().name != o.scope))
             scope_runs.push_back({o.scope, "", o.where});
         if (o.name.empty())
             diags.error(o.where, "an operator needs a name");
+        if (o.kind == OpKind::prefetch && o.type.empty())
+            o.type = "Prefetch"; // our choice: the vendor's task is a CMO prefetch
         if (o.type.empty())
             diags.error(o.where, "operator '" + o.name + "' needs a type (its OpType)");
-        if (o.kernel.json_path.empty())
-            diags.error(o.kernel.where, "operator '" + o.name + "' needs kernel.json_path",
-                        "the compiled kernel's metadata JSON, relative to the graph file");
+        check_kind(o);
         return o;
     }
 

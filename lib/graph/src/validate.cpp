@@ -114,6 +114,103 @@ void check_path_names(const Graph& g, Diagnostics& diags) {
                         why);
 }
 
+// The consumer of an aicpu_tiling operator: named, later, a kernel, tiled once, reading the
+// tiling buffer and waiting for an event the tiling operator sends.
+void check_tiling(const Graph& g, std::size_t i, const support::StringMap<int>& index,
+                  std::vector<int>& tiled_by, Diagnostics& diags) {
+    const Op& t = g.ops[i];
+    if (t.outputs.size() != 1)
+        diags.error(t.where,
+                    "aicpu_tiling operator '" + t.name + "' has " +
+                        std::to_string(t.outputs.size()) + " outputs, not one",
+                    "its one output is the tiling buffer its consumer reads");
+    const int* found = index.find(t.tiling_for);
+    if (found == nullptr) {
+        diags.error(t.tiling_for_where, "tiling_for of '" + t.name + "' names '" + t.tiling_for +
+                                            "', which is no operator of the graph");
+        return;
+    }
+    const Op& c = g.ops[static_cast<std::size_t>(*found)];
+    const std::string pair = "'" + c.name + "' (tiled by '" + t.name + "')";
+    if (*found <= static_cast<int>(i)) {
+        diags.error(t.tiling_for_where, pair + " comes before its tiling operator",
+                    "list the aicpu_tiling operator before the operator it tiles");
+        return;
+    }
+    if (runs_beside_cores(c.kind)) {
+        diags.error(t.tiling_for_where, pair + " is of kind " + std::string(op_kind_name(c.kind)) +
+                                            ": only a kernel operator has a tiling");
+        return;
+    }
+    int& first = tiled_by[static_cast<std::size_t>(*found)];
+    if (first >= 0)
+        diags.error(t.tiling_for_where, pair + " already has its tiling computed by '" +
+                                            g.ops[static_cast<std::size_t>(first)].name + "'");
+    else
+        first = static_cast<int>(i);
+    if (t.outputs.size() == 1 &&
+        std::none_of(c.inputs.begin(), c.inputs.end(),
+                     [&](const Tensor& in) { return in.name == t.outputs[0].name; }))
+        diags.error(t.tiling_for_where,
+                    pair + " does not read the tiling buffer '" + t.outputs[0].name + "'",
+                    "add '" + t.outputs[0].name + "' to the inputs of '" + c.name + "'");
+    bool waits = std::any_of(t.send_events.begin(), t.send_events.end(), [&](std::int64_t e) {
+        return std::find(c.recv_events.begin(), c.recv_events.end(), e) != c.recv_events.end();
+    });
+    if (!waits)
+        diags.error(c.where,
+                    "'" + c.name + "' does not wait for its tiling: no event sent by '" + t.name +
+                        "' is in its recv_event_list (it would read a stale tiling buffer)",
+                    "send an event from '" + t.name + "' (notify) and receive it in '" + c.name +
+                        "' (wait)");
+}
+
+void check_prefetch(const Op& p, Diagnostics& diags) {
+    if (!p.outputs.empty())
+        diags.error(p.where, "prefetch operator '" + p.name + "' has outputs",
+                    "a prefetch only reads its inputs into the cache; remove its outputs");
+    if (p.inputs.empty())
+        diags.error(p.where, "prefetch operator '" + p.name + "' names no tensor to prefetch",
+                    "list the tensors (e.g. the next layer's weights) in its inputs");
+    if (p.send_events.empty())
+        diags.warning(p.where, "nothing waits for prefetch operator '" + p.name + "'",
+                      "send an event (notify) that the operator using the tensors receives");
+}
+
+// Operators beside the cores (aicpu_tiling, prefetch): their own streams, and what each kind
+// needs of the graph. Events to and from them are checked with every other event.
+void check_side_ops(const Graph& g, Diagnostics& diags) {
+    if (std::none_of(g.ops.begin(), g.ops.end(),
+                     [](const Op& op) { return runs_beside_cores(op.kind); }))
+        return;
+    support::StringMap<int> index;
+    for (std::size_t i = 0; i < g.ops.size(); ++i)
+        index.emplace(g.ops[i].name, static_cast<int>(i));
+    // An operator beside the cores runs on the AICPU or an SDMA engine, not on an AI-core
+    // stream: the first AI-core operator of each stream.
+    std::unordered_map<std::uint32_t, const Op*> core_op_on;
+    for (const auto& op : g.ops)
+        if (!runs_beside_cores(op.kind))
+            core_op_on.emplace(op.stream_id, &op);
+    std::vector<int> tiled_by(g.ops.size(), -1);
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+        const Op& op = g.ops[i];
+        if (!runs_beside_cores(op.kind))
+            continue;
+        if (auto other = core_op_on.find(op.stream_id); other != core_op_on.end())
+            diags.error(op.where,
+                        std::string(op_kind_name(op.kind)) + " operator '" + op.name +
+                            "' is on stream " + std::to_string(op.stream_id) +
+                            ", which also runs AI-core operator '" + other->second->name + "'",
+                        "give it a stream of its own: it runs on the " +
+                            std::string(op.kind == OpKind::prefetch ? "SDMA engine" : "AICPU"));
+        if (op.kind == OpKind::aicpu_tiling)
+            check_tiling(g, i, index, tiled_by, diags);
+        else
+            check_prefetch(op, diags);
+    }
+}
+
 } // namespace
 
 void validate_graph(const Graph& g, Diagnostics& diags) {
@@ -123,6 +220,7 @@ void validate_graph(const Graph& g, Diagnostics& diags) {
 void validate_graph(const Graph& g, const Dependencies& deps, Diagnostics& diags) {
     check_names_and_scopes(g, diags);
     check_path_names(g, diags);
+    check_side_ops(g, diags);
     for (std::size_t k : deps.repeated_inputs())
         diags.error(g.inputs[k].where, "graph input '" + g.inputs[k].name + "' is declared twice");
     // Producers that appear later, to tell "produced later" from "never produced": built only

@@ -53,6 +53,18 @@ struct SubArg {
     std::int64_t wait_param_offset = -1;   ///< flag waited on before reading it, or -1
 };
 
+/// One memory-semantic notify or wait of a sub-kernel with an operator that runs beside the AI
+/// cores (graph::runs_beside_cores: AICPU tiling, prefetch): an event of the graph whose other end
+/// is outside every SuperKernel. The sub-kernel sets (notify) or waits on (wait) a flag whose
+/// address is in an 8-byte slot of the SuperKernel's parameter block.
+struct SideSync {
+    std::int64_t event;       ///< the event id (send_event_list / recv_event_list)
+    int peer;                 ///< the operator beside the cores, an index into Graph::ops
+    std::int64_t slot = -1;   ///< offset of the flag-address slot in the parameter block
+    std::vector<int> buffers; ///< arguments it guards (Segment::buffers): for a notify, outputs
+                              ///< the peer reads; for a wait, inputs the peer writes or prefetches
+};
+
 /// Per sub-kernel results of the passes, in the order of Segment::ops.
 struct SubKernel {
     std::uint32_t block_dim = 1;
@@ -64,6 +76,8 @@ struct SubKernel {
     bool dcci_disabled = false;
     std::vector<std::int64_t> send_events; ///< events set inside the SuperKernel
     std::vector<std::int64_t> recv_events; ///< events waited for inside the SuperKernel
+    std::vector<SideSync> notifies; ///< events it sends to operators beside the cores, in order
+    std::vector<SideSync> waits;    ///< events it waits for from them, before it starts
     std::vector<SubArg> args;
     std::uint64_t workspace = 0;           ///< bytes of scratch memory (the metadata's workspace)
     std::uint64_t workspace_offset = 0;    ///< where it is in the SuperKernel's workspace block
@@ -121,6 +135,19 @@ struct Segment {
         argument_offsets; ///< (buffer, param offset) of arguments
     std::vector<std::pair<std::int64_t, std::int64_t>>
         event_slots; ///< (event, param offset of its 8-byte flag) of the pairs inside
+    std::int64_t side_slot_offset = 0; ///< first notify/wait flag-address slot (after the flags)
+};
+
+/// A notify/wait pair: an event between an operator beside the cores (AICPU tiling, prefetch) and
+/// another operator, with where each end's flag-address slot is when that end is fused.
+struct NotifyWait {
+    std::int64_t event;
+    int notifier;                  ///< the sending operator, an index into Graph::ops
+    int waiter;                    ///< the receiving operator
+    int notify_segment = -1;       ///< the notifier's segment, or -1 when it is not fused
+    int wait_segment = -1;         ///< the waiter's segment, or -1
+    std::int64_t notify_slot = -1; ///< the notifier's slot in its parameter block, or -1
+    std::int64_t wait_slot = -1;   ///< the waiter's slot in its parameter block, or -1
 };
 
 /// What happened to one operator.
@@ -134,6 +161,7 @@ struct OpResult {
 struct Plan {
     std::vector<Segment> segments;
     std::vector<OpResult> ops;
+    std::vector<NotifyWait> notify_waits; ///< sorted by event, then waiter
 };
 
 /// Everything the planning passes share.
@@ -170,8 +198,17 @@ void cache_pass(const PlanContext& ctx, Segment& s);
 void memory_pass(const PlanContext& ctx, Segment& s);
 /// Pass: code layout (func-align, split-mode copies, preload).
 void layout_pass(const PlanContext& ctx, Segment& s);
-/// Pass: the SuperKernel's parameter block: argument, workspace and event flag offsets.
+/// Pass over the whole graph, after segmentation: the notify/wait pairs (Plan::notify_waits),
+/// sorted by event then waiter, their slots not yet known.
+void notify_wait_pass(PlanContext& ctx);
+/// Pass: notify/wait with operators beside the cores: each sub-kernel's SideSync lists (after
+/// the memory pass, whose buffers they name).
+void side_sync_pass(const PlanContext& ctx, Segment& s);
+/// Pass: the SuperKernel's parameter block: argument, workspace and event flag offsets, then
+/// the notify/wait flag-address slots (SideSync::slot, SubArg notify/wait offsets).
 void metadata_pass(Segment& s);
+/// After every segment's passes: each notify/wait pair's slots, from its ends' SideSync.
+void notify_wait_slots(Plan& plan);
 
 /// The SuperKernel metadata JSON of segment `s` (compact, keys sorted) for the graph's npu_arch.
 /// Written on demand: `skc check` and the text plan do not need it.

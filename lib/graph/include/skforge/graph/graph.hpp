@@ -33,6 +33,22 @@ enum class Engine { aicore, tbe, aicpu, simt, hccl };
 /// Text of an engine ("aicore", ...).
 std::string_view engine_name(Engine e);
 
+/// What an operator is. A `kernel` runs a compiled kernel (the default). The other kinds run
+/// beside the AI cores and are never fused: `aicpu_tiling` computes, on the AICPU, the tiling
+/// data of another operator (Op::tiling_for) from its inputs into its one output, the tiling
+/// buffer; `prefetch` brings its inputs into the cache (a CMO task on an SDMA stream) and runs
+/// no kernel. Both talk to SuperKernels by events, which become memory-semantic notify/wait.
+enum class OpKind { kernel, aicpu_tiling, prefetch };
+
+/// Text of a kind ("kernel", "aicpu_tiling", "prefetch").
+std::string_view op_kind_name(OpKind k);
+
+/// True for the kinds that run beside the AI cores, on a stream of their own (aicpu_tiling,
+/// prefetch).
+constexpr bool runs_beside_cores(OpKind k) {
+    return k != OpKind::kernel;
+}
+
 /// Where an operator's compiled kernel is, as written in the graph (relative to the graph file).
 struct KernelRef {
     std::string json_path;
@@ -55,6 +71,10 @@ struct Op {
     std::vector<std::int64_t> recv_events;
     std::string scope;      ///< empty: in no scope
     bool no_fusion = false; ///< explicit mark; wins over any scope
+    OpKind kind = OpKind::kernel;
+    std::string tiling_for; ///< aicpu_tiling: the name of the operator whose tiling it computes
+    Location kind_where;    ///< of `kind` (of the operator when absent)
+    Location tiling_for_where;
     Location where;
     int kernel_index = -1; ///< into Graph::kernels, set by the loader
 };

@@ -1,0 +1,122 @@
+// Notify/wait between SuperKernels and the operators that run beside the AI cores (AICPU tiling,
+// prefetch): which events they are, which sub-kernel sets or waits on which flag, and the
+// flag-address slots of the parameter block (share/doc/plan-format.md, "Notify/wait").
+#include "skforge/fusion/plan.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace skforge::fusion {
+
+namespace {
+
+bool beside(const graph::Graph& g, int op) {
+    return graph::runs_beside_cores(g.ops[static_cast<std::size_t>(op)].kind);
+}
+
+struct ByEvent {
+    bool operator()(const NotifyWait& a, std::int64_t e) const { return a.event < e; }
+    bool operator()(std::int64_t e, const NotifyWait& a) const { return e < a.event; }
+};
+
+// The pairs of event `e` (notify_waits is sorted by event).
+auto pairs_of(const std::vector<NotifyWait>& pairs, std::int64_t e) {
+    return std::equal_range(pairs.begin(), pairs.end(), e, ByEvent{});
+}
+
+bool names(const std::vector<graph::Tensor>& list, const std::string& tensor) {
+    return std::any_of(list.begin(), list.end(),
+                       [&](const graph::Tensor& t) { return t.name == tensor; });
+}
+
+// The arguments of sub-kernel `p` a flag with `peer` guards: its outputs the peer reads (a
+// notify), or its inputs the peer writes (a tiling buffer) or prefetches (a wait).
+std::vector<int> guarded(const PlanContext& ctx, const Segment& s, std::size_t p, int peer,
+                         bool notify) {
+    std::vector<int> out;
+    const auto& other = ctx.graph.ops[static_cast<std::size_t>(peer)];
+    const auto& shared =
+        notify || other.kind == graph::OpKind::prefetch ? other.inputs : other.outputs;
+    for (const auto& a : s.subs[p].args)
+        if (a.output == notify &&
+            names(shared, s.buffers[static_cast<std::size_t>(a.buffer)].tensor))
+            out.push_back(a.buffer);
+    return out;
+}
+
+} // namespace
+
+void notify_wait_pass(PlanContext& ctx) {
+    const auto& g = ctx.graph;
+    auto& pairs = ctx.plan.notify_waits;
+    pairs.clear();
+    std::unordered_map<std::int64_t, int> sender; // the first sender, as validation pairs them
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+        const auto& op = g.ops[i];
+        for (auto e : op.recv_events) {
+            auto it = sender.find(e);
+            if (it == sender.end() || !(beside(g, it->second) || beside(g, static_cast<int>(i))))
+                continue;
+            auto seg = [&](int op_index) {
+                return ctx.plan.ops[static_cast<std::size_t>(op_index)].segment;
+            };
+            pairs.push_back(
+                {e, it->second, static_cast<int>(i), seg(it->second), seg(static_cast<int>(i))});
+        }
+        for (auto e : op.send_events)
+            sender.emplace(e, static_cast<int>(i));
+    }
+    std::sort(pairs.begin(), pairs.end(), [](const NotifyWait& a, const NotifyWait& b) {
+        return a.event != b.event ? a.event < b.event : a.waiter < b.waiter;
+    });
+}
+
+void side_sync_pass(const PlanContext& ctx, Segment& s) {
+    const auto& pairs = ctx.plan.notify_waits;
+    if (pairs.empty())
+        return;
+    for (std::size_t p = 0; p < s.ops.size(); ++p) {
+        const int i = s.ops[p];
+        const auto& op = ctx.graph.ops[static_cast<std::size_t>(i)];
+        auto& sub = s.subs[p];
+        sub.notifies.clear();
+        sub.waits.clear();
+        for (auto e : op.send_events) {
+            auto [from, to] = pairs_of(pairs, e);
+            for (auto it = from; it != to; ++it)
+                if (it->notifier == i)
+                    sub.notifies.push_back(
+                        {e, it->waiter, -1, guarded(ctx, s, p, it->waiter, true)});
+        }
+        for (auto e : op.recv_events) {
+            auto [from, to] = pairs_of(pairs, e);
+            for (auto it = from; it != to; ++it)
+                if (it->waiter == i)
+                    sub.waits.push_back(
+                        {e, it->notifier, -1, guarded(ctx, s, p, it->notifier, false)});
+        }
+    }
+}
+
+void notify_wait_slots(Plan& plan) {
+    for (auto& nw : plan.notify_waits) {
+        auto slot = [&](int segment, int op, bool notify) -> std::int64_t {
+            if (segment < 0)
+                return -1;
+            const auto& seg = plan.segments[static_cast<std::size_t>(segment)];
+            auto at = std::lower_bound(seg.ops.begin(), seg.ops.end(), op);
+            if (at == seg.ops.end() || *at != op || seg.subs.empty())
+                return -1;
+            const auto& sub = seg.subs[static_cast<std::size_t>(at - seg.ops.begin())];
+            const auto& list = notify ? sub.notifies : sub.waits;
+            for (const auto& ss : list)
+                if (ss.event == nw.event && ss.peer == (notify ? nw.waiter : nw.notifier))
+                    return ss.slot;
+            return -1;
+        };
+        nw.notify_slot = slot(nw.notify_segment, nw.notifier, true);
+        nw.wait_slot = slot(nw.wait_segment, nw.waiter, false);
+    }
+}
+
+} // namespace skforge::fusion
