@@ -24,17 +24,19 @@ namespace {
 
 constexpr const char* k_usage =
     "Usage: skrun NAME [--install-path P] [--inputs random|DIR] [--seed S] [--compare-unfused]\n"
-    "             [--iterations N] [--cores N] [--json]\n\n"
+    "             [--iterations N] [--cores N] [--json] [--debug-drop-side-waits]\n\n"
     "Runs the installed host package NAME (skc compile --npu-arch host): each SuperKernel as one\n"
     "launch on worker threads standing in for AI cores. --compare-unfused also runs every\n"
     "operator as its own launch, compares every output bitwise and prints both timings; the exit\n"
-    "status is 1 when any output differs. See share/doc/host-target.md.\n";
+    "status is 1 when any output differs. --debug-drop-side-waits (a test switch) makes the fused\n"
+    "run skip the waits on AICPU tiling and prefetch operators, which then run last.\n"
+    "See share/doc/host-target.md.\n";
 
 struct Options {
     std::string name, install_path, inputs = "random";
     std::uint64_t seed = 1;
     unsigned iterations = 10, cores = 0;
-    bool compare = false, json = false;
+    bool compare = false, json = false, drop_side_waits = false;
 };
 
 struct Timing {
@@ -99,6 +101,7 @@ int run(const Options& o) {
     rt::Tensors fused(pkg.tensors());
     fill_inputs(pkg, fused, o);
     rt::Runner fused_runner(pkg, device, fused);
+    fused_runner.drop_side_waits(o.drop_side_waits);
     Timing f = time_runs([&] { return fused_runner.run_fused(); }, o.iterations);
 
     std::optional<Timing> u;
@@ -176,10 +179,11 @@ int main(int argc, char** argv) {
     try {
         po::options_description desc;
         desc.add_options()("help,h", "")("version", "")("name", po::value(&o.name))(
-            "install-path",
-            po::value(&o.install_path))("inputs", po::value(&o.inputs))("seed", po::value(&o.seed))(
-            "compare-unfused", po::bool_switch(&o.compare))("iterations", po::value(&o.iterations))(
-            "cores", po::value(&o.cores))("json", po::bool_switch(&o.json));
+            "install-path", po::value(&o.install_path))("inputs", po::value(&o.inputs))(
+            "seed", po::value(&o.seed))("compare-unfused", po::bool_switch(&o.compare))(
+            "iterations", po::value(&o.iterations))("cores", po::value(&o.cores))(
+            "json", po::bool_switch(&o.json))("debug-drop-side-waits",
+                                              po::bool_switch(&o.drop_side_waits));
         po::positional_options_description pos;
         pos.add("name", 1);
         po::variables_map vm;

@@ -33,7 +33,7 @@ assert d["segments"][1]["split_reason"] == "CUT_BY_UNFUSIBLE"
 ops = {o["name"]: o for o in d["ops"]}
 assert ops["transpose"]["result"] == "left_out" and ops["transpose"]["reason"] == "OP_UNSUPPORT"
 assert ops["norm"]["segment"] == "sk_attn_split_0_1"
-assert d["summary"] == {"ops": 5, "fused": 4, "left_out": 1, "segments": 2}
+assert d["summary"] == {"ops": 5, "fused": 4, "left_out": 1, "segments": 2, "notify_wait_pairs": 0}
 assert d["segments"][0]["options"]["early_start"] == 2
 PY
 }

@@ -71,6 +71,24 @@ KernelType type_at(const graph::Graph& g, const fusion::Segment& s, std::size_t 
     return *g.kernels[static_cast<std::size_t>(op_at(g, s, p).kernel_index)].meta.kernel_type;
 }
 
+// "name (kind)" of an operator beside the cores, for a comment of the generated entry.
+std::string side_name(const graph::Graph& g, int op) {
+    const auto& o = g.ops[static_cast<std::size_t>(op)];
+    return o.name + " (" + std::string(graph::op_kind_name(o.kind)) + ")";
+}
+
+// Per operator, the events of its notify/wait pairs it sends (notify) or receives (wait).
+std::vector<nlohmann::json> side_events(const graph::Graph& g, const fusion::Plan& plan,
+                                        bool notify) {
+    std::vector<nlohmann::json> out(g.ops.size(), nlohmann::json::array());
+    for (const auto& nw : plan.notify_waits) {
+        auto& list = out[static_cast<std::size_t>(notify ? nw.notifier : nw.waiter)];
+        if (std::find(list.begin(), list.end(), nw.event) == list.end())
+            list.push_back(nw.event);
+    }
+    return out;
+}
+
 } // namespace
 
 HostLayout host_layout(const fusion::Segment& s) {
@@ -126,6 +144,10 @@ std::string host_entry_source(const graph::Graph& g, const fusion::Segment& s) {
            "uint64_t* sk_event_flag(unsigned char* params, long offset) {\n"
            "    return reinterpret_cast<uint64_t*>(params + offset);\n"
            "}\n\n"
+           "// A notify/wait flag of an operator beside the cores: the slot holds its address.\n"
+           "uint64_t* sk_side_flag(const unsigned char* params, long offset) {\n"
+           "    return static_cast<uint64_t*>(sk_param(params, offset));\n"
+           "}\n\n"
            "} // namespace\n\n";
     out += "extern \"C\" SK_EXPORT void " + host_entry_symbol(s) +
            "(const sk_core* core, unsigned char* params, uint64_t* sync) {\n";
@@ -150,6 +172,11 @@ std::string host_entry_source(const graph::Graph& g, const fusion::Segment& s) {
         if (sub.dcci_before || sub.dcci_after)
             out += "    // dcci before/after: nothing to do, host caches are coherent\n";
         out += "    if (core->kinds & " + m + "u) {\n";
+        // The operator beside the cores sets its flag once, when it is done.
+        for (const auto& w : sub.waits)
+            out += "        sk_flag_wait(sk_side_flag(params, " + std::to_string(w.slot) +
+                   "), 1); // wait: event " + std::to_string(w.event) + " from " +
+                   side_name(g, w.peer) + "\n";
         for (auto e : sub.recv_events) {
             std::size_t from = sender.at(e);
             out += "        sk_flag_wait(sk_event_flag(params, " + std::to_string(slot.at(e)) +
@@ -190,6 +217,11 @@ std::string host_entry_source(const graph::Graph& g, const fusion::Segment& s) {
         for (auto e : sub.send_events)
             out += "        sk_flag_arrive(sk_event_flag(params, " + std::to_string(slot.at(e)) +
                    ")); // event " + std::to_string(e) + "\n";
+        // Every core of this kind arrives: the waiter counts them, as for an event inside.
+        for (const auto& n : sub.notifies)
+            out += "        sk_flag_arrive(sk_side_flag(params, " + std::to_string(n.slot) +
+                   ")); // notify: event " + std::to_string(n.event) + " to " +
+                   side_name(g, n.peer) + "\n";
         out += "    }\n";
     }
     out += "}\n";
@@ -233,25 +265,38 @@ std::string host_program_json(const graph::Graph& g, const fusion::Plan& plan,
         return it->second;
     };
     json ops = json::array();
+    auto notifies = side_events(g, plan, true), waits = side_events(g, plan, false);
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const auto& op = g.ops[i];
-        const auto k = static_cast<std::size_t>(op.kernel_index);
-        const auto& meta = g.kernels[k].meta;
         json in = json::array(), outs = json::array();
         for (const auto& t : op.inputs)
             in.push_back(index_of(t.name, op));
         for (const auto& t : op.outputs)
             outs.push_back(index_of(t.name, op));
-        ops.push_back({{"name", op.name},
-                       {"type", op.type},
-                       {"library", files.kernel_library[k]},
-                       {"symbol", files.kernel_symbol[k]},
-                       {"block_dim", meta.block_dim},
-                       {"workspace", meta.workspace.total()},
-                       {"core_mask", meta.kernel_type ? core_mask(*meta.kernel_type) : 3u},
-                       {"inputs", in},
-                       {"outputs", outs},
-                       {"segment", plan.ops[i].segment}});
+        json o = {{"name", op.name},
+                  {"type", op.type},
+                  {"kind", graph::op_kind_name(op.kind)},
+                  {"stream", op.stream_id},
+                  {"library", ""},
+                  {"symbol", ""},
+                  {"block_dim", 1},
+                  {"workspace", 0},
+                  {"core_mask", 3u},
+                  {"inputs", in},
+                  {"outputs", outs},
+                  {"segment", plan.ops[i].segment},
+                  {"notify", std::move(notifies[i])},
+                  {"wait", std::move(waits[i])}};
+        if (op.kernel_index >= 0) { // a prefetch runs no kernel
+            const auto k = static_cast<std::size_t>(op.kernel_index);
+            const auto& meta = g.kernels[k].meta;
+            o["library"] = files.kernel_library[k];
+            o["symbol"] = files.kernel_symbol[k];
+            o["block_dim"] = meta.block_dim;
+            o["workspace"] = meta.workspace.total();
+            o["core_mask"] = meta.kernel_type ? core_mask(*meta.kernel_type) : 3u;
+        }
+        ops.push_back(std::move(o));
     }
     json segments = json::array();
     for (std::size_t si = 0; si < plan.segments.size(); ++si) {
@@ -266,6 +311,13 @@ std::string host_program_json(const graph::Graph& g, const fusion::Plan& plan,
         for (const auto& b : s.buffers)
             if (b.arena)
                 arena.push_back(tensor_index.at(b.tensor));
+        json side_slots = json::array();
+        for (const auto& sub : s.subs)
+            for (const auto* list : {&sub.notifies, &sub.waits})
+                for (const auto& ss : *list)
+                    side_slots.push_back({{"param_offset", ss.slot},
+                                          {"event", ss.event},
+                                          {"role", list == &sub.waits ? "wait" : "notify"}});
         segments.push_back({{"name", s.name},
                             {"library", files.segment_library[si]},
                             {"entry", host_entry_symbol(s)},
@@ -276,7 +328,9 @@ std::string host_program_json(const graph::Graph& g, const fusion::Plan& plan,
                             {"workspace_bytes", layout.workspace_bytes},
                             {"sync_slots", layout.sync_slots},
                             {"parameters", params},
-                            {"arena_tensors", arena}});
+                            {"arena_tensors", arena},
+                            {"side_slot_offset", s.side_slot_offset},
+                            {"side_slots", side_slots}});
     }
     // The fused launch order: a segment where its first operator is, everything else alone.
     json steps = json::array();

@@ -94,7 +94,8 @@ std::string cache_key(const graph::Graph& g, const CompileOptions& o, const std:
     };
     for (const auto& op : g.ops) {
         h.update("\nop " + op.name + " " + op.kernel.json_path + " " + op.kernel.bin_path + "\n");
-        h.update(digest_of(graph::resolve_path(g, op.kernel.json_path)));
+        if (!op.kernel.json_path.empty()) // a prefetch runs no kernel
+            h.update(digest_of(graph::resolve_path(g, op.kernel.json_path)));
         if (!op.kernel.bin_path.empty())
             h.update(digest_of(graph::resolve_path(g, op.kernel.bin_path)));
     }
@@ -253,7 +254,7 @@ CompileResult run_pipeline(const CompileOptions& o, const Outputs& out, const st
         if (npu_fusion)
             backend = resolve_backend(o.sk_backend, plan->segments.size(), toolchain, log);
         for (const auto& op : g.ops)
-            if (op.kernel.bin_path.empty())
+            if (op.kernel_index >= 0 && op.kernel.bin_path.empty())
                 throw Error("operator '" + op.name + "' has no kernel binary (bin_path): " +
                             (npu_fusion ? "SuperKernels link the compiled sub-kernels"
                                         : "static packaging needs every kernel compiled"));

@@ -56,6 +56,8 @@ struct KernelInput {
 std::vector<KernelInput> kernel_inputs(const graph::Graph& g) {
     std::vector<KernelInput> in(g.kernels.size());
     for (const auto& op : g.ops) {
+        if (op.kernel_index < 0)
+            continue; // a prefetch runs no kernel
         auto& k = in[static_cast<std::size_t>(op.kernel_index)];
         const auto& loaded = g.kernels[static_cast<std::size_t>(op.kernel_index)];
         std::string source = op.kernel.source_path.empty()
@@ -514,6 +516,8 @@ void build_host_package(const graph::Graph& g, const fusion::Plan& plan, const s
     }
     const auto deps = graph::dependencies(g);
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
+        if (g.ops[i].kernel_index < 0)
+            continue;
         const auto k = static_cast<std::size_t>(g.ops[i].kernel_index);
         // Host kernels run on worker threads: AiCore when the metadata does not say.
         add_op_entries(
@@ -542,7 +546,7 @@ std::string stage_static_kernels(const graph::Graph& g, const fusion::Plan* plan
     const auto deps = graph::dependencies(g);
     std::map<std::string, int> staged; // path in the package -> the kernel staged there
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
-        if (plan != nullptr && plan->ops[i].segment >= 0)
+        if ((plan != nullptr && plan->ops[i].segment >= 0) || g.ops[i].kernel_index < 0)
             continue;
         const auto& op = g.ops[i];
         const auto& k = g.kernels[static_cast<std::size_t>(op.kernel_index)];

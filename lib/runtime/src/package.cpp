@@ -13,6 +13,10 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <thread>
+#include <unordered_map>
 
 namespace skforge::runtime {
 
@@ -46,6 +50,35 @@ std::uint64_t splitmix(std::uint64_t& state) {
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
+}
+
+OpKind op_kind(const std::string& text, const std::string& op, const std::string& file) {
+    if (text == "kernel")
+        return OpKind::kernel;
+    if (text == "aicpu_tiling")
+        return OpKind::aicpu_tiling;
+    if (text == "prefetch")
+        return OpKind::prefetch;
+    throw Error(file + ": operator '" + op + "' has unknown kind '" + text + "'");
+}
+
+// Every event waited for has a notifier, or its waiter would wait forever.
+void check_side_events(const std::vector<OpInfo>& ops, const std::vector<SegmentInfo>& segments,
+                       const std::string& file) {
+    std::set<std::int64_t> notified;
+    for (const auto& op : ops)
+        notified.insert(op.notify.begin(), op.notify.end());
+    auto check = [&](std::int64_t e, const std::string& who) {
+        if (!notified.contains(e))
+            throw Error(file + ": " + who + " waits for event " + std::to_string(e) +
+                        ", which no operator notifies");
+    };
+    for (const auto& op : ops)
+        for (auto e : op.wait)
+            check(e, "operator '" + op.name + "'");
+    for (const auto& s : segments)
+        for (const auto& slot : s.side_slots)
+            check(slot.event, "SuperKernel " + s.name);
 }
 
 // A library path from the program: relative, inside the package.
@@ -142,6 +175,10 @@ Package Package::open(const std::string& dir) {
             OpInfo op;
             op.name = o.at("name").get<std::string>();
             op.type = o.at("type").get<std::string>();
+            op.kind = op_kind(o.value("kind", "kernel"), op.name, file);
+            op.stream = o.value("stream", 0u);
+            op.notify = o.value("notify", std::vector<std::int64_t>{});
+            op.wait = o.value("wait", std::vector<std::int64_t>{});
             op.library = o.at("library").get<std::string>();
             op.symbol = o.at("symbol").get<std::string>();
             op.block_dim = std::max<std::uint32_t>(1, o.at("block_dim").get<std::uint32_t>());
@@ -155,7 +192,8 @@ Package Package::open(const std::string& dir) {
             for (const auto& i : o.at("outputs"))
                 op.outputs.push_back(tensor_ref(i));
             op.segment = o.at("segment").get<int>();
-            op.fn = reinterpret_cast<sk_kernel_fn>(load(op.library, op.symbol));
+            if (op.kind != OpKind::prefetch) // a prefetch runs no kernel
+                op.fn = reinterpret_cast<sk_kernel_fn>(load(op.library, op.symbol));
             p.m_ops.push_back(std::move(op));
         }
         for (const auto& s : j.at("segments")) {
@@ -182,9 +220,23 @@ Package Package::open(const std::string& dir) {
                             ": workspace offset outside its block");
             for (const auto& a : s.at("arena_tensors"))
                 p.m_tensors[tensor_ref(a)].arena = true;
+            seg.side_slot_offset = s.value("side_slot_offset", seg.param_block_size);
+            if (seg.side_slot_offset < seg.workspace_param_offset + 8 ||
+                seg.side_slot_offset > seg.param_block_size)
+                throw Error(file + ": SuperKernel " + seg.name +
+                            ": notify/wait slots outside its block");
+            for (const auto& a : s.value("side_slots", json::array())) {
+                auto off = a.at("param_offset").get<std::int64_t>();
+                if (off < seg.side_slot_offset || off + 8 > seg.param_block_size)
+                    throw Error(file + ": SuperKernel " + seg.name +
+                                ": notify/wait slot outside its block");
+                seg.side_slots.push_back({off, a.at("event").get<std::int64_t>(),
+                                          a.at("role").get<std::string>() == "wait"});
+            }
             seg.fn = reinterpret_cast<sk_entry_fn>(load(seg.library, seg.entry));
             p.m_segments.push_back(std::move(seg));
         }
+        check_side_events(p.m_ops, p.m_segments, file);
         for (const auto& st : j.at("steps")) {
             bool seg = st.contains("segment");
             auto i = st.at(seg ? "segment" : "op").get<std::size_t>();
@@ -284,10 +336,45 @@ struct Runner::Prepared {
     };
     std::vector<Op> ops;
     std::vector<Segment> segments;
+    // Notify/wait with operators beside the cores: one flag per event, each on its own cache
+    // line, and the count of arrivals that sets it (the notifier's workers when it is fused).
+    std::unordered_map<std::int64_t, std::size_t> flag_of;
+    std::unique_ptr<std::uint64_t[]> flags;
+    std::vector<std::uint64_t> target;
+    std::vector<std::vector<std::size_t>> side_streams; ///< operators beside the cores, by stream
+    std::uint64_t always_set = ~std::uint64_t{0};       ///< what dropped waits are pointed at
+    std::atomic<std::uint64_t> touched{0};              ///< what prefetches read, kept
+
+    static constexpr std::size_t k_stride = 8; // 64 bytes between flags
+    std::uint64_t* flag(std::int64_t e) { return &flags[flag_of.at(e) * k_stride]; }
 };
 
+// The flags, targets and side streams of the package's notify/wait pairs.
+void Runner::prepare_side() {
+    auto& p = *m_prepared;
+    const auto& ops = m_package.ops();
+    std::map<std::uint32_t, std::vector<std::size_t>> streams;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+        if (ops[i].kind != OpKind::kernel)
+            streams[ops[i].stream].push_back(i);
+        for (auto e : ops[i].notify) {
+            if (p.flag_of.contains(e))
+                continue;
+            std::uint32_t mask = ops[i].core_mask & 3u;
+            p.flag_of.emplace(e, p.target.size());
+            p.target.push_back(ops[i].segment >= 0 ? m_device.cores()[0].count_in[mask] : 1u);
+        }
+    }
+    for (auto& [stream, list] : streams)
+        p.side_streams.push_back(std::move(list));
+    p.flags = std::make_unique<std::uint64_t[]>(std::max<std::size_t>(1, p.target.size()) *
+                                                Prepared::k_stride);
+}
+
 Runner::Runner(const Package& package, Device& device, Tensors& tensors)
-    : m_package(package), m_device(device), m_prepared(std::make_unique<Prepared>()) {
+    : m_package(package), m_device(device), m_tensors(tensors),
+      m_prepared(std::make_unique<Prepared>()) {
+    prepare_side();
     const auto& infos = package.tensors();
     auto view = [&](std::size_t t) {
         sk_tensor v{
@@ -318,6 +405,22 @@ Runner::Runner(const Package& package, Device& device, Tensors& tensors)
         std::memcpy(p.params.get() + s.workspace_param_offset, &ws, sizeof ws);
         m_prepared->segments.push_back(std::move(p));
     }
+    point_side_slots();
+}
+
+void Runner::drop_side_waits(bool drop) {
+    m_drop_side_waits = drop;
+    point_side_slots();
+}
+
+void Runner::point_side_slots() {
+    for (std::size_t i = 0; i < m_package.segments().size(); ++i)
+        for (const auto& slot : m_package.segments()[i].side_slots) {
+            void* flag = slot.wait && m_drop_side_waits ? &m_prepared->always_set
+                                                        : m_prepared->flag(slot.event);
+            std::memcpy(m_prepared->segments[i].params.get() + slot.param_offset, &flag,
+                        sizeof flag);
+        }
 }
 
 Runner::~Runner() = default;
@@ -341,31 +444,110 @@ void Runner::launch_segment(std::size_t i) {
     const auto& s = m_package.segments()[i];
     auto& p = m_prepared->segments[i];
     // Event flags follow the workspace pointer; they and the early-start flags start at zero.
+    // The notify/wait slots after them hold the flags' addresses.
     std::int64_t flags = s.workspace_param_offset + 8;
-    if (s.param_block_size > flags)
+    if (s.side_slot_offset > flags)
         std::memset(p.params.get() + flags, 0,
-                    static_cast<std::size_t>(s.param_block_size - flags));
+                    static_cast<std::size_t>(s.side_slot_offset - flags));
     std::fill(p.sync.begin(), p.sync.end(), 0);
     auto* params = reinterpret_cast<unsigned char*>(p.params.get());
     std::uint64_t* sync = p.sync.data();
     m_device.launch([&](const sk_core& core) { s.fn(&core, params, sync); });
 }
 
+void Runner::run_beside(std::size_t i) {
+    const auto& op = m_package.ops()[i];
+    auto& p = m_prepared->ops[i];
+    if (op.kind == OpKind::prefetch) {
+        // Reads one byte of every cache line, as a CMO prefetch brings the lines into the cache.
+        std::uint64_t sum = 0;
+        for (auto t : op.inputs) {
+            const auto* bytes = static_cast<const unsigned char*>(m_tensors.data(t));
+            for (std::uint64_t k = 0; k < m_package.tensors()[t].bytes; k += 64)
+                sum += bytes[k];
+        }
+        m_prepared->touched.fetch_add(sum, std::memory_order_relaxed);
+        return;
+    }
+    // An AICPU tiling kernel: every block in turn, on this thread.
+    sk_kernel_ctx ctx{SK_HOST_ABI_VERSION,
+                      0,
+                      op.block_dim,
+                      SK_CORE_ANY,
+                      static_cast<std::uint32_t>(op.inputs.size()),
+                      static_cast<std::uint32_t>(op.outputs.size()),
+                      p.args.data(),
+                      p.workspace.get(),
+                      op.workspace};
+    for (std::uint32_t b = 0; b < op.block_dim; ++b) {
+        ctx.block_idx = b;
+        op.fn(&ctx);
+    }
+}
+
+void Runner::wait_side(const std::vector<std::int64_t>& events) {
+    for (auto e : events)
+        sk_flag_wait(m_prepared->flag(e), m_prepared->target[m_prepared->flag_of.at(e)]);
+}
+
+void Runner::notify_side(const std::vector<std::int64_t>& events) {
+    for (auto e : events)
+        __atomic_store_n(m_prepared->flag(e), m_prepared->target[m_prepared->flag_of.at(e)],
+                         __ATOMIC_RELEASE);
+}
+
+void Runner::run_side_streams() {
+    std::vector<std::jthread> threads;
+    for (const auto& stream : m_prepared->side_streams)
+        threads.emplace_back([this, &stream] {
+            for (auto i : stream) {
+                wait_side(m_package.ops()[i].wait);
+                run_beside(i);
+                notify_side(m_package.ops()[i].notify);
+            }
+        });
+}
+
 std::uint64_t Runner::run_fused() {
     std::uint64_t before = m_device.launches();
-    for (const auto& step : m_package.steps()) {
-        if (step.segment)
-            launch_segment(step.index);
-        else
-            launch_op(step.index);
+    auto& p = *m_prepared;
+    std::fill_n(p.flags.get(), std::max<std::size_t>(1, p.target.size()) * Prepared::k_stride, 0);
+    if (m_drop_side_waits) {
+        for (const auto& stream : p.side_streams)
+            for (auto i : stream)
+                for (auto t : m_package.ops()[i].outputs)
+                    std::memset(m_tensors.data(t), 0, m_package.tensors()[t].bytes);
     }
+    std::optional<std::jthread> beside;
+    if (!m_drop_side_waits && !p.side_streams.empty())
+        beside.emplace([this] { run_side_streams(); });
+    for (const auto& step : m_package.steps()) {
+        if (step.segment) {
+            launch_segment(step.index);
+            continue;
+        }
+        const auto& op = m_package.ops()[step.index];
+        if (op.kind != OpKind::kernel)
+            continue; // on its stream's thread
+        if (!m_drop_side_waits)
+            wait_side(op.wait);
+        launch_op(step.index);
+        notify_side(op.notify);
+    }
+    beside.reset(); // joins
+    if (m_drop_side_waits)
+        run_side_streams();
     return m_device.launches() - before;
 }
 
 std::uint64_t Runner::run_unfused() {
     std::uint64_t before = m_device.launches();
-    for (std::size_t i = 0; i < m_package.ops().size(); ++i)
-        launch_op(i);
+    for (std::size_t i = 0; i < m_package.ops().size(); ++i) {
+        if (m_package.ops()[i].kind == OpKind::kernel)
+            launch_op(i);
+        else
+            run_beside(i);
+    }
     return m_device.launches() - before;
 }
 

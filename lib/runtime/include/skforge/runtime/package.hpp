@@ -25,15 +25,31 @@ struct TensorInfo {
     bool arena = false; ///< lives in a SuperKernel's arena when fused (not compared)
 };
 
+/// What an operator is: a kernel launched on the workers, or one that runs beside them on a
+/// thread of its own stream (share/doc/host-target.md, "Operators beside the cores").
+enum class OpKind { kernel, aicpu_tiling, prefetch };
+
 /// An operator: its kernel and arguments.
 struct OpInfo {
     std::string name, type, library, symbol;
+    OpKind kind = OpKind::kernel;
+    std::uint32_t stream = 0;
+    std::vector<std::int64_t> notify; ///< events of notify/wait pairs it sends
+    std::vector<std::int64_t> wait;   ///< events of notify/wait pairs it waits for
     std::uint32_t block_dim = 1;
     std::uint64_t workspace = 0;
     std::uint32_t core_mask = SK_CORE_ANY; ///< the cores its blocks run on
     std::vector<std::size_t> inputs, outputs;
     int segment = -1;
     sk_kernel_fn fn = nullptr;
+};
+
+/// A notify/wait slot of a SuperKernel's parameter block: it holds the address of the flag of
+/// `event`, which the SuperKernel sets (notify) or waits on (wait).
+struct SideSlot {
+    std::int64_t param_offset = 0;
+    std::int64_t event = 0;
+    bool wait = false;
 };
 
 /// A SuperKernel: its entry and parameter block.
@@ -44,6 +60,8 @@ struct SegmentInfo {
     std::uint64_t workspace_bytes = 0;
     std::uint32_t sync_slots = 0;
     std::vector<std::pair<std::size_t, std::int64_t>> parameters; ///< (tensor, param offset)
+    std::int64_t side_slot_offset = 0; ///< flags before it are zeroed at each launch
+    std::vector<SideSlot> side_slots;
     sk_entry_fn fn = nullptr;
 };
 
@@ -131,16 +149,30 @@ class Runner {
 
     /// Runs the fused order (each SuperKernel one launch); returns the launches made.
     std::uint64_t run_fused();
-    /// Runs every operator as its own launch; returns the launches made.
+    /// Runs every operator as its own launch; returns the launches made. Operators beside the
+    /// cores run in order on the calling thread and are no launches.
     std::uint64_t run_unfused();
+
+    /// Test only: the fused run skips every wait on an operator beside the cores and runs those
+    /// operators only after everything else, their outputs cleared first (what a missing wait
+    /// lets happen at worst: the consumer reads a stale tiling buffer).
+    void drop_side_waits(bool drop);
 
   private:
     struct Prepared;
     void launch_op(std::size_t op);
     void launch_segment(std::size_t segment);
+    void run_beside(std::size_t op);
+    void wait_side(const std::vector<std::int64_t>& events);
+    void notify_side(const std::vector<std::int64_t>& events);
+    void run_side_streams();
+    void prepare_side();
+    void point_side_slots();
     const Package& m_package;
     Device& m_device;
+    Tensors& m_tensors;
     std::unique_ptr<Prepared> m_prepared;
+    bool m_drop_side_waits = false;
 };
 
 } // namespace skforge::runtime
