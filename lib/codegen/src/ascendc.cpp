@@ -111,8 +111,8 @@ std::vector<Lock> locks(const graph::Graph& g, const std::vector<std::int64_t>& 
     std::vector<Lock> out;
     for (std::size_t i = 0; i < events.size(); ++i)
         if (inner.count(events[i]) == 0)
-            out.push_back({events[i], first + static_cast<std::uint32_t>(i),
-                           peer_of(g, events[i], peer)});
+            out.push_back(
+                {events[i], first + static_cast<std::uint32_t>(i), peer_of(g, events[i], peer)});
     return out;
 }
 

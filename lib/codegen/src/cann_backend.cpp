@@ -140,8 +140,8 @@ std::string cann_kernel_info(const graph::Graph& g, const fusion::Segment& s,
         entry["json_path"] = absolute(kernel.path, base_dir);
         entry["stream_id"] = op.stream_id;
         entry["task_type"] = op.task_type == graph::TaskType::dynamic ? "dynamic" : "normal";
-        entry["send_event_list"] = vendor_events(op.send_events, s.subs.at(p).send_events,
-                                                 s.subs.at(p).notifies);
+        entry["send_event_list"] =
+            vendor_events(op.send_events, s.subs.at(p).send_events, s.subs.at(p).notifies);
         entry["recv_event_list"] =
             vendor_events(op.recv_events, s.subs.at(p).recv_events, s.subs.at(p).waits);
         ops.push_back(std::move(entry));

@@ -456,8 +456,8 @@ TEST_CASE("ascendc tiling sink and prefetch: notify after the producer, wait bef
             out("z") + ", recv_event_list: [2], send_event_list: [3], scope: sk}\n" +
             "  - {name: pf, kind: prefetch, stream_id: 2, inputs: [w], recv_event_list: [3], "
             "send_event_list: [4]}\n" +
-            "  - {name: post, type: Post, stream_id: 1" + kernel + ", inputs: [z, w], " +
-            out("o") + ", recv_event_list: [4], scope: sk}\n");
+            "  - {name: post, type: Post, stream_id: 1" + kernel + ", inputs: [z, w], " + out("o") +
+            ", recv_event_list: [4], scope: sk}\n");
     REQUIRE(sc.seg().ops.size() == 3); // the tiling and the prefetch are not fused
     // pre: parameters 1-3, its notify slot 4; scale: 5-7, notify 8, wait 9; post: 10-12, wait 13.
     auto layout = codegen::npu_param_layout(sc.f.graph, sc.seg(), sc.target);
@@ -494,7 +494,8 @@ TEST_CASE("ascendc tiling sink and prefetch: notify after the producer, wait bef
     CHECK(wait_prefetch < at(src, "v_middle(10);"));
     // Both wait locks are left at 0 for the next launch, after the last sub-kernel.
     for (std::string slot : {"9", "13"})
-        CHECK(src.find("reinterpret_cast<__gm__ uint64_t*>(param_base[" + slot + "]);\n"
+        CHECK(src.find("reinterpret_cast<__gm__ uint64_t*>(param_base[" + slot +
+                       "]);\n"
                        "            *lock = 0;") > at(src, "v_middle(10);"));
     CHECK(count(src, "NotifyFunc<false>(param_base[") == 2);
     CHECK(count(src, "WaitFunc<false>(param_base[") == 2);

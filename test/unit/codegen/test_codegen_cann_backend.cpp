@@ -142,11 +142,13 @@ TEST_CASE("kernel_info: notify/wait on the first or last sub-kernel is refused w
     test::GraphFixture f;
     fusion::Plan p;
     // c, the last sub-kernel, also notifies the tiling's stream.
-    const auto& s = plan_one(f, p, side_graph("", ", send_event_list: [5]") +
-                                       "  - {name: pf2, kind: prefetch, stream_id: 2, inputs: "
-                                       "[x], recv_event_list: [5], send_event_list: [6]}\n" +
-                                       npu_op("d", "vec", "x", "stream_id: 4, "
-                                                               "recv_event_list: [6]"));
+    const auto& s = plan_one(f, p,
+                             side_graph("", ", send_event_list: [5]") +
+                                 "  - {name: pf2, kind: prefetch, stream_id: 2, inputs: "
+                                 "[x], recv_event_list: [5], send_event_list: [6]}\n" +
+                                 npu_op("d", "vec", "x",
+                                        "stream_id: 4, "
+                                        "recv_event_list: [6]"));
     CHECK_THROWS_WITH(codegen::cann_kernel_info(f.graph, s, "/"),
                       Catch::Contains("operator 'c' is the last, and notifies an operator "
                                       "outside, sub-kernel of SuperKernel '" +
