@@ -59,7 +59,7 @@ both() { # LABEL NAME ITERATIONS GEN-ARGS...: with the prefetch stream, then wit
 both "small: 1 token, hidden 32, 4 layers" dec_small "$ITER" --layers 4 --tokens 1 --hidden 32 --heads 2 --experts 4 --topk 2 --moe-inter 16 --dense-inter 32
 both "example: 4 tokens, hidden 64, 4 layers" dec_example "$ITER" --layers 4
 both "large: 64 tokens, hidden 512, 2 layers" dec_large "$ITER" --layers 2 --tokens 64 --hidden 512 --heads 8 --experts 8 --topk 2 --moe-inter 256 --dense-inter 512
-both "compute-bound: 16 tokens, hidden 2048, 16 experts, 2 layers" dec_big "$BIG_ITER" --layers 2 --tokens 16 --hidden 2048 --heads 16 --experts 16 --topk 2 --moe-inter 1024 --dense-inter 2048
+both "compute-bound: 4 tokens, hidden 2048, 16 experts, 2 layers" dec_big "$BIG_ITER" --layers 2 --tokens 4 --hidden 2048 --heads 16 --experts 16 --topk 2 --moe-inter 1024 --dense-inter 2048
 echo
 echo "median of $ITER runs per mode ($BIG_ITER for the compute-bound shapes) after one warm-up;"
 echo "$CORES worker threads ($(nproc) CPUs); last-level cache $((LLC / 1048576)) MiB; load: $(uptime | sed 's/.*load average/load average/')"
