@@ -44,7 +44,7 @@ for name, shape, dtype in re.findall(r"\{name: (\w+), shape: \[([\d, ]+)\], dtyp
         for d in shape.split(","):
             n *= int(d)
         weights += n * size[dtype]
-print("| %s | %s | %.0f | %d | %d | %d | %d | %.3f | %.3f | %.2fx | %s |" % (
+print("| %s | %s | %.2f | %d | %d | %d | %d | %.3f | %.3f | %.2fx | %s |" % (
     sys.argv[1], "no" if "--no-prefetch" in graph else "yes", weights / 2**20, j["operators"],
     j["superkernels"], j["fused"]["launches"], j["unfused"]["launches"], j["fused"]["median_ms"],
     j["unfused"]["median_ms"], j["speedup"], "bitwise identical" if j["identical"] else "DIFFER"))
