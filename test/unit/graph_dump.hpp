@@ -36,7 +36,9 @@ inline std::string dump_graph(const std::string& text, std::size_t piece_bytes) 
                o.kernel.source_path + "@" + dump_location(o.kernel.where) + " s" +
                std::to_string(o.stream_id) + " t" + std::to_string(static_cast<int>(o.task_type)) +
                " e" + std::to_string(static_cast<int>(o.engine)) + " " + o.scope + " " +
-               std::to_string(o.no_fusion) + "@" + dump_location(o.where) + " in" +
+               std::to_string(o.no_fusion) + " k" + std::to_string(static_cast<int>(o.kind)) + "@" +
+               dump_location(o.kind_where) + " for " + o.tiling_for + "@" +
+               dump_location(o.tiling_for_where) + "@" + dump_location(o.where) + " in" +
                dump_tensors(o.inputs) + " out" + dump_tensors(o.outputs) + " ev";
         for (auto e : o.send_events)
             out += " >" + std::to_string(e);

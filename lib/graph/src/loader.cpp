@@ -264,7 +264,6 @@ struct Reader {
         Op o;
         o.where = at(n);
         o.kernel.where = o.where;
-        o.kind_where = o.where;
         enum Key {
             name,
             type,

@@ -194,3 +194,26 @@ TEST_CASE("a tensor's format is one of GE's names, reported where it is written"
     CHECK_THAT(bad.first(), Catch::StartsWith("g.yaml:3:") &&
                                 Catch::Contains("format 'nz' is not one of GE's formats"));
 }
+
+TEST_CASE("loader: kind and tiling_for, each refused where it does not belong",
+          "[graph][loader][side]") {
+    auto first = [](const std::string& yaml) {
+        graph::Diagnostics d;
+        graph::parse_graph_text(yaml, "g.yaml", d);
+        return d.items().empty() ? std::string() : graph::format_diagnostic(d.items().front());
+    };
+    const std::string head = "inputs: [{name: x, shape: [4], dtype: float16}]\nops:\n";
+    CHECK_THAT(first(head + "  - {name: a, type: A, json_path: a.json, kind: gpu}\n"),
+               Catch::Contains("g.yaml:3:49: error: kind 'gpu' is unknown") &&
+                   Catch::Contains("kernel, aicpu_tiling or prefetch"));
+    CHECK_THAT(first(head + "  - {name: t, type: T, json_path: t.json, kind: aicpu_tiling}\n"),
+               Catch::Contains("g.yaml:3:49: error: aicpu_tiling operator 't' needs tiling_for"));
+    CHECK_THAT(first(head + "  - {name: a, type: A, json_path: a.json, tiling_for: b}\n"),
+               Catch::Contains("g.yaml:3:55: error: tiling_for is only for operators of kind "
+                               "aicpu_tiling ('a' is kernel)"));
+    CHECK_THAT(first(head + "  - {name: p, kind: prefetch, json_path: p.json, inputs: [x]}\n"),
+               Catch::Contains("error: prefetch operator 'p' runs no kernel, but one is given"));
+    CHECK(first(head + "  - {name: p, kind: prefetch, inputs: [x]}\n").empty());
+    CHECK_THAT(first(head + "  - {name: t, type: T, kind: aicpu_tiling, tiling_for: b}\n"),
+               Catch::Contains("operator 't' needs kernel.json_path"));
+}

@@ -284,3 +284,151 @@ TEST_CASE("validation reports a repeated tensor name once, where it repeats", "[
     CHECK(twice == std::vector<std::string>{"graph input 'in1' is declared twice",
                                             "tensor 't17' is produced twice"});
 }
+
+// ---- Operators beside the cores (aicpu_tiling, prefetch) ---------------------------------
+
+namespace {
+
+// x -> pre (scope s) -> tiling t of `c` on stream 1 -> c (scope s); prefetch p of w on stream 2
+// -> c. `tiling` and `prefetch` replace the side operators' extra keys.
+std::string side_graph(const std::string& tiling = "", const std::string& prefetch = "",
+                       const std::string& consumer = "recv_event_list: [2, 3]") {
+    return "name: t\nnpu_arch: dav-2201\nsoc_version: Ascend910B1\n"
+           "inputs: [{name: x, shape: [4], dtype: float16}, {name: w, shape: [4], dtype: "
+           "float16}]\nops:\n" +
+           test::op("pre", "vec", "x", "scope: s, send_event_list: [1]") +
+           "  - {name: t, kind: aicpu_tiling, type: Tiling, kernel: {json_path: "
+           "kernels/aicpu.json}, inputs: [pre_out], outputs: [{name: tb, shape: [2], dtype: "
+           "int64}], " +
+           (tiling.empty() ? "tiling_for: c, stream_id: 1, recv_event_list: [1], "
+                             "send_event_list: [2]"
+                           : tiling) +
+           "}\n  - {name: p, kind: prefetch, inputs: [w], " +
+           (prefetch.empty() ? "stream_id: 2, send_event_list: [3]" : prefetch) + "}\n" +
+           test::op("c", "vec", "pre_out, tb, w", "scope: s, " + consumer);
+}
+
+} // namespace
+
+TEST_CASE("side operators: a tiling sink and a prefetch connected by events validate",
+          "[graph][validate][side]") {
+    test::GraphFixture f;
+    REQUIRE(f.load(side_graph()));
+    const auto& t = f.graph.ops[1];
+    CHECK(t.kind == graph::OpKind::aicpu_tiling);
+    CHECK(t.tiling_for == "c");
+    const auto& p = f.graph.ops[2];
+    CHECK(p.kind == graph::OpKind::prefetch);
+    CHECK(p.type == "Prefetch");
+    CHECK(p.kernel_index == -1);
+    CHECK(graph::runs_beside_cores(p.kind));
+    CHECK_FALSE(graph::runs_beside_cores(f.graph.ops[0].kind));
+    CHECK(f.diags.items().empty());
+}
+
+TEST_CASE("side operators: every wait has its notify, sent before it", "[graph][validate][side]") {
+    test::GraphFixture none;
+    CHECK_FALSE(none.load(side_graph("", "", "recv_event_list: [2, 3, 9]")));
+    CHECK_THAT(none.first(), Catch::Contains("'c' receives event 9 that no operator sends"));
+    test::GraphFixture unwaited;
+    CHECK_FALSE(unwaited.load(side_graph("", "", "recv_event_list: [2]")));
+    CHECK_THAT(unwaited.first(), Catch::Contains("event 3 sent by 'p' is never received"));
+    test::GraphFixture twice;
+    CHECK_FALSE(
+        twice.load(side_graph("", "stream_id: 2, send_event_list: [2]", "recv_event_list: [2]")));
+    CHECK_THAT(twice.first(), Catch::Contains("event 2 is sent twice (again by 'p')"));
+}
+
+TEST_CASE("side operators: a tiling waits for its input's producer (no cycle, order kept)",
+          "[graph][validate][side]") {
+    // Without event 1 the tiling reads pre_out from stream 0 with nothing in between.
+    test::GraphFixture f;
+    CHECK_FALSE(f.load(side_graph("tiling_for: c, stream_id: 1, send_event_list: [2]")));
+    CHECK_THAT(f.first(), Catch::Contains("input 'pre_out' of 't' (stream 1) comes from 'pre' on "
+                                          "stream 0 with no event in between"));
+}
+
+TEST_CASE("side operators: the consumer of a tiling must wait for it", "[graph][validate][side]") {
+    test::GraphFixture f;
+    CHECK_FALSE(f.load(side_graph("", "", "recv_event_list: [3]") +
+                       test::op("d", "vec", "x", "recv_event_list: [2]")));
+    CHECK_THAT(f.first(),
+               Catch::StartsWith("g.yaml:9:5: error: 'c' does not wait for its tiling") &&
+                   Catch::Contains("stale tiling buffer"));
+}
+
+TEST_CASE(
+    "side operators: tiling_for names a later kernel operator, tiled once, reading the buffer",
+    "[graph][validate][side]") {
+    test::GraphFixture missing;
+    CHECK_FALSE(missing.load(
+        side_graph("tiling_for: nope, stream_id: 1, recv_event_list: [1], send_event_list: [2]")));
+    CHECK_THAT(missing.first(),
+               Catch::Contains("tiling_for of 't' names 'nope', which is no operator"));
+    test::GraphFixture earlier;
+    CHECK_FALSE(earlier.load(
+        side_graph("tiling_for: pre, stream_id: 1, recv_event_list: [1], send_event_list: [2]")));
+    CHECK_THAT(earlier.first(), Catch::Contains("'pre' (tiled by 't') comes before its tiling"));
+    test::GraphFixture side;
+    CHECK_FALSE(side.load(
+        side_graph("tiling_for: p, stream_id: 1, recv_event_list: [1], send_event_list: [2]")));
+    CHECK_THAT(side.first(), Catch::Contains("is of kind prefetch: only a kernel operator"));
+    test::GraphFixture unread;
+    CHECK_FALSE(unread.load(
+        "name: t\nnpu_arch: dav-2201\nsoc_version: Ascend910B1\n"
+        "inputs: [{name: x, shape: [4], dtype: float16}]\nops:\n"
+        "  - {name: t, kind: aicpu_tiling, type: Tiling, kernel: {json_path: kernels/aicpu.json},"
+        " inputs: [x], outputs: [{name: tb, shape: [2], dtype: int64}], tiling_for: c,"
+        " stream_id: 1, send_event_list: [2]}\n" +
+        test::op("c", "vec", "x", "recv_event_list: [2]")));
+    CHECK_THAT(unread.first(), Catch::Contains("'c' (tiled by 't') does not read the tiling "
+                                               "buffer 'tb'"));
+    test::GraphFixture again;
+    CHECK_FALSE(again.load(
+        "name: t\nnpu_arch: dav-2201\nsoc_version: Ascend910B1\n"
+        "inputs: [{name: x, shape: [4], dtype: float16}]\nops:\n"
+        "  - {name: t, kind: aicpu_tiling, type: Tiling, kernel: {json_path: kernels/aicpu.json},"
+        " inputs: [x], outputs: [{name: tb, shape: [2], dtype: int64}], tiling_for: c,"
+        " stream_id: 1, send_event_list: [2]}\n"
+        "  - {name: u, kind: aicpu_tiling, type: Tiling, kernel: {json_path: kernels/aicpu.json},"
+        " inputs: [x], outputs: [{name: tb2, shape: [2], dtype: int64}], tiling_for: c,"
+        " stream_id: 1, send_event_list: [3]}\n" +
+        test::op("c", "vec", "x, tb, tb2", "recv_event_list: [2, 3]")));
+    CHECK_THAT(again.first(), Catch::Contains("'c' (tiled by 'u') already has its tiling computed "
+                                              "by 't'"));
+}
+
+TEST_CASE("side operators: one tiling buffer, prefetch reads only, own streams",
+          "[graph][validate][side]") {
+    test::GraphFixture outputs;
+    CHECK_FALSE(outputs.load(
+        side_graph("", "stream_id: 2, send_event_list: [3], outputs: [{name: q, shape: [1], "
+                       "dtype: int8}]")));
+    CHECK_THAT(outputs.first(), Catch::Contains("prefetch operator 'p' has outputs"));
+    test::GraphFixture stream;
+    CHECK_FALSE(stream.load(side_graph("", "stream_id: 0, send_event_list: [3]")));
+    CHECK_THAT(stream.first(),
+               Catch::Contains("prefetch operator 'p' is on stream 0, which also runs AI-core "
+                               "operator 'pre'") &&
+                   Catch::Contains("SDMA"));
+    test::GraphFixture shared;
+    CHECK_FALSE(shared.load(
+        side_graph("tiling_for: c, stream_id: 0, recv_event_list: [1], send_event_list: [2]")));
+    CHECK_THAT(shared.first(), Catch::Contains("aicpu_tiling operator 't' is on stream 0") &&
+                                   Catch::Contains("AICPU"));
+    test::GraphFixture two;
+    CHECK_FALSE(two.load("name: t\nnpu_arch: dav-2201\nsoc_version: Ascend910B1\n"
+                         "inputs: [{name: x, shape: [4], dtype: float16}]\nops:\n"
+                         "  - {name: t, kind: aicpu_tiling, type: Tiling, kernel: {json_path: "
+                         "kernels/aicpu.json}, inputs: [x], outputs: [], tiling_for: c, "
+                         "stream_id: 1, send_event_list: [2]}\n" +
+                         test::op("c", "vec", "x", "recv_event_list: [2]")));
+    CHECK_THAT(two.first(), Catch::Contains("aicpu_tiling operator 't' has 0 outputs, not one"));
+    test::GraphFixture empty;
+    CHECK_FALSE(empty.load(header() + "  - {name: p, kind: prefetch, inputs: [], stream_id: 2}\n"));
+    CHECK_THAT(empty.first(), Catch::Contains("prefetch operator 'p' names no tensor to prefetch"));
+    test::GraphFixture idle;
+    CHECK(idle.load(header() + "  - {name: p, kind: prefetch, inputs: [x], stream_id: 2}\n"));
+    REQUIRE(idle.diags.items().size() == 1);
+    CHECK_THAT(idle.first(), Catch::Contains("warning: nothing waits for prefetch operator 'p'"));
+}

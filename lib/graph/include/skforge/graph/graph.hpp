@@ -73,7 +73,7 @@ struct Op {
     bool no_fusion = false; ///< explicit mark; wins over any scope
     OpKind kind = OpKind::kernel;
     std::string tiling_for; ///< aicpu_tiling: the name of the operator whose tiling it computes
-    Location kind_where;    ///< of `kind` (of the operator when absent)
+    Location kind_where;    ///< of `kind`; no file when absent
     Location tiling_for_where;
     Location where;
     int kernel_index = -1; ///< into Graph::kernels, set by the loader
