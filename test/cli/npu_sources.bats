@@ -363,3 +363,51 @@ EOF2
         'GetffstMsg\(0x02, AscendC::SYNC_AIC_AIV_FLAG\)' 'wait_flag_dev\(AscendC::SYNC_AIC_AIV_FLAG\);' \
         'mm__kernel0_middle\(4\)' 'is_inf__kernel0_middle\(9\)' '!SetNextTaskStart'
 }
+
+@test "tiling sink and prefetch: notify and wait slots in the JSON, NotifyFunc/WaitFunc on them in the entry" {
+    subkernel is_inf 32 KERNEL_TYPE_AIV_ONLY x,y,workspace
+    subkernel pows 1 KERNEL_TYPE_AIV_ONLY x1,x2,y,workspace
+    # inf produces what pows' AICPU tiling reads (event 1: inf notifies the tiling); pows waits
+    # for its tiling (event 2) and lets the prefetch of w start (event 3); inf2 waits for the
+    # prefetch (event 4). Neither the tiling nor the prefetch is fused, nor cuts the scope.
+    cat >g/graph.yaml <<EOF2
+name: te
+npu_arch: dav-2201
+soc_version: Ascend910B1
+scopes: {superkernel_1: "stream-fusion=0:early-start=1"}
+inputs: [{name: x, shape: [1024], dtype: float16}, {name: w, shape: [1024], dtype: float16}]
+ops:
+  - {name: inf, type: IsInf, stream_id: 1, kernel: {json_path: kernels/is_inf.json, bin_path: kernels/is_inf.o}, inputs: [x], outputs: [{name: y, shape: [1024], dtype: float16}], send_event_list: [1], scope: superkernel_1}
+  - {name: pows_tiling, type: PowsTiling, kind: aicpu_tiling, tiling_for: pows, stream_id: 3, kernel: {json_path: kernels/is_inf.json, bin_path: kernels/is_inf.o}, inputs: [y], outputs: [{name: t, shape: [8], dtype: int32}], recv_event_list: [1], send_event_list: [2]}
+  - {name: pows, type: Pows, stream_id: 1, kernel: {json_path: kernels/pows.json, bin_path: kernels/pows.o}, inputs: [y, t], outputs: [{name: z, shape: [1024], dtype: float16}], recv_event_list: [2], send_event_list: [3], scope: superkernel_1}
+  - {name: prefetch_w, kind: prefetch, stream_id: 2, inputs: [w], recv_event_list: [3], send_event_list: [4], scope: superkernel_1}
+  - {name: inf2, type: IsInf, stream_id: 1, kernel: {json_path: kernels/is_inf.json, bin_path: kernels/is_inf.o}, inputs: [z, w], outputs: [{name: o, shape: [1024], dtype: float16}], recv_event_list: [4], scope: superkernel_1}
+EOF2
+    run env PATH=/usr/bin:/bin "$SKC" compile g/graph.yaml --sources-only
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(ls "$SRC"/*.cpp)" = "$SRC/superkernel_1.cpp" ] # one SuperKernel
+    # inf: parameters 1..3, notify 4; pows: 5..8, notify 9, wait 10; inf2: 11..13, wait 14.
+    check_json "$SRC/superkernel_1.json" '{"list": {"aicore": [("is_inf__kernel0", 32, 1, 1, 4, None, [1], []), ("pows__kernel0", 1, 1, 5, 9, 10, [3], [2]), ("is_inf__kernel0", 32, 1, 11, None, 14, [], [4])]}}'
+    check_source "$SRC/superkernel_1.cpp" \
+        '// inf notifies pows_tiling \(AICPU tiling of pows, stream 3\): event 1' \
+        'NotifyFunc<false>\(param_base\[4\]\);' \
+        '// pows waits for pows_tiling \(AICPU tiling of pows, stream 3\): event 2' \
+        'WaitFunc<false>\(param_base\[10\]\);' \
+        '// pows notifies prefetch_w \(prefetch of w, stream 2\): event 3' \
+        'NotifyFunc<false>\(param_base\[9\]\);' \
+        '// inf2 waits for prefetch_w \(prefetch of w, stream 2\): event 4' \
+        'WaitFunc<false>\(param_base\[14\]\);'
+    # The order in the entry: inf, its notify, pows' wait, pows, its notify, inf2's wait, inf2.
+    python3 - "$SRC/superkernel_1.cpp" <<'PY'
+import sys
+src = open(sys.argv[1]).read()
+order = ["is_inf__kernel0_middle(1)", "NotifyFunc<false>(param_base[4])",
+         "WaitFunc<false>(param_base[10])", "pows__kernel0_middle(5)",
+         "NotifyFunc<false>(param_base[9])", "WaitFunc<false>(param_base[14])",
+         "is_inf__kernel0_middle(11)", "*lock = 0; // event 2 of pows",
+         "*lock = 0; // event 4 of inf2"]
+at = [src.find(s) for s in order]
+assert -1 not in at and at == sorted(at), list(zip(order, at))
+PY
+}

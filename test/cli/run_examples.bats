@@ -50,3 +50,24 @@ binaries() {
     [ "$status" -eq 0 ]
     [[ "$output" == *"skipped: operator '"*"' has no kernel binary (bin_path): SuperKernels link the compiled sub-kernels"* ]]
 }
+
+@test "the decoder example: LongCat-Flash's prefetch stream and a tiling-sink attention, inside whole scopes" {
+    run "$SKC" plan "$SKFORGE_SOURCE_DIR/share/skforge/examples/decoder/graph.yaml"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    # Three scopes per layer, none cut by the operators beside the cores.
+    [[ "$output" == *"88 operators, 12 SuperKernel segment(s), 4 left out"* ]]
+    [[ "$output" == *"notify/wait with operators beside the AI cores: 8 pair(s)"* ]]
+    # Tiling sink: the RoPE'd keys notify the AICPU tiling, the attention waits for it.
+    [[ "$output" == *"event 1: rope_k_0 (kernel, in scope_0_part1, notify slot "*") -> attn_tiling_0 (aicpu_tiling)"* ]]
+    [[ "$output" == *"event 2: attn_tiling_0 (aicpu_tiling) -> attn_0 (kernel, in scope_0_part1, wait slot "* ]]
+    # Each layer's MoE scope starts the prefetch of the next layer's weights; that layer's
+    # router waits for it.
+    for l in 0 1 2; do
+        [[ "$output" == *"router_$l (kernel, in scope_${l}_part2_moe, notify slot "*") -> prefetch_$l (prefetch)"* ]]
+        [[ "$output" == *"prefetch_$l (prefetch) -> router_$((l + 1)) (kernel, in scope_$((l + 1))_part2_moe, wait slot "* ]]
+    done
+    run grep -c 'kind: prefetch, stream_id: 2, inputs: \[wr_[123], wgu_[123]\]' \
+        "$SKFORGE_SOURCE_DIR/share/skforge/examples/decoder/graph.yaml"
+    [ "$output" = 3 ]
+}

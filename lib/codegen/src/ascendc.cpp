@@ -29,10 +29,12 @@ const kernel::KernelMeta& meta_at(const graph::Graph& g, const fusion::Segment& 
     return g.kernels[static_cast<std::size_t>(op_at(g, s, p).kernel_index)].meta;
 }
 
-// An event whose other end is outside the segment: a lock in the parameter table.
+// An event whose other end is outside the segment: a lock in the parameter table, and what
+// the other end is (for the comment the entry carries).
 struct Lock {
     std::int64_t event;
     std::uint32_t slot;
+    std::string peer;
 };
 
 struct Sub {
@@ -73,12 +75,44 @@ std::set<std::int64_t> inner_events(const graph::Graph& g, const fusion::Segment
     return inner;
 }
 
-std::vector<Lock> locks(const std::vector<std::int64_t>& events, std::uint32_t first,
-                        const std::set<std::int64_t>& inner) {
+enum class End { sender, receiver };
+
+// What the operator at the other end of a lock is, for the entry's comments: an AICPU tiling
+// (tiling sink), a prefetch on an SDMA stream, or another operator.
+std::string describe_peer(const graph::Op& op) {
+    std::string where = ", stream " + std::to_string(op.stream_id) + ")";
+    switch (op.kind) {
+    case graph::OpKind::aicpu_tiling:
+        return op.name + " (AICPU tiling of " + op.tiling_for + where;
+    case graph::OpKind::prefetch: {
+        std::string what;
+        for (const auto& t : op.inputs)
+            what += (what.empty() ? "" : ", ") + t.name;
+        return op.name + " (prefetch of " + what + where;
+    }
+    case graph::OpKind::kernel:
+        break;
+    }
+    return op.name + " (" + op.type + where;
+}
+
+// The operator at the other end of outside event `e` (its sender or receiver), described.
+std::string peer_of(const graph::Graph& g, std::int64_t e, End which) {
+    for (const auto& op : g.ops) {
+        const auto& list = which == End::sender ? op.send_events : op.recv_events;
+        if (std::find(list.begin(), list.end(), e) != list.end())
+            return describe_peer(op);
+    }
+    return "the launcher"; // no operator of the graph: the event is the caller's
+}
+
+std::vector<Lock> locks(const graph::Graph& g, const std::vector<std::int64_t>& events,
+                        std::uint32_t first, const std::set<std::int64_t>& inner, End peer) {
     std::vector<Lock> out;
     for (std::size_t i = 0; i < events.size(); ++i)
         if (inner.count(events[i]) == 0)
-            out.push_back({events[i], first + static_cast<std::uint32_t>(i)});
+            out.push_back(
+                {events[i], first + static_cast<std::uint32_t>(i), peer_of(g, events[i], peer)});
     return out;
 }
 
@@ -112,8 +146,8 @@ std::vector<Sub> subs_of(const graph::Graph& g, const fusion::Segment& s, const 
         sub.dcci_after = on && (matches(s.options.dcci_after_kernel_end, op.type) ||
                                 k.meta.call_dcci_after_kernel_end);
         sub.sync_all = k.meta.sync_all;
-        sub.notify = locks(op.send_events, layout.notify_offset[p], inner);
-        sub.wait = locks(op.recv_events, layout.wait_offset[p], inner);
+        sub.notify = locks(g, op.send_events, layout.notify_offset[p], inner, End::receiver);
+        sub.wait = locks(g, op.recv_events, layout.wait_offset[p], inner, End::sender);
         out.push_back(std::move(sub));
     }
     return out;
@@ -235,7 +269,7 @@ void notify(Code& c, const Sub& sub) {
     Side side = lock_side(sub.type);
     c.open("if " + guard(side));
     for (const auto& l : sub.notify) {
-        c.line("// " + sub.op + " records event " + std::to_string(l.event));
+        c.line("// " + sub.op + " notifies " + l.peer + ": event " + std::to_string(l.event));
         c.line(std::string("NotifyFunc<") + (side == Side::aic ? "true" : "false") +
                ">(param_base[" + std::to_string(l.slot) + "]);");
     }
@@ -248,7 +282,7 @@ void wait(Code& c, const Sub& sub) {
     Side side = lock_side(sub.type);
     c.open("if " + guard(side));
     for (const auto& l : sub.wait) {
-        c.line("// " + sub.op + " waits for event " + std::to_string(l.event));
+        c.line("// " + sub.op + " waits for " + l.peer + ": event " + std::to_string(l.event));
         c.line(std::string("WaitFunc<") + (side == Side::aic ? "true" : "false") + ">(param_base[" +
                std::to_string(l.slot) + "]);");
     }

@@ -6,6 +6,7 @@
 #include "skforge/codegen/ascendc.hpp"
 #include "skforge/support/error.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -90,6 +91,40 @@ std::string cann_options_string(const graph::ScopeOptions& o) {
     return join(pairs, ':');
 }
 
+namespace {
+
+// The events the vendor's compiler is told of, in the operator's order: those both set and
+// waited inside the SuperKernel (`inner`) and the notify/wait with operators beside the cores
+// (`side`: AICPU tiling, prefetch), which the vendor turns into locks in the parameter table.
+// Any other event with the outside is the launch's to wait for.
+std::vector<std::int64_t> vendor_events(const std::vector<std::int64_t>& all,
+                                        const std::vector<std::int64_t>& inner,
+                                        const std::vector<fusion::SideSync>& side) {
+    std::vector<std::int64_t> out;
+    for (auto e : all)
+        if (std::find(inner.begin(), inner.end(), e) != inner.end() ||
+            std::any_of(side.begin(), side.end(), [&](const auto& ss) { return ss.event == e; }))
+            out.push_back(e);
+    return out;
+}
+
+// The vendor's compiler raises an error for a first sub-kernel that receives or a last one that
+// sends an event (the graph engine gives such edges to the SuperKernel's launch instead).
+void refuse_edge_events(const graph::Graph& g, const fusion::Segment& s, const ordered_json& ops) {
+    auto refuse = [&](std::size_t p, const char* what) {
+        throw support::Error("operator '" + g.ops[static_cast<std::size_t>(s.ops[p])].name +
+                             "' is the " + what + " sub-kernel of SuperKernel '" + s.name +
+                             "': the vendor's SuperKernel compiler refuses it (use --sk-backend "
+                             "skforge, or move the notify/wait to another operator of the scope)");
+    };
+    if (!ops.empty() && !ops.front()["recv_event_list"].empty())
+        refuse(0, "first, and waits for an event from outside,");
+    if (!ops.empty() && !ops.back()["send_event_list"].empty())
+        refuse(ops.size() - 1, "last, and notifies an operator outside,");
+}
+
+} // namespace
+
 std::string cann_kernel_info(const graph::Graph& g, const fusion::Segment& s,
                              const std::string& base_dir) {
     ordered_json ops = ordered_json::array();
@@ -105,11 +140,13 @@ std::string cann_kernel_info(const graph::Graph& g, const fusion::Segment& s,
         entry["json_path"] = absolute(kernel.path, base_dir);
         entry["stream_id"] = op.stream_id;
         entry["task_type"] = op.task_type == graph::TaskType::dynamic ? "dynamic" : "normal";
-        const auto& sub = s.subs.at(p);
-        entry["send_event_list"] = sub.send_events;
-        entry["recv_event_list"] = sub.recv_events;
+        entry["send_event_list"] =
+            vendor_events(op.send_events, s.subs.at(p).send_events, s.subs.at(p).notifies);
+        entry["recv_event_list"] =
+            vendor_events(op.recv_events, s.subs.at(p).recv_events, s.subs.at(p).waits);
         ops.push_back(std::move(entry));
     }
+    refuse_edge_events(g, s, ops);
     ordered_json info;
     info["op_list"] = std::move(ops);
     info["super_kernel_options"] = cann_options_string(s.options);

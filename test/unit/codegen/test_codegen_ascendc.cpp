@@ -431,6 +431,76 @@ TEST_CASE("ascendc events with the outside: locks in the parameter table, reset 
     CHECK(reset > at(src, "v_middle(5);"));
 }
 
+TEST_CASE("ascendc tiling sink and prefetch: notify after the producer, wait before the "
+          "consumer, on the vendor's slots, naming the peer",
+          "[codegen][ascendc]") {
+    Scenario sc;
+    sub_kernel(sc.f.dir, "v", "KERNEL_TYPE_AIV_ONLY", 48, R"("x","y","workspace")", 3000,
+               aicore("v_middle"), "", 1);
+    auto kernel = ", kernel: {json_path: kernels/v.json, bin_path: kernels/v.o}";
+    auto out = [](const std::string& name) {
+        return "outputs: [{name: " + name + ", shape: [1024], dtype: float16}]";
+    };
+    // pre produces what scale's AICPU tiling reads (event 1); scale waits for its tiling
+    // (event 2), then lets the prefetch of w start (event 3); post waits for it (event 4).
+    sc.load(std::string("name: t\nnpu_arch: dav-2201\nsoc_version: Ascend910B1\n"
+                        "inputs: [{name: x, shape: [1024], dtype: float16}, "
+                        "{name: w, shape: [1024], dtype: float16}]\n"
+                        "scopes:\n  sk: \"early-start=1:split-mode=1\"\nops:\n") +
+            "  - {name: pre, type: Pre, stream_id: 1" + kernel + ", inputs: [x], " + out("y") +
+            ", send_event_list: [1], scope: sk}\n" +
+            "  - {name: tile, type: Tiling, kind: aicpu_tiling, tiling_for: scale, stream_id: 3" +
+            kernel + ", inputs: [y], " + out("tiling") +
+            ", recv_event_list: [1], send_event_list: [2]}\n" +
+            "  - {name: scale, type: Scale, stream_id: 1" + kernel + ", inputs: [y, tiling], " +
+            out("z") + ", recv_event_list: [2], send_event_list: [3], scope: sk}\n" +
+            "  - {name: pf, kind: prefetch, stream_id: 2, inputs: [w], recv_event_list: [3], "
+            "send_event_list: [4]}\n" +
+            "  - {name: post, type: Post, stream_id: 1" + kernel + ", inputs: [z, w], " + out("o") +
+            ", recv_event_list: [4], scope: sk}\n");
+    REQUIRE(sc.seg().ops.size() == 3); // the tiling and the prefetch are not fused
+    // pre: parameters 1-3, its notify slot 4; scale: 5-7, notify 8, wait 9; post: 10-12, wait 13.
+    auto layout = codegen::npu_param_layout(sc.f.graph, sc.seg(), sc.target);
+    CHECK(layout.param_offset == std::vector<std::uint32_t>{1, 5, 10});
+    CHECK(layout.notify_offset == std::vector<std::uint32_t>{4, 8, 13});
+    CHECK(layout.wait_offset == std::vector<std::uint32_t>{5, 9, 13});
+    auto slots = fusion::vendor_param_slots(sc.f.graph, sc.seg(), sc.target.arch);
+    CHECK(slots[0].notify == 4);
+    CHECK(slots[1].notify == 8);
+    CHECK(slots[1].wait == 9);
+    CHECK(slots[2].wait == 13);
+    std::string src = sc.source();
+    INFO(src);
+    // Tiling sink: the producer's notify once all cores finished it, then the consumer's wait
+    // on its lock, then every core waits with block 0, and only then the consumer runs.
+    auto pre_done = at(src, "AscendC::WaitPreTaskEndImpl<5>();");
+    auto notify_tiling = at(src, "// pre notifies tile (AICPU tiling of scale, stream 3): event 1\n"
+                                 "        NotifyFunc<false>(param_base[4]);");
+    auto wait_tiling =
+        at(src, "// scale waits for tile (AICPU tiling of scale, stream 3): event 2\n"
+                "        WaitFunc<false>(param_base[9]);");
+    CHECK(at(src, "v_middle(1);") < pre_done);
+    CHECK(pre_done < notify_tiling);
+    CHECK(notify_tiling < wait_tiling);
+    CHECK(wait_tiling < at(src, "v_middle(5);"));
+    CHECK(src.find(k_aiv_sync, wait_tiling) < at(src, "v_middle(5);"));
+    // Prefetch: scale lets it start after scale; post waits for it before it runs.
+    auto notify_prefetch = at(src, "// scale notifies pf (prefetch of w, stream 2): event 3\n"
+                                   "        NotifyFunc<false>(param_base[8]);");
+    auto wait_prefetch = at(src, "// post waits for pf (prefetch of w, stream 2): event 4\n"
+                                 "        WaitFunc<false>(param_base[13]);");
+    CHECK(at(src, "v_middle(5);") < notify_prefetch);
+    CHECK(notify_prefetch < wait_prefetch);
+    CHECK(wait_prefetch < at(src, "v_middle(10);"));
+    // Both wait locks are left at 0 for the next launch, after the last sub-kernel.
+    for (std::string slot : {"9", "13"})
+        CHECK(src.find("reinterpret_cast<__gm__ uint64_t*>(param_base[" + slot +
+                       "]);\n"
+                       "            *lock = 0;") > at(src, "v_middle(10);"));
+    CHECK(count(src, "NotifyFunc<false>(param_base[") == 2);
+    CHECK(count(src, "WaitFunc<false>(param_base[") == 2);
+}
+
 TEST_CASE("ascendc dav-3510: no FFTS address, AscendC cross-core flags, c310 compile",
           "[codegen][ascendc]") {
     Scenario sc("early-start=0:func-align=512");
@@ -565,6 +635,17 @@ TEST_CASE("ascendc golden: moe_block sk2", "[codegen][ascendc]") {
 TEST_CASE("ascendc golden: two_stream sk_dual (two-stream mode)", "[codegen][ascendc]") {
     check_golden("two_stream_sk_dual_dav-3510.cpp",
                  entry_for("two_stream", "sk_dual", {"dav-3510", "Ascend910_9391", ""}));
+}
+
+// The decoder example's tiling sink (layer 0's attention, its tiling on the AICPU) and its
+// prefetch stream (layer 0's MoE scope prefetches layer 1's router and expert weights, which
+// layer 1's router waits for; layer 1's router lets layer 1's prefetch start).
+TEST_CASE("ascendc golden: decoder's tiling sink and prefetch", "[codegen][ascendc]") {
+    codegen::NpuTarget target{"dav-2201", "Ascend910B1", ""};
+    check_golden("decoder_scope_0_part1_dav-2201.cpp",
+                 entry_for("decoder", "scope_0_part1", target));
+    check_golden("decoder_scope_1_part2_moe_dav-2201.cpp",
+                 entry_for("decoder", "scope_1_part2_moe", target));
 }
 
 TEST_CASE("ascendc golden: tbe_cut's first split", "[codegen][ascendc]") {

@@ -100,6 +100,61 @@ TEST_CASE("kernel_info: only events both set and waited inside the SuperKernel a
     CHECK(ops[1]["send_event_list"] == json::array());
 }
 
+namespace {
+
+// A tiling (stream 3) and a prefetch (stream 2) beside scope s: a notifies the tiling (1), b waits
+// for it (2) and notifies the prefetch of x (3), c waits for the prefetch (4); the extras go to
+// a's and c's fields.
+std::string side_graph(const std::string& a_extra, const std::string& c_extra) {
+    return test::header() + npu_op("a", "vec", "x", "scope: s, send_event_list: [1]" + a_extra) +
+           "  - {name: t, type: Tiling, kind: aicpu_tiling, tiling_for: b, stream_id: 3, " +
+           kernel("vec", "") +
+           ", inputs: [a_out], outputs: [{name: tiling, shape: [4], dtype: int32}], "
+           "recv_event_list: [1], send_event_list: [2]}\n" +
+           npu_op("b", "vec", "a_out, tiling",
+                  "scope: s, recv_event_list: [2], send_event_list: [3]") +
+           "  - {name: pf, kind: prefetch, stream_id: 2, inputs: [x], recv_event_list: [3], "
+           "send_event_list: [4]}\n" +
+           npu_op("c", "vec", "b_out, x", "scope: s, recv_event_list: [4]" + c_extra);
+}
+
+} // namespace
+
+TEST_CASE("kernel_info: notify/wait with operators beside the cores are listed (tiling sink, "
+          "prefetch)",
+          "[codegen][cann]") {
+    test::GraphFixture f;
+    fusion::Plan p;
+    const auto& s = plan_one(f, p, side_graph("", ""));
+    json ops = json::parse(codegen::cann_kernel_info(f.graph, s, "/"))["op_list"];
+    REQUIRE(ops.size() == 3);
+    CHECK(ops[0]["send_event_list"] == json::array({1}));
+    CHECK(ops[0]["recv_event_list"] == json::array());
+    CHECK(ops[1]["recv_event_list"] == json::array({2}));
+    CHECK(ops[1]["send_event_list"] == json::array({3}));
+    CHECK(ops[2]["recv_event_list"] == json::array({4}));
+    CHECK(ops[2]["send_event_list"] == json::array());
+}
+
+TEST_CASE("kernel_info: notify/wait on the first or last sub-kernel is refused where the vendor "
+          "refuses them",
+          "[codegen][cann]") {
+    test::GraphFixture f;
+    fusion::Plan p;
+    // c, the last sub-kernel, also notifies the tiling's stream.
+    const auto& s = plan_one(f, p,
+                             side_graph("", ", send_event_list: [5]") +
+                                 "  - {name: pf2, kind: prefetch, stream_id: 2, inputs: "
+                                 "[x], recv_event_list: [5], send_event_list: [6]}\n" +
+                                 npu_op("d", "vec", "x",
+                                        "stream_id: 4, "
+                                        "recv_event_list: [6]"));
+    CHECK_THROWS_WITH(codegen::cann_kernel_info(f.graph, s, "/"),
+                      Catch::Contains("operator 'c' is the last, and notifies an operator "
+                                      "outside, sub-kernel of SuperKernel '" +
+                                      s.name + "'"));
+}
+
 TEST_CASE("kernel_info: relative kernel paths are made absolute against the base directory",
           "[codegen][cann]") {
     test::GraphFixture f;
