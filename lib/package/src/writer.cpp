@@ -69,13 +69,13 @@ std::vector<GeneratedFile> build_manifest(const PackOptions& o, Manifest& m,
     return gen;
 }
 
-// Where the archive's bytes go: compressed (gzip here, zstd inside libarchive), hashed, written.
+// Where the archive's bytes go: compressed on every core, hashed, written.
 struct PayloadOutput {
     int fd;
     const std::string& path;
     support::Sha256 hash;
     std::uint64_t size = 0;
-    std::unique_ptr<ParallelGzip> gzip;
+    std::unique_ptr<ParallelCompressor> compressor;
 
     void emit(std::span<const std::uint8_t> bytes) {
         hash.update(bytes);
@@ -88,10 +88,7 @@ la_ssize_t archive_write_cb(struct archive*, void* client, const void* buf, size
     auto* out = static_cast<PayloadOutput*>(client);
     std::span<const std::uint8_t> bytes(static_cast<const std::uint8_t*>(buf), len);
     try {
-        if (out->gzip)
-            out->gzip->write(bytes);
-        else
-            out->emit(bytes);
+        out->compressor->write(bytes);
     } catch (const std::exception&) {
         errno = EIO;
         return -1;
@@ -104,13 +101,6 @@ class TarWriter {
     TarWriter(const PackOptions& o, PayloadOutput& out)
         : m_owner(archive_write_new()), m_a(m_owner.get()), m_mtime(o.mtime) {
         check(archive_write_set_format_pax_restricted(m_a));
-        if (o.compression == Compression::zstd) {
-            check(archive_write_add_filter_zstd(m_a));
-            int level = o.level == 0 ? 3 : o.level;
-            check(archive_write_set_filter_option(m_a, "zstd", "compression-level",
-                                                  std::to_string(level).c_str()));
-            check(archive_write_set_bytes_in_last_block(m_a, 1));
-        }
         check(archive_write_open(m_a, &out, nullptr, archive_write_cb, nullptr));
     }
     TarWriter(const TarWriter&) = delete;
@@ -192,8 +182,7 @@ void write_payload(const PackOptions& o, const Manifest& m, const std::vector<So
                 tar.data({reinterpret_cast<const std::uint8_t*>(g.text.data()), g.text.size()});
     }
     tar.close();
-    if (out.gzip)
-        out.gzip->finish();
+    out.compressor->finish();
     progress.end();
 }
 
@@ -304,9 +293,9 @@ PackResult pack(const PackOptions& options) {
     if (::lseek(file.fd(), static_cast<off_t>(stub_size(h)), SEEK_SET) < 0)
         throw support::io_error("cannot seek in", file.temp_path(), errno);
     PayloadOutput out{file.fd(), file.temp_path(), {}, 0, nullptr};
-    if (o.compression == Compression::gzip)
-        out.gzip = std::make_unique<ParallelGzip>(
-            o.level == 0 ? 6 : o.level, [&out](std::span<const std::uint8_t> b) { out.emit(b); });
+    out.compressor = std::make_unique<ParallelCompressor>(
+        o.compression, o.level != 0 ? o.level : o.compression == Compression::gzip ? 6 : 3,
+        [&out](std::span<const std::uint8_t> b) { out.emit(b); });
     write_payload(o, m, src, gen, out);
     // 4. The stub, now that the payload's size and digest are known.
     h.payload_size = out.size;

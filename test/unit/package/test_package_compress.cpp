@@ -2,17 +2,19 @@
 
 #include <catch2/catch.hpp>
 #include <random>
+#include <memory>
 #include <zlib.h>
+#include <zstd.h>
 
 using namespace skforge::package;
 
 namespace {
 
 std::vector<std::uint8_t> compress(const std::vector<std::uint8_t>& input, unsigned threads,
-                                   std::size_t piece) {
+                                   std::size_t piece, Compression codec = Compression::gzip) {
     std::vector<std::uint8_t> out;
-    ParallelGzip gz(
-        6, [&](std::span<const std::uint8_t> b) { out.insert(out.end(), b.begin(), b.end()); },
+    ParallelCompressor gz(
+        codec, codec == Compression::gzip ? 6 : 3, [&](std::span<const std::uint8_t> b) { out.insert(out.end(), b.begin(), b.end()); },
         threads);
     for (std::size_t off = 0; off < input.size(); off += piece)
         gz.write(std::span(input).subspan(off, std::min(piece, input.size() - off)));
@@ -44,6 +46,30 @@ std::vector<std::uint8_t> gunzip_all(const std::vector<std::uint8_t>& in) {
     return out;
 }
 
+// Decompresses a stream of concatenated zstd frames, as zstd -d does.
+std::vector<std::uint8_t> unzstd_all(const std::vector<std::uint8_t>& in) {
+    std::unique_ptr<ZSTD_DCtx, decltype(&ZSTD_freeDCtx)> d(ZSTD_createDCtx(), ZSTD_freeDCtx);
+    std::vector<std::uint8_t> out, buf(1 << 16);
+    ZSTD_inBuffer ib{in.data(), in.size(), 0};
+    while (ib.pos < ib.size) {
+        ZSTD_outBuffer ob{buf.data(), buf.size(), 0};
+        std::size_t rc = ZSTD_decompressStream(d.get(), &ob, &ib);
+        REQUIRE(!ZSTD_isError(rc));
+        out.insert(out.end(), buf.data(), buf.data() + ob.pos);
+    }
+    return out;
+}
+
+std::size_t zstd_frames(const std::vector<std::uint8_t>& in) {
+    std::size_t n = 0;
+    for (std::size_t pos = 0; pos < in.size(); ++n) {
+        std::size_t size = ZSTD_findFrameCompressedSize(in.data() + pos, in.size() - pos);
+        REQUIRE(!ZSTD_isError(size));
+        pos += size;
+    }
+    return n;
+}
+
 std::vector<std::uint8_t> sample_input(std::size_t size) {
     std::mt19937 rng(42);
     std::vector<std::uint8_t> v(size);
@@ -55,15 +81,15 @@ std::vector<std::uint8_t> sample_input(std::size_t size) {
 } // namespace
 
 TEST_CASE("parallel gzip output does not depend on threads or write sizes", "[package][compress]") {
-    auto input = sample_input(ParallelGzip::k_chunk_size * 2 + 12345);
+    auto input = sample_input(ParallelCompressor::k_chunk_size * 2 + 12345);
     auto one = compress(input, 1, 1 << 20);
     CHECK(compress(input, 4, 777) == one);
     CHECK(compress(input, 2, input.size()) == one);
 }
 
 TEST_CASE("parallel gzip output decompresses to the input", "[package][compress]") {
-    for (std::size_t size : {std::size_t(0), std::size_t(1), ParallelGzip::k_chunk_size,
-                             ParallelGzip::k_chunk_size * 3 + 1}) {
+    for (std::size_t size : {std::size_t(0), std::size_t(1), ParallelCompressor::k_chunk_size,
+                             ParallelCompressor::k_chunk_size * 3 + 1}) {
         auto input = sample_input(size);
         auto packed = compress(input, 2, 65536);
         CHECK(gunzip_all(packed) == input);
@@ -80,4 +106,19 @@ TEST_CASE("gzip members carry no time stamp or name", "[package][compress]") {
     CHECK(m[5] == 0);
     CHECK(m[6] == 0);
     CHECK(m[7] == 0);
+}
+
+TEST_CASE("parallel zstd: one frame per 4 MiB, the same bytes whatever the threads, decodes back",
+          "[package][compress]") {
+    auto input = sample_input(ParallelCompressor::k_chunk_size * 2 + 999);
+    auto one = compress(input, 1, 1 << 20, Compression::zstd);
+    CHECK(compress(input, 4, 4099, Compression::zstd) == one);
+    CHECK(zstd_frames(one) == 3);
+    CHECK(unzstd_all(one) == input);
+    CHECK(unzstd_all(compress({}, 2, 1, Compression::zstd)).empty());
+}
+
+TEST_CASE("compression levels out of the codec's range are refused with the level named",
+          "[package][compress]") {
+    CHECK_THROWS_WITH(gzip_member(sample_input(10), 13), Catch::Contains("level 13"));
 }

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "skforge/package/stub.hpp"
+
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -12,30 +14,32 @@ namespace skforge::package {
 /// Receives the bytes a stage produces, in order.
 using ByteSink = std::function<void(std::span<const std::uint8_t>)>;
 
-/// gzip compression on every core: the input is cut into fixed 4 MiB chunks, each deflated as its
-/// own gzip member (RFC 1952 allows several; gzip -d and libarchive read them as one stream).
-/// Chunk boundaries depend only on the input, so the output is the same whatever the core count,
-/// and the gzip headers carry no time stamp or file name.
-class ParallelGzip {
+/// Compression on every core: the input is cut into fixed 4 MiB chunks, each compressed on its
+/// own as one gzip member (RFC 1952 allows several; gzip -d and libarchive read them as one
+/// stream) or one zstd frame (RFC 8878: concatenated frames decode as one stream). Chunk
+/// boundaries depend only on the input, so the output is the same whatever the core count, and
+/// the headers carry no time stamp or file name.
+class ParallelCompressor {
   public:
-    /// Compresses at `level` (1..9) and hands the output to `sink`.
-    ParallelGzip(int level, ByteSink sink, unsigned threads = 0);
-    ~ParallelGzip();
-    ParallelGzip(const ParallelGzip&) = delete;
-    ParallelGzip& operator=(const ParallelGzip&) = delete;
+    /// Compresses with `codec` at `level` (gzip 1..9, zstd 1..19) and hands the output to `sink`.
+    ParallelCompressor(Compression codec, int level, ByteSink sink, unsigned threads = 0);
+    ~ParallelCompressor();
+    ParallelCompressor(const ParallelCompressor&) = delete;
+    ParallelCompressor& operator=(const ParallelCompressor&) = delete;
 
     /// Adds input bytes.
     void write(std::span<const std::uint8_t> data);
     /// Compresses what is buffered and waits for every chunk; call once at the end.
     void finish();
 
-    /// Input bytes per gzip member.
+    /// Input bytes per gzip member or zstd frame.
     static constexpr std::size_t k_chunk_size = 4u << 20;
 
   private:
     void submit();
     void drain_one();
 
+    Compression m_codec;
     int m_level;
     ByteSink m_sink;
     std::size_t m_max_in_flight;
@@ -43,7 +47,12 @@ class ParallelGzip {
     std::deque<std::future<std::vector<std::uint8_t>>> m_in_flight;
 };
 
-/// One gzip member holding `data`, with a zeroed time stamp and no name.
+/// One gzip member holding `data` (libdeflate at `level` 1..9), with a zeroed time stamp and no
+/// name.
 std::vector<std::uint8_t> gzip_member(std::span<const std::uint8_t> data, int level);
+
+/// One zstd frame holding `data` at `level` 1..19, with its content size and no checksum (the
+/// payload's SHA-256 covers it).
+std::vector<std::uint8_t> zstd_frame(std::span<const std::uint8_t> data, int level);
 
 } // namespace skforge::package
