@@ -78,6 +78,8 @@ struct Walker {
             e.size = e.type == EntryType::file ? static_cast<std::uint64_t>(st.st_size) : 0;
             e.dev = st.st_dev;
             e.ino = st.st_ino;
+            e.mtime = st.st_mtim;
+            e.ctime = st.st_ctim;
             entries.push_back(e);
             if (e.type == EntryType::directory) {
                 int sub =
@@ -119,13 +121,25 @@ int open_source_file(const std::string& root, const SourceEntry& entry) {
     int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         throw support::io_error("cannot open", path, errno);
-    struct stat st {};
-    if (::fstat(fd, &st) != 0 || st.st_dev != entry.dev || st.st_ino != entry.ino ||
-        static_cast<std::uint64_t>(st.st_size) != entry.size) {
+    try {
+        check_unchanged(fd, root, entry);
+    } catch (...) {
         ::close(fd);
-        throw Error("'" + path + "' changed while it was being packed; pack again");
+        throw;
     }
     return fd;
+}
+
+void check_unchanged(int fd, const std::string& root, const SourceEntry& entry) {
+    struct stat st {};
+    auto same = [](const timespec& a, const timespec& b) {
+        return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
+    };
+    if (::fstat(fd, &st) != 0 || st.st_dev != entry.dev || st.st_ino != entry.ino ||
+        static_cast<std::uint64_t>(st.st_size) != entry.size || !same(st.st_mtim, entry.mtime) ||
+        !same(st.st_ctim, entry.ctime))
+        throw Error("'" + root + "/" + entry.path +
+                    "' changed while it was being packed; pack again");
 }
 
 void hash_source_files(const std::string& root, std::vector<SourceEntry>& entries) {
@@ -144,6 +158,7 @@ void hash_source_files(const std::string& root, std::vector<SourceEntry>& entrie
                     h.update(std::span<const std::uint8_t>(buf.data(), n));
                     off += n;
                 }
+                check_unchanged(fd.get(), root, entries[i]);
                 entries[i].sha256 = support::digest_hex(h.finish());
             }
         } catch (const std::exception& e) {

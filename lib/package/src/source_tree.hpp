@@ -3,6 +3,7 @@
 #include "skforge/package/path_rules.hpp"
 
 #include <cstdint>
+#include <ctime>
 #include <set>
 #include <string>
 #include <sys/types.h>
@@ -19,6 +20,8 @@ struct SourceEntry {
     std::string sha256;
     dev_t dev = 0;
     ino_t ino = 0;
+    timespec mtime{}; ///< as scanned: any write after the scan changes it or ctime
+    timespec ctime{};
 };
 
 /// Walks `root` without following symlinks and returns its entries sorted by path; throws one
@@ -32,5 +35,11 @@ void hash_source_files(const std::string& root, std::vector<SourceEntry>& entrie
 
 /// Opens `root/entry.path` for reading and checks it is still the file that was scanned.
 int open_source_file(const std::string& root, const SourceEntry& entry);
+
+/// Throws "changed while it was being packed" unless `fd` is still the file the scan saw, with
+/// the same size, mtime and ctime: a write since the scan (or during a read) changes the ctime,
+/// which no process can set back, so a file read whole and then found unchanged has the bytes
+/// the scan's digest describes. This replaces hashing the file a second time.
+void check_unchanged(int fd, const std::string& root, const SourceEntry& entry);
 
 } // namespace skforge::package

@@ -145,17 +145,17 @@ void write_source_file(TarWriter& tar, const std::string& root, const SourceEntr
                        support::Progress& progress, std::uint64_t& done) {
     support::UniqueFd fd(open_source_file(root, e));
     std::vector<std::uint8_t> buf(1u << 20);
-    support::Sha256 h;
     std::uint64_t off = 0;
     while (std::size_t n = support::pread_full(fd.get(), buf, off, e.path)) {
-        std::span<const std::uint8_t> chunk(buf.data(), n);
-        h.update(chunk);
-        tar.data(chunk);
+        tar.data(std::span<const std::uint8_t>(buf.data(), n));
         off += n;
         progress.update(done += n);
     }
-    if (off != e.size || support::digest_hex(h.finish()) != e.sha256)
+    // Read whole and unchanged since the scan (size, mtime, ctime): the bytes are the ones the
+    // manifest's digest was computed from, without hashing them again.
+    if (off != e.size)
         throw Error("'" + root + "/" + e.path + "' changed while it was being packed; pack again");
+    check_unchanged(fd.get(), root, e);
 }
 
 void write_payload(const PackOptions& o, const Manifest& m, const std::vector<SourceEntry>& src,
@@ -294,7 +294,10 @@ PackResult pack(const PackOptions& options) {
         throw support::io_error("cannot seek in", file.temp_path(), errno);
     PayloadOutput out{file.fd(), file.temp_path(), {}, 0, nullptr};
     out.compressor = std::make_unique<ParallelCompressor>(
-        o.compression, o.level != 0 ? o.level : o.compression == Compression::gzip ? 6 : 3,
+        o.compression,
+        o.level != 0                         ? o.level
+        : o.compression == Compression::gzip ? 6
+                                             : 3,
         [&out](std::span<const std::uint8_t> b) { out.emit(b); });
     write_payload(o, m, src, gen, out);
     // 4. The stub, now that the payload's size and digest are known.
