@@ -60,7 +60,7 @@ row() { # row STEP BASELINE-NAME BASELINE-SECONDS OTHER... ; SKFORGE-SECONDS las
     printf ' %s |\n' "$(ratio "$last" "$best")"
 }
 
-echo "makeself $(makeself --version | awk '{print $3}'), $(gzip --version | head -1), $(pigz --version 2>&1), $(zstd --version | awk '{print $1, $NF}' | tr -d ,), skforge $("$SKC" --version | awk '{print $2}'); $(nproc) cores; median of $REPS runs, warm cache; load before: $(cut -d' ' -f1-3 /proc/loadavg)."
+echo "makeself $(makeself --version | awk '{print $3}'), $(gzip --version | head -1), $(pigz --version 2>&1), zstd $(zstd --version | grep -o 'v[0-9.]*' | head -1), skforge $("$SKC" --version | awk '{print $2}'); $(nproc) cores; median of $REPS runs, warm cache; load before: $(cut -d' ' -f1-3 /proc/loadavg)."
 for MB in $SIZES; do
     make_input "$MB"
     files=$(find tree -type f | wc -l)
