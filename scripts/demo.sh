@@ -29,6 +29,10 @@ for g in moe_block tbe_cut two_stream decoder; do
     "$SKC" plan "share/skforge/examples/$g/graph.yaml"
 done
 
+step "the decoder's plan as one self-contained page: streams, events, barriers, notify/wait"
+"$SKC" plan share/skforge/examples/decoder/graph.yaml --format html -o "$OUT/decoder-plan.html"
+echo "open $OUT/decoder-plan.html in a browser ($(wc -c <"$OUT/decoder-plan.html") bytes, nothing loaded from outside)"
+
 step "the NPU target without CANN: each SuperKernel's AscendC entry and vendor-shaped JSON"
 "$SKC" compile share/skforge/examples/moe_block/graph.yaml --npu-arch dav-2201 --sources-only \
     -o "$OUT/npu"
