@@ -56,8 +56,7 @@ std::size_t sha256(const Bytes& in, std::size_t off, std::size_t n, int, Bytes& 
 }
 
 void row(const char* name, const Bytes& in, int level,
-         const std::function<std::size_t(const Bytes&, std::size_t, std::size_t, int, Bytes&)>&
-             f) {
+         const std::function<std::size_t(const Bytes&, std::size_t, std::size_t, int, Bytes&)>& f) {
     Bytes out;
     std::size_t total = 0;
     auto t0 = std::chrono::steady_clock::now();

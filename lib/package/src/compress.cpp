@@ -68,11 +68,10 @@ void ParallelCompressor::write(std::span<const std::uint8_t> data) {
 void ParallelCompressor::submit() {
     if (m_in_flight.size() >= m_max_in_flight)
         drain_one();
-    m_in_flight.push_back(std::async(
-        std::launch::async, [chunk = std::move(m_chunk), level = m_level, codec = m_codec] {
-            return codec == Compression::gzip ? gzip_member(chunk, level)
-                                              : zstd_frame(chunk, level);
-        }));
+    m_in_flight.push_back(std::async(std::launch::async, [chunk = std::move(m_chunk),
+                                                          level = m_level, codec = m_codec] {
+        return codec == Compression::gzip ? gzip_member(chunk, level) : zstd_frame(chunk, level);
+    }));
     m_chunk = {};
     m_chunk.reserve(k_chunk_size);
 }

@@ -1,8 +1,8 @@
 #include "skforge/package/compress.hpp"
 
 #include <catch2/catch.hpp>
-#include <random>
 #include <memory>
+#include <random>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -14,7 +14,8 @@ std::vector<std::uint8_t> compress(const std::vector<std::uint8_t>& input, unsig
                                    std::size_t piece, Compression codec = Compression::gzip) {
     std::vector<std::uint8_t> out;
     ParallelCompressor gz(
-        codec, codec == Compression::gzip ? 6 : 3, [&](std::span<const std::uint8_t> b) { out.insert(out.end(), b.begin(), b.end()); },
+        codec, codec == Compression::gzip ? 6 : 3,
+        [&](std::span<const std::uint8_t> b) { out.insert(out.end(), b.begin(), b.end()); },
         threads);
     for (std::size_t off = 0; off < input.size(); off += piece)
         gz.write(std::span(input).subspan(off, std::min(piece, input.size() - off)));
