@@ -16,6 +16,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <cerrno>
+#include <fcntl.h>
 #include <map>
 #include <unistd.h>
 
@@ -77,11 +78,21 @@ struct PayloadOutput {
     std::uint64_t size = 0;
     std::unique_ptr<ParallelCompressor> compressor;
 
+    std::uint64_t flushed = 0; ///< payload bytes whose writeback was started
+
     void emit(std::span<const std::uint8_t> bytes) {
         hash.update(bytes);
-        size += bytes.size();
         support::write_all(fd, bytes, path);
+        size += bytes.size();
+        // Start writing back what is written so far while compression goes on, so the fsync
+        // before the rename only waits for the tail (it was ~0.15 s at the end of a 300 MB
+        // package). A hint: errors surface at the fsync.
+        if (size - flushed >= k_writeback_step) {
+            ::sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+            flushed = size;
+        }
     }
+    static constexpr std::uint64_t k_writeback_step = 32u << 20;
 };
 
 la_ssize_t archive_write_cb(struct archive*, void* client, const void* buf, size_t len) {
