@@ -332,6 +332,16 @@ int cmd_repair(const Options& o) {
     return 0;
 }
 
+// The packages `uninstall` removes, in order: those named, or with --all every installed one,
+// newest first.
+std::vector<std::string> uninstall_names(const Options& o, const inst::InstallTree& tree) {
+    if (!o.all)
+        return o.args;
+    auto names = tree.install_order();
+    std::reverse(names.begin(), names.end());
+    return names;
+}
+
 json uninstall_json(const inst::UninstallResult& r) {
     return {{"name", r.name},
             {"version", r.version},
@@ -346,11 +356,7 @@ int dry_run_uninstall(const Options& o, skforge::support::Log& log) {
     if (!tree)
         throw Error("nothing is installed under '" + inst::choose_install_path(o.install_path) +
                     "'");
-    std::vector<std::string> names = o.args;
-    if (o.all) {
-        names = tree->install_order();
-        std::reverse(names.begin(), names.end());
-    }
+    auto names = uninstall_names(o, *tree);
     json out = json::array();
     for (const auto& n : names)
         out.push_back(uninstall_json(inst::uninstall_package(
@@ -366,11 +372,7 @@ int cmd_uninstall(const Options& o) {
     if (o.dry_run)
         return dry_run_uninstall(o, log);
     Mutating m(o, log, inst::Create::no);
-    std::vector<std::string> names = o.args;
-    if (o.all) {
-        names = m.tree.install_order();
-        std::reverse(names.begin(), names.end());
-    }
+    auto names = uninstall_names(o, m.tree);
     json out = json::array();
     std::vector<json> lines;
     auto record_done = [&] { record(m.tree, o, lines, log); };

@@ -53,6 +53,12 @@ struct KernelInput {
     std::string source; ///< C++ source to build
 };
 
+// The file a kernel's host object comes from: its prebuilt object, else its source (empty when
+// it has neither, e.g. a prefetch).
+const std::string& built_from(const KernelInput& in) {
+    return in.object.empty() ? in.source : in.object;
+}
+
 std::vector<KernelInput> kernel_inputs(const graph::Graph& g) {
     std::vector<KernelInput> in(g.kernels.size());
     for (const auto& op : g.ops) {
@@ -416,23 +422,19 @@ std::string host_fingerprint(const graph::Graph& g) {
     // Each kernel by its place and content, not its path: the graph (hashed with the key) says
     // where it comes from, and a cache shared by CI runners must not depend on their checkouts.
     auto inputs = kernel_inputs(g);
-    for (std::size_t k = 0; k < inputs.size(); ++k) {
-        const std::string& file = inputs[k].object.empty() ? inputs[k].source : inputs[k].object;
-        if (!file.empty())
+    for (std::size_t k = 0; k < inputs.size(); ++k)
+        if (const std::string& file = built_from(inputs[k]); !file.empty())
             h.update("kernel " + std::to_string(k) +
                      (inputs[k].object.empty() ? " source " : " object ") +
                      support::sha256_hex(support::read_file(file)) + "\n");
-    }
     return support::digest_hex(h.finish());
 }
 
 std::vector<std::string> host_kernel_files(const graph::Graph& g) {
     std::vector<std::string> files;
-    for (const auto& k : kernel_inputs(g)) {
-        const std::string& file = k.object.empty() ? k.source : k.object;
-        if (!file.empty())
+    for (const auto& k : kernel_inputs(g))
+        if (const std::string& file = built_from(k); !file.empty())
             files.push_back(file);
-    }
     return files;
 }
 
