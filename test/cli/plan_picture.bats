@@ -279,8 +279,11 @@ print(b, sum(s['early_start_pairs'] for s in d['segments']), sum(s['event_pairs'
     "$SKC" plan g/graph.yaml --format html --layout builtin >p.html
     # The page with the filter already typed in: the script must run and hide rows.
     sed 's|placeholder=|value="marked no_fusion" placeholder=|' p.html >q.html
-    timeout 120 "$browser" --headless --no-sandbox --disable-gpu --dump-dom "file://$PWD/q.html" \
-        >dom.html 2>browser.err
+    # A fresh profile and no background traffic: this host's network is closed, and CI runs as
+    # root (hence --no-sandbox).
+    timeout 120 "$browser" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+        --disable-background-networking --disable-component-update --disable-sync \
+        --user-data-dir="$PWD/profile" --dump-dom "file://$PWD/q.html" >dom.html 2>browser.err
     grep -q 'id="count">[0-9]* of [0-9]* rows<' dom.html
     grep -q 'style="display: none;"' dom.html
 }
