@@ -2,15 +2,12 @@
 
 #include "skforge/support/error.hpp"
 #include "skforge/support/file.hpp"
-#include "skforge/support/sha256.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <thread>
 #include <unistd.h>
 
 namespace skforge::package {
@@ -140,40 +137,6 @@ void check_unchanged(int fd, const std::string& root, const SourceEntry& entry) 
         !same(st.st_ctim, entry.ctime))
         throw Error("'" + root + "/" + entry.path +
                     "' changed while it was being packed; pack again");
-}
-
-void hash_source_files(const std::string& root, std::vector<SourceEntry>& entries) {
-    std::atomic<std::size_t> next{0};
-    std::vector<std::string> errors(std::max(1u, std::thread::hardware_concurrency()));
-    auto work = [&](std::size_t slot) {
-        std::vector<std::uint8_t> buf(1u << 20);
-        try {
-            for (std::size_t i = next++; i < entries.size(); i = next++) {
-                if (entries[i].type != EntryType::file)
-                    continue;
-                UniqueFd fd(open_source_file(root, entries[i]));
-                support::Sha256 h;
-                std::uint64_t off = 0;
-                while (std::size_t n = support::pread_full(fd.get(), buf, off, entries[i].path)) {
-                    h.update(std::span<const std::uint8_t>(buf.data(), n));
-                    off += n;
-                }
-                check_unchanged(fd.get(), root, entries[i]);
-                entries[i].sha256 = support::digest_hex(h.finish());
-            }
-        } catch (const std::exception& e) {
-            errors[slot] = e.what();
-            next = entries.size();
-        }
-    };
-    std::vector<std::jthread> threads;
-    for (std::size_t t = 1; t < errors.size(); ++t)
-        threads.emplace_back(work, t);
-    work(0);
-    threads.clear();
-    for (const auto& e : errors)
-        if (!e.empty())
-            throw Error(e);
 }
 
 } // namespace skforge::package

@@ -17,7 +17,7 @@ struct SourceEntry {
     EntryType type = EntryType::file;
     mode_t mode = 0644; ///< normalised
     std::uint64_t size = 0;
-    std::string sha256;
+    std::string sha256; ///< filled in as the file is copied into the payload
     dev_t dev = 0;
     ino_t ino = 0;
     timespec mtime{}; ///< as scanned: any write after the scan changes it or ctime
@@ -30,16 +30,13 @@ struct SourceEntry {
 std::vector<SourceEntry> scan_source_tree(const std::string& root,
                                           const std::set<std::string>& reserved);
 
-/// Fills in the SHA-256 of every file, on every core.
-void hash_source_files(const std::string& root, std::vector<SourceEntry>& entries);
-
 /// Opens `root/entry.path` for reading and checks it is still the file that was scanned.
 int open_source_file(const std::string& root, const SourceEntry& entry);
 
 /// Throws "changed while it was being packed" unless `fd` is still the file the scan saw, with
 /// the same size, mtime and ctime: a write since the scan (or during a read) changes the ctime,
-/// which no process can set back, so a file read whole and then found unchanged has the bytes
-/// the scan's digest describes. This replaces hashing the file a second time.
+/// which no process can set back, so a file read whole and then found unchanged was not torn by
+/// a writer while it was copied.
 void check_unchanged(int fd, const std::string& root, const SourceEntry& entry);
 
 } // namespace skforge::package

@@ -17,6 +17,7 @@
 #include <archive_entry.h>
 #include <cerrno>
 #include <fcntl.h>
+#include <functional>
 #include <map>
 #include <unistd.h>
 
@@ -43,12 +44,18 @@ std::string default_inputs_digest(const PackOptions& o, const std::vector<Source
     return support::digest_hex(h.finish());
 }
 
-// Builds the manifest and the generated files. The scripts embed the entry list, which names the
-// scripts themselves but not their digests, so there is no circularity.
+// Stands for a digest not computed yet: digests are fixed-width, so the manifest's size, and with
+// it the whole tar layout, is known before any file is read.
+const std::string k_digest_placeholder(64, '0');
+
+// Builds the manifest, with placeholders for the source files' digests (finish_manifest fills
+// them in), and the generated files. The scripts embed the entry list, which names the scripts
+// themselves but not their digests, so there is no circularity.
 std::vector<GeneratedFile> build_manifest(const PackOptions& o, Manifest& m,
                                           const std::vector<SourceEntry>& src) {
     for (const auto& e : src)
-        m.entries.push_back({e.path, e.type, e.mode, e.size, e.sha256});
+        m.entries.push_back({e.path, e.type, e.mode, e.size,
+                             e.type == EntryType::file ? k_digest_placeholder : std::string()});
     for (const char* p : k_generated_paths)
         m.entries.push_back({p,
                              EntryType::file,
@@ -64,25 +71,52 @@ std::vector<GeneratedFile> build_manifest(const PackOptions& o, Manifest& m,
                 e.size = g.text.size();
                 e.sha256 = support::sha256_hex(g.text);
             }
-    m.inputs_digest = o.inputs_digest.empty() ? default_inputs_digest(o, src) : o.inputs_digest;
+    m.inputs_digest = o.inputs_digest.empty() ? k_digest_placeholder : o.inputs_digest;
     if (auto errors = validate_manifest(m); !errors.empty())
         throw Error("internal error: generated manifest is invalid: " + errors.front());
     return gen;
 }
 
-// Where the archive's bytes go: compressed on every core, hashed, written.
+// Puts the digests computed while the payload was written in place of the placeholders, and
+// renders the generated files again: the scripts embed the digests. Sizes do not change.
+std::vector<GeneratedFile> finish_manifest(const PackOptions& o, Manifest& m,
+                                           const std::vector<SourceEntry>& src) {
+    std::map<std::string_view, const SourceEntry*> by_path;
+    for (const auto& e : src)
+        by_path.emplace(e.path, &e);
+    for (auto& e : m.entries)
+        if (auto it = by_path.find(e.path); it != by_path.end() && e.type == EntryType::file)
+            e.sha256 = it->second->sha256;
+    if (o.inputs_digest.empty())
+        m.inputs_digest = default_inputs_digest(o, src);
+    auto gen = render_generated_files(m);
+    for (const auto& g : gen)
+        for (auto& e : m.entries)
+            if (e.path == g.path) {
+                if (e.size != g.text.size())
+                    throw Error("internal error: '" + g.path +
+                                "' changed size when the digests were filled in");
+                e.sha256 = support::sha256_hex(g.text);
+            }
+    if (auto errors = validate_manifest(m); !errors.empty())
+        throw Error("internal error: the finished manifest is invalid: " + errors.front());
+    return gen;
+}
+
+// Where the compressed payload goes after its first piece: into the file, in order, and into the
+// payload's hash once that has started.
 struct PayloadOutput {
     int fd;
     const std::string& path;
-    support::Sha256 hash;
-    std::uint64_t size = 0;
-    std::unique_ptr<ParallelCompressor> compressor;
+    std::uint64_t size = 0;          ///< bytes written
+    support::Sha256* hash = nullptr; ///< hashes what is written from now on
 
     std::uint64_t flushed = 0; ///< payload bytes whose writeback was started
 
     void emit(std::span<const std::uint8_t> bytes) {
-        hash.update(bytes);
         support::write_all(fd, bytes, path);
+        if (hash != nullptr)
+            hash->update(bytes);
         size += bytes.size();
         // Start writing back what is written so far while compression goes on, so the fsync
         // before the rename only waits for the tail (it was ~0.15 s at the end of a 300 MB
@@ -96,10 +130,9 @@ struct PayloadOutput {
 };
 
 la_ssize_t archive_write_cb(struct archive*, void* client, const void* buf, size_t len) {
-    auto* out = static_cast<PayloadOutput*>(client);
-    std::span<const std::uint8_t> bytes(static_cast<const std::uint8_t*>(buf), len);
+    auto* sink = static_cast<ByteSink*>(client);
     try {
-        out->compressor->write(bytes);
+        (*sink)(std::span<const std::uint8_t>(static_cast<const std::uint8_t*>(buf), len));
     } catch (const std::exception&) {
         errno = EIO;
         return -1;
@@ -109,10 +142,15 @@ la_ssize_t archive_write_cb(struct archive*, void* client, const void* buf, size
 
 class TarWriter {
   public:
-    TarWriter(const PackOptions& o, PayloadOutput& out)
+    /// A tar stream whose bytes go to `sink`, which must outlive the writer.
+    TarWriter(const PackOptions& o, ByteSink& sink)
         : m_owner(archive_write_new()), m_a(m_owner.get()), m_mtime(o.mtime) {
         check(archive_write_set_format_pax_restricted(m_a));
-        check(archive_write_open(m_a, &out, nullptr, archive_write_cb, nullptr));
+        // No blocking: the stream is the entries then the two zero blocks that end it, with no
+        // padding to a 10 KiB record (tar readers do not need it), so the payload's two parts
+        // can be made by two writers.
+        check(archive_write_set_bytes_per_block(m_a, 0));
+        check(archive_write_open(m_a, &sink, nullptr, archive_write_cb, nullptr));
     }
     TarWriter(const TarWriter&) = delete;
     TarWriter& operator=(const TarWriter&) = delete;
@@ -152,65 +190,105 @@ class TarWriter {
     std::int64_t m_mtime;
 };
 
-void write_source_file(TarWriter& tar, const std::string& root, const SourceEntry& e,
+// Copies a file into the payload and hashes the very bytes copied: one read, and the manifest's
+// digest describes what the package holds.
+void write_source_file(TarWriter& tar, const std::string& root, SourceEntry& e,
                        support::Progress& progress, std::uint64_t& done) {
     support::UniqueFd fd(open_source_file(root, e));
-    std::vector<std::uint8_t> buf(1u << 20);
-    std::uint64_t off = 0;
-    while (std::size_t n = support::pread_full(fd.get(), buf, off, e.path)) {
-        tar.data(std::span<const std::uint8_t>(buf.data(), n));
-        off += n;
-        progress.update(done += n);
-    }
-    // Read whole and unchanged since the scan (size, mtime, ctime): the bytes are the ones the
-    // manifest's digest was computed from, without hashing them again.
-    if (off != e.size)
-        throw Error("'" + root + "/" + e.path + "' changed while it was being packed; pack again");
-    check_unchanged(fd.get(), root, e);
-}
-
-void write_payload(const PackOptions& o, const Manifest& m, const std::vector<SourceEntry>& src,
-                   const std::vector<GeneratedFile>& gen, PayloadOutput& out) {
-    auto& progress = *o.progress;
-    TarWriter tar(o, out);
-    std::string manifest_text = manifest_to_json(m);
-    tar.header(std::string(k_manifest_path), EntryType::file, 0644, manifest_text.size());
-    tar.data({reinterpret_cast<const std::uint8_t*>(manifest_text.data()), manifest_text.size()});
-    std::map<std::string_view, const SourceEntry*> by_path;
-    for (const auto& e : src)
-        by_path.emplace(e.path, &e);
-    std::uint64_t done = 0;
-    progress.begin("packing " + m.name, m.unpacked_size());
-    for (const auto& e : m.entries) {
-        tar.header(e.path, e.type, e.mode, e.size);
-        if (auto it = by_path.find(e.path); it != by_path.end()) {
-            if (e.type == EntryType::file)
-                write_source_file(tar, o.source_dir, *it->second, progress, done);
-            continue;
-        }
-        for (const auto& g : gen)
-            if (g.path == e.path)
-                tar.data({reinterpret_cast<const std::uint8_t*>(g.text.data()), g.text.size()});
-    }
-    tar.close();
-    out.compressor->finish();
-    progress.end();
-}
-
-support::Digest hash_prefix(int fd, std::uint64_t size, const std::string& path) {
     support::Sha256 h;
     std::vector<std::uint8_t> buf(1u << 20);
     std::uint64_t off = 0;
-    while (off < size) {
-        std::size_t want =
-            static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), size - off));
+    // Never past the size in the tar header already written: a file that grew is caught below.
+    while (off < e.size) {
+        auto want = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), e.size - off));
+        std::size_t n = support::pread_full(fd.get(), std::span(buf.data(), want), off, e.path);
+        if (n == 0)
+            break;
+        std::span<const std::uint8_t> bytes(buf.data(), n);
+        h.update(bytes);
+        tar.data(bytes);
+        off += n;
+        progress.update(done += n);
+    }
+    // Read whole, and unchanged since the scan (size, mtime, ctime).
+    if (off != e.size)
+        throw Error("'" + root + "/" + e.path + "' changed while it was being packed; pack again");
+    check_unchanged(fd.get(), root, e);
+    e.sha256 = support::digest_hex(h.finish());
+}
+
+std::span<const std::uint8_t> as_bytes(const std::string& text) {
+    return {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()};
+}
+
+// The payload's first entries, which hold every digest: manifest.json, then the generated files
+// in path order, as a tar stream without its end (the payload's second part goes on from there).
+std::vector<std::uint8_t> first_entries(const PackOptions& o, const Manifest& m,
+                                        const std::vector<GeneratedFile>& gen) {
+    std::vector<std::uint8_t> bytes;
+    ByteSink sink = [&bytes](std::span<const std::uint8_t> b) {
+        bytes.insert(bytes.end(), b.begin(), b.end());
+    };
+    {
+        TarWriter tar(o, sink);
+        std::string manifest_text = manifest_to_json(m);
+        tar.header(std::string(k_manifest_path), EntryType::file, 0644, manifest_text.size());
+        tar.data(as_bytes(manifest_text));
+        for (const auto& e : m.entries)
+            for (const auto& g : gen)
+                if (g.path == e.path) {
+                    tar.header(e.path, e.type, e.mode, e.size);
+                    tar.data(as_bytes(g.text));
+                }
+        tar.close();
+    }
+    constexpr std::size_t k_end_blocks = 1024;
+    if (bytes.size() < k_end_blocks ||
+        std::any_of(bytes.end() - k_end_blocks, bytes.end(), [](std::uint8_t b) { return b; }))
+        throw Error("internal error: the payload's first entries do not end in two zero blocks");
+    bytes.resize(bytes.size() - k_end_blocks);
+    return bytes;
+}
+
+// The payload's second part: every source entry, compressed on every core into `out`; fills in
+// the source files' digests and calls `files_read` once the last one is read, while the last
+// pieces are still being compressed.
+void write_sources(const PackOptions& o, const Manifest& m, std::vector<SourceEntry>& src,
+                   PayloadOutput& out, const std::function<void()>& files_read) {
+    auto& progress = *o.progress;
+    ParallelCompressor compressor(o.compression,
+                                  o.level != 0                         ? o.level
+                                  : o.compression == Compression::gzip ? 6
+                                                                       : 3,
+                                  [&out](std::span<const std::uint8_t> b) { out.emit(b); });
+    ByteSink sink = [&compressor](std::span<const std::uint8_t> b) { compressor.write(b); };
+    TarWriter tar(o, sink);
+    std::uint64_t done = 0;
+    progress.begin("packing " + m.name, m.unpacked_size());
+    for (auto& e : src) {
+        tar.header(e.path, e.type, e.mode, e.size);
+        if (e.type == EntryType::file)
+            write_source_file(tar, o.source_dir, e, progress, done);
+    }
+    files_read();
+    tar.close();
+    compressor.finish();
+    progress.end();
+}
+
+// Hashes `size` bytes of `fd` from `offset` into `h`: what was just written, from the page cache.
+void hash_range(support::Sha256& h, int fd, std::uint64_t offset, std::uint64_t size,
+                const std::string& path) {
+    std::vector<std::uint8_t> buf(1u << 20);
+    std::uint64_t end = offset + size;
+    for (std::uint64_t off = offset; off < end;) {
+        std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), end - off));
         std::size_t n = support::pread_full(fd, std::span(buf.data(), want), off, path);
         if (n != want)
             throw Error("'" + path + "' is shorter than what was just written");
         h.update(std::span<const std::uint8_t>(buf.data(), n));
         off += n;
     }
-    return h.finish();
 }
 
 void check_labels(const PackOptions& o) {
@@ -271,8 +349,8 @@ PackResult pack(const PackOptions& options) {
         key = Key::load_private(*o.sign_key);
 
     // 1. Scan and hash the tree; refuse everything the installer would refuse.
+    // Files are hashed as they are copied into the payload (step 3).
     auto src = scan_source_tree(o.source_dir, k_generated);
-    hash_source_files(o.source_dir, src);
     // 2. The manifest and the generated scripts; the package's own indexes must be ones the
     //    installer merges (binPath inside the package, staticList, bounded nesting).
     auto gen = build_manifest(o, m, src);
@@ -281,7 +359,11 @@ PackResult pack(const PackOptions& options) {
             std::string path = o.source_dir + "/" + e.path;
             parse_package_index(support::read_file(path), path, m);
         }
-    // 3. The payload, after room for the stub, into a temporary file beside the output.
+    // 3. The payload, after room for the stub, into a temporary file beside the output. Its
+    //    first entries (the manifest and the scripts) hold every file's digest, which is known
+    //    only once the files are read; so they are written last, into room left for them, as
+    //    one stored piece, whose size does not depend on the digests. The files are read once,
+    //    hashed and compressed as they are copied.
     StubHeader h{k_run_format,
                  m.name,
                  m.version,
@@ -301,19 +383,35 @@ PackResult pack(const PackOptions& options) {
     support::remove_stale_temporaries(support::parent_directory(o.output),
                                       support::base_name(o.output));
     support::AtomicFile file(o.output, 0755);
-    if (::lseek(file.fd(), static_cast<off_t>(stub_size(h)), SEEK_SET) < 0)
+    std::uint64_t payload_offset = stub_size(h);
+    std::size_t first_size = first_entries(o, m, gen).size(); // with placeholder digests
+    std::uint64_t rest_offset = payload_offset + stored_piece_size(o.compression, first_size);
+    if (::lseek(file.fd(), static_cast<off_t>(rest_offset), SEEK_SET) < 0)
         throw support::io_error("cannot seek in", file.temp_path(), errno);
-    PayloadOutput out{file.fd(), file.temp_path(), {}, 0, nullptr};
-    out.compressor = std::make_unique<ParallelCompressor>(
-        o.compression,
-        o.level != 0                         ? o.level
-        : o.compression == Compression::gzip ? 6
-                                             : 3,
-        [&out](std::span<const std::uint8_t> b) { out.emit(b); });
-    write_payload(o, m, src, gen, out);
+    PayloadOutput out{file.fd(), file.temp_path()};
+    support::Sha256 payload_hash;
+    std::uint64_t piece_size = 0;
+    // Once every file is read, the digests are known: the first piece goes into its room and the
+    // payload's hash starts, from the page cache, while compression goes on.
+    write_sources(o, m, src, out, [&] {
+        gen = finish_manifest(o, m, src);
+        auto first = first_entries(o, m, gen);
+        if (first.size() != first_size)
+            throw Error("internal error: the payload's first entries changed size");
+        auto piece = stored_piece(o.compression, first);
+        if (::pwrite(file.fd(), piece.data(), piece.size(), static_cast<off_t>(payload_offset)) !=
+            static_cast<ssize_t>(piece.size()))
+            throw support::io_error("cannot write the manifest into", file.temp_path(), errno);
+        payload_hash.update(piece);
+        hash_range(payload_hash, file.fd(), rest_offset, out.size, file.temp_path());
+        out.hash = &payload_hash;
+        piece_size = piece.size();
+    });
     // 4. The stub, now that the payload's size and digest are known.
-    h.payload_size = out.size;
-    h.payload_sha256 = support::digest_hex(out.hash.finish());
+    h.payload_size = piece_size + out.size;
+    h.payload_sha256 = support::digest_hex(payload_hash.finish());
+    h.install_sh_sha256 = m.find("install.sh")->sha256;
+    h.uninstall_sh_sha256 = m.find("uninstall.sh")->sha256;
     std::string stub = render_stub(h);
     h.payload_offset = stub.size();
     if (::pwrite(file.fd(), stub.data(), stub.size(), 0) != static_cast<ssize_t>(stub.size()))
@@ -321,7 +419,9 @@ PackResult pack(const PackOptions& options) {
     // 5. The signature over every byte before the trailer.
     PackResult result{h, std::nullopt};
     if (key) {
-        auto digest = hash_prefix(file.fd(), h.payload_offset + h.payload_size, file.temp_path());
+        support::Sha256 prefix;
+        hash_range(prefix, file.fd(), 0, h.payload_offset + h.payload_size, file.temp_path());
+        auto digest = prefix.finish();
         Trailer t{key->key_id(), key->sign(signed_message(digest))};
         if (::lseek(file.fd(), 0, SEEK_END) < 0)
             throw support::io_error("cannot seek in", file.temp_path(), errno);

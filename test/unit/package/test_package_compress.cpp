@@ -123,3 +123,29 @@ TEST_CASE("compression levels out of the codec's range are refused with the leve
           "[package][compress]") {
     CHECK_THROWS_WITH(gzip_member(sample_input(10), 13), Catch::Contains("level 13"));
 }
+
+TEST_CASE("a stored piece has the size stored_piece_size says, decodes back, and a compressed "
+          "stream may follow it",
+          "[package][compress]") {
+    // Sizes around both formats' block limits: 65535 (deflate stored) and 128 KiB (zstd raw).
+    for (std::size_t size :
+         {std::size_t(0), std::size_t(1), std::size_t(65535), std::size_t(65536),
+          std::size_t(131072), std::size_t(131073), std::size_t(3 * 65535 + 7)}) {
+        auto input = sample_input(size);
+        auto tail = sample_input(5000);
+        for (auto codec : {Compression::gzip, Compression::zstd}) {
+            INFO(compression_name(codec) << ", " << size << " bytes");
+            auto piece = stored_piece(codec, input);
+            CHECK(piece.size() == stored_piece_size(codec, size));
+            auto stream = piece;
+            auto rest = compress(tail, 2, 4096, codec);
+            stream.insert(stream.end(), rest.begin(), rest.end());
+            auto want = input;
+            want.insert(want.end(), tail.begin(), tail.end());
+            CHECK((codec == Compression::gzip ? gunzip_all(stream) : unzstd_all(stream)) == want);
+        }
+    }
+    // What a stored piece costs over the data: a few bytes per 64 or 128 KiB.
+    CHECK(stored_piece_size(Compression::gzip, 100000) == 100000 + 10 + 2 * 5 + 8);
+    CHECK(stored_piece_size(Compression::zstd, 100000) == 100000 + 13 + 3);
+}

@@ -1,7 +1,10 @@
 #include "craft.hpp"
+#include "skforge/package/manifest.hpp"
 #include "skforge/package/reader.hpp"
 #include "skforge/package/writer.hpp"
 #include "skforge/support/error.hpp"
+#include "skforge/support/progress.hpp"
+#include "skforge/support/sha256.hpp"
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -145,4 +148,110 @@ TEST_CASE("limits stop decompression bombs before extraction", "[package][roundt
     CHECK_THROWS_WITH(RunPackage(path).read_payload(sink, tight),
                       Catch::Contains("more than the limit"));
     CHECK(sink.files.empty());
+}
+
+namespace {
+
+// Appends to a file in the middle of its copy into the payload (after the packer has read its
+// first MiB; the files before it are smaller): a writer racing the pack.
+struct AppendWhilePacking : support::Progress {
+    std::string victim;
+    bool done = false;
+    void begin(const std::string&, std::uint64_t) override {}
+    void update(std::uint64_t bytes) override {
+        if (done || bytes <= (1u << 20))
+            return;
+        test::write_text(victim, test::read_text(victim) + "more");
+        done = true;
+    }
+    void end() override {}
+};
+
+// The tar bytes of the payload's first piece, read straight from the file: a stored zstd frame
+// (magic, descriptor, 8-byte size, raw blocks) or gzip member (10-byte header, stored blocks).
+std::string first_piece_tar(const std::string& run_path) {
+    RunPackage run(run_path);
+    std::string file = test::read_text(run_path);
+    std::size_t at = run.header().payload_offset;
+    auto le = [&](std::size_t pos, int n) {
+        std::uint64_t v = 0;
+        for (int i = n - 1; i >= 0; --i)
+            v = v << 8 | static_cast<std::uint8_t>(file.at(pos + static_cast<std::size_t>(i)));
+        return v;
+    };
+    std::string tar;
+    if (run.header().compression == Compression::zstd) {
+        REQUIRE(le(at, 4) == 0xFD2FB528u);
+        REQUIRE(static_cast<std::uint8_t>(file.at(at + 4)) == 0xE0);
+        std::size_t pos = at + 13;
+        for (bool last = false; !last;) {
+            auto h = le(pos, 3);
+            REQUIRE(((h >> 1) & 3) == 0); // raw
+            last = h & 1;
+            tar += file.substr(pos + 3, h >> 3);
+            pos += 3 + (h >> 3);
+        }
+        CHECK(tar.size() == le(at + 5, 8));
+    } else {
+        REQUIRE(file.substr(at, 4) == std::string("\x1f\x8b\x08\x00", 4));
+        std::size_t pos = at + 10;
+        for (bool last = false; !last;) {
+            last = file.at(pos) & 1;
+            REQUIRE((file.at(pos) & 6) == 0); // stored
+            auto len = le(pos + 1, 2);
+            tar += file.substr(pos + 5, len);
+            pos += 5 + len;
+        }
+    }
+    return tar;
+}
+
+} // namespace
+
+TEST_CASE("a file written to while it is packed is refused, and nothing is left behind",
+          "[package][roundtrip]") {
+    test::ScopedTempDir dir;
+    make_tree(dir);
+    test::write_text(dir / "src/soc/Add/big.o", std::string(3u << 20, 'b'));
+    AppendWhilePacking racer;
+    racer.victim = dir / "src/soc/Add/big.o";
+    PackOptions o{dir / "src", dir / "out/demo.run", "1", "", ""};
+    o.progress = &racer;
+    std::filesystem::create_directories(dir / "out");
+    CHECK_THROWS_WITH(pack(o), Catch::Contains("big.o' changed while it was being packed"));
+    CHECK(racer.done);
+    CHECK(std::filesystem::is_empty(dir / "out"));
+}
+
+TEST_CASE("the payload's first piece is the manifest and the scripts, stored, with every file's "
+          "digest",
+          "[package][roundtrip]") {
+    for (auto codec : {Compression::gzip, Compression::zstd}) {
+        INFO(compression_name(codec));
+        test::ScopedTempDir dir;
+        make_tree(dir);
+        PackOptions o{dir / "src", dir / "demo.run", "1", "", ""};
+        o.compression = codec;
+        pack(o);
+        std::string tar = first_piece_tar(dir / "demo.run");
+        // ustar headers: the name at offset 0, the size in octal at 124.
+        std::vector<std::string> names;
+        std::string manifest_text;
+        for (std::size_t pos = 0; pos < tar.size();) {
+            std::string name = tar.substr(pos, 100).c_str();
+            auto size = std::stoull(tar.substr(pos + 124, 12), nullptr, 8);
+            if (name == "manifest.json")
+                manifest_text = tar.substr(pos + 512, size);
+            names.push_back(name);
+            pos += 512 + (size + 511) / 512 * 512;
+        }
+        CHECK(names == std::vector<std::string>{"manifest.json", "install.sh", "uninstall.sh",
+                                                "version.info"});
+        auto m = parse_manifest(manifest_text, "first piece");
+        CHECK(m.find("soc/Add/add.o")->sha256 == support::sha256_hex(std::string(100000, '\x7f')));
+        // The whole package still reads and checks as one stream.
+        Collect sink;
+        RunPackage(dir / "demo.run").read_payload(sink);
+        CHECK(sink.files["soc/Add/add.json"] == "{\"kernelName\":\"add\"}\n");
+    }
 }
