@@ -227,6 +227,14 @@ print(b, sum(s['early_start_pairs'] for s in d['segments']), sum(s['event_pairs'
     [ "$(grep -c '<script' h.html)" -eq 1 ]
 }
 
+@test "the text plan shows control characters in names as '?', never raw to the terminal" {
+    hostile_graph g
+    "$SKC" plan g/graph.yaml >plan.txt
+    grep -qF 'line?break?' plan.txt
+    # Nothing but printable text, newlines and spaces: no escape sequence reaches a terminal.
+    [ "$(LC_ALL=C tr -d '\n\040-\176\200-\377' <plan.txt | wc -c)" -eq 0 ]
+}
+
 @test "plan --format svg: the built-in layout is well-formed and deterministic, with a lane per stream" {
     lanes_graph g
     "$SKC" plan g/graph.yaml --format svg --layout builtin >a.svg

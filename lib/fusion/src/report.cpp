@@ -4,6 +4,7 @@
 #include "report_counts.hpp"
 #include "skforge/support/memory.hpp"
 #include "skforge/support/parallel.hpp"
+#include "skforge/support/safe_path.hpp"
 
 #include <algorithm>
 #include <array>
@@ -156,7 +157,7 @@ std::string notify_wait_text(const graph::Graph& g, const Plan& p) {
                       std::to_string(p.notify_waits.size()) + " pair(s)\n";
     auto end = [&](int op, int segment, std::int64_t slot, const char* what) {
         const auto& o = g.ops[static_cast<std::size_t>(op)];
-        std::string t = o.name + " (" +
+        std::string t = support::printable(o.name) + " (" +
                         (graph::runs_beside_cores(o.kind) ? std::string(op_kind_name(o.kind))
                                                           : std::string("kernel"));
         if (segment >= 0)
@@ -195,6 +196,8 @@ json notify_wait_json(const graph::Graph& g, const Plan& p) {
 
 } // namespace
 
+// Operator names may hold any character but NUL; the text plan shows control characters as '?',
+// so a graph cannot send escape sequences to the terminal of whoever reads its plan.
 std::string plan_text(const graph::Graph& g, const Plan& p) {
     std::string out = "graph " + g.name + " (" + (g.npu_arch.empty() ? "no arch" : g.npu_arch) +
                       ", " + (g.soc_version.empty() ? "no SoC" : g.soc_version) +
@@ -205,7 +208,8 @@ std::string plan_text(const graph::Graph& g, const Plan& p) {
         out += "\nsegment " + s.name + " (scope " + s.scope + ", " + std::to_string(s.ops.size()) +
                " op" + (s.ops.size() == 1 ? "" : "s") + ")";
         if (s.split_reason)
-            out += "  split: " + std::string(reason_code(*s.split_reason)) + ": " + s.split_detail;
+            out += "  split: " + std::string(reason_code(*s.split_reason)) + ": " +
+                   support::printable(s.split_detail);
         out += "\n";
         auto counts = barrier_counts(s);
         out += "  blockDim " + std::to_string(s.block_dim) + ", " + s.core_type + ", taskRation " +
@@ -220,16 +224,17 @@ std::string plan_text(const graph::Graph& g, const Plan& p) {
                " B (sum of all: " + std::to_string(s.workspace_naive) + " B)\n";
         for (int i : s.ops) {
             const auto& op = g.ops[static_cast<std::size_t>(i)];
-            out +=
-                "  " + op.name + "  " + op.type + "  stream " + std::to_string(op.stream_id) + "\n";
+            out += "  " + support::printable(op.name) + "  " + op.type + "  stream " +
+                   std::to_string(op.stream_id) + "\n";
         }
     }
     if (left_out(p) > 0) {
         out += "\nleft out:\n";
         for (std::size_t i = 0; i < p.ops.size(); ++i)
             if (p.ops[i].segment < 0)
-                out += "  " + g.ops[i].name + "  " + g.ops[i].type + "  " +
-                       std::string(reason_code(*p.ops[i].reason)) + "  " + p.ops[i].detail + "\n";
+                out += "  " + support::printable(g.ops[i].name) + "  " + g.ops[i].type + "  " +
+                       std::string(reason_code(*p.ops[i].reason)) + "  " +
+                       support::printable(p.ops[i].detail) + "\n";
     }
     return out + notify_wait_text(g, p);
 }
