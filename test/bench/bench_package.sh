@@ -6,7 +6,8 @@
 # Same levels on both sides; makeself with --sha256 --nomd5 --nocrc (one checksum, like skforge).
 # Then the single-core limits of SHA-256, deflate (zlib, libdeflate) and zstd on this machine.
 #   test/bench/bench_package.sh [MiB...] ; env REPS (3), GZIP_LEVEL (6), ZSTD_LEVEL (3)
-# Prints Markdown tables; each number is the median wall time of REPS runs, warm cache.
+# Prints Markdown tables; each number is the median wall time of REPS runs, warm cache, the tools
+# taking turns run by run.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SIZES=${*:-64 256}
@@ -51,7 +52,7 @@ sk() { # sk OUT.run skc-pack-options...
     shift
     "$SKC" pack tree -o "$out" --package-version 1 -q "$@"
 }
-ratio() { echo "scale=2; $1 / $2" | bc -l; }
+ratio() { printf '%.2f' "$(echo "$1 / $2" | bc -l)"; }
 row() { # row STEP BASELINE-NAME BASELINE-SECONDS OTHER... ; SKFORGE-SECONDS last
     printf '| %s |' "$1"
     shift
@@ -59,50 +60,70 @@ row() { # row STEP BASELINE-NAME BASELINE-SECONDS OTHER... ; SKFORGE-SECONDS las
     for t in "${args[@]}"; do printf ' %.2f s |' "$t"; done
     printf ' %s |\n' "$(ratio "$last" "$best")"
 }
+# rounds PREP FUNCTION...: runs the functions in turn, REPS rounds, PREP and a sync untimed before
+# each run, and sets T[FUNCTION] to its median wall seconds. Interleaved, so a slow spell of this
+# shared machine falls on every tool alike rather than on whichever ran then.
+declare -A T
+rounds() {
+    local prep=$1 f t0 t1
+    shift
+    declare -A runs=()
+    for _ in $(seq 1 "$REPS"); do
+        for f in "$@"; do
+            eval "$prep"
+            sync
+            t0=$(date +%s.%N)
+            "$f" >/dev/null 2>&1
+            t1=$(date +%s.%N)
+            runs[$f]+="$(echo "$t1 - $t0" | bc -l) "
+        done
+    done
+    for f in "$@"; do
+        T[$f]=$(printf '%s\n' ${runs[$f]} | sort -n | sed -n "$(((REPS + 1) / 2))p")
+    done
+}
+gz_pack() { ms gz.run --gzip --complevel "$GZ"; }
+pigz_pack() { ms pigz.run --pigz --complevel "$GZ"; }
+skg_pack() { sk skg.run --level "$GZ"; }
+zs_pack() { ms zs.run --zstd --threads 0 --complevel "$ZS"; }
+skz_pack() { sk skz.run --compress zstd --level "$ZS"; }
+gz_check() { sh gz.run --check; }
+pigz_check() { sh pigz.run --check; }
+skg_check() { sh skg.run --check; }
+zs_check() { sh zs.run --check; }
+skz_check() { sh skz.run --check; }
+gz_x() { sh gz.run --noexec --target out --quiet; }
+pigz_x() { sh pigz.run --noexec --target out --quiet; }
+skg_x() { sh skg.run --extract=out -q && cmp -s out/lib/1_* tree/lib/1_*; }
+zs_x() { sh zs.run --noexec --target out --quiet; }
+skz_x() { sh skz.run --extract=out -q && cmp -s out/lib/1_* tree/lib/1_*; }
 
-echo "makeself $(makeself --version | awk '{print $3}'), $(gzip --version | head -1), $(pigz --version 2>&1), zstd $(zstd --version | grep -o 'v[0-9.]*' | head -1), skforge $("$SKC" --version | awk '{print $2}'); $(nproc) cores; median of $REPS runs, warm cache; load before: $(cut -d' ' -f1-3 /proc/loadavg)."
+echo "makeself $(makeself --version | awk '{print $3}'), $(gzip --version | head -1), $(pigz --version 2>&1), zstd $(zstd --version | grep -o 'v[0-9.]*' | head -1), skforge $("$SKC" --version | awk '{print $2}'); $(nproc) cores; median of $REPS runs taken in turns, warm cache; load before: $(cut -d' ' -f1-3 /proc/loadavg)."
 for MB in $SIZES; do
     make_input "$MB"
     files=$(find tree -type f | wc -l)
     echo
     echo "### $MB MiB ($files ELF files), gzip level $GZ, zstd level $ZS"
     echo
-    t_gz_pack=$(measure ':' ms gz.run --gzip --complevel "$GZ")
-    t_pigz_pack=$(measure ':' ms pigz.run --pigz --complevel "$GZ")
-    t_skg_pack=$(measure ':' sk skg.run --level "$GZ")
-    t_zs_pack=$(measure ':' ms zs.run --zstd --threads 0 --complevel "$ZS")
-    t_skz_pack=$(measure ':' sk skz.run --compress zstd --level "$ZS")
-    t_gz_check=$(measure ':' sh gz.run --check)
-    t_pigz_check=$(measure ':' sh pigz.run --check)
-    t_skg_check=$(measure ':' sh skg.run --check)
-    t_zs_check=$(measure ':' sh zs.run --check)
-    t_skz_check=$(measure ':' sh skz.run --check)
-    t_gz_x=$(measure 'rm -rf out' sh gz.run --noexec --target out --quiet)
-    t_pigz_x=$(measure 'rm -rf out' sh pigz.run --noexec --target out --quiet)
-    t_skg_x=$(measure 'rm -rf out' sh skg.run --extract=out -q)
-    cmp -s out/lib/1_* tree/lib/1_* || { echo "extraction produced wrong bytes" >&2; exit 1; }
-    t_zs_x=$(measure 'rm -rf out' sh zs.run --noexec --target out --quiet)
-    t_skz_x=$(measure 'rm -rf out' sh skz.run --extract=out -q)
-    cmp -s out/lib/1_* tree/lib/1_* || { echo "extraction produced wrong bytes" >&2; exit 1; }
+    rounds ':' gz_pack pigz_pack skg_pack zs_pack skz_pack
+    rounds ':' gz_check pigz_check skg_check zs_check skz_check
+    rounds 'rm -rf out' gz_x pigz_x skg_x zs_x skz_x
+    { rm -rf out && skg_x && rm -rf out && skz_x; } || { echo "extraction produced wrong bytes" >&2; exit 1; }
 
     echo "| gzip | makeself --gzip | makeself --pigz | skforge | skforge / best makeself |"
     echo "|---|---|---|---|---|"
-    best=$(printf '%s\n' "$t_gz_pack" "$t_pigz_pack" | sort -n | head -1)
-    row pack "$t_gz_pack" "$t_pigz_pack" "$t_skg_pack"
-    best=$(printf '%s\n' "$t_gz_check" "$t_pigz_check" | sort -n | head -1)
-    row --check "$t_gz_check" "$t_pigz_check" "$t_skg_check"
-    best=$(printf '%s\n' "$t_gz_x" "$t_pigz_x" | sort -n | head -1)
-    row extract "$t_gz_x" "$t_pigz_x" "$t_skg_x"
+    for step in pack check x; do
+        best=$(printf '%s\n' "${T[gz_$step]}" "${T[pigz_$step]}" | sort -n | head -1)
+        row "$(sed 's/^x$/extract/; s/^check$/--check/' <<<"$step")" "${T[gz_$step]}" "${T[pigz_$step]}" "${T[skg_$step]}"
+    done
     printf '| size | %s B | %s B | %s B | |\n' "$(stat -c %s gz.run)" "$(stat -c %s pigz.run)" "$(stat -c %s skg.run)"
     echo
     echo "| zstd | makeself --zstd --threads 0 | skforge --compress zstd | skforge / makeself |"
     echo "|---|---|---|---|"
-    best=$t_zs_pack
-    row pack "$t_zs_pack" "$t_skz_pack"
-    best=$t_zs_check
-    row --check "$t_zs_check" "$t_skz_check"
-    best=$t_zs_x
-    row extract "$t_zs_x" "$t_skz_x"
+    for step in pack check x; do
+        best=${T[zs_$step]}
+        row "$(sed 's/^x$/extract/; s/^check$/--check/' <<<"$step")" "${T[zs_$step]}" "${T[skz_$step]}"
+    done
     printf '| size | %s B | %s B | |\n' "$(stat -c %s zs.run)" "$(stat -c %s skz.run)"
 done
 echo
