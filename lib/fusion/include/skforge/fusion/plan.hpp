@@ -225,6 +225,7 @@ LaunchSummary launch_summary(const Segment& s);
 std::uint32_t idle_cores(std::optional<kernel::KernelType> launch_type,
                          std::uint32_t launch_block_dim, kernel::KernelType type,
                          std::uint32_t block_dim);
+
 /// Pass: stream queues, events as set/wait pairs, deadlock check.
 void stream_pass(const PlanContext& ctx, Segment& s, graph::Diagnostics& diags);
 /// Pass: the narrowest barriers, and early-start set/wait flags.
