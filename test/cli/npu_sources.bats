@@ -223,6 +223,54 @@ EOF2
     check_source "$SRC/superkernel_1.cpp" 'GetBlockIdx\(\) < 48'
 }
 
+# plan_matches_package: compiles g/graph.yaml with the stand-in toolchain, then checks that
+# `skc plan` (JSON and text) reports the launch the package ships: the kernel type and blockDim
+# its entry source was generated for, its JSON's blockDim and taskRation, the index's blockDim.
+plan_matches_package() {
+    fake_bisheng
+    PATH=$PWD/fakebin:$PATH ASCEND_HOME_PATH=/opt/cann "$SKC" compile g/graph.yaml --jobs 1 --no-cache >/dev/null
+    rm -rf x
+    sh static_kernel_compile_outputs/te_dav-2201.run --noexec --extract=x >/dev/null
+    "$SKC" plan g/graph.yaml --format json >plan.json
+    "$SKC" plan g/graph.yaml >plan.txt
+    python3 - x plan.json plan.txt <<'PY'
+import json, re, sys
+root, plan, text = sys.argv[1:]
+sk = root + "/ascend910b/SuperKernel/superkernel_1"
+ktype, block = re.search(r"// (KERNEL_TYPE_\w+), blockDim (\d+)", open(sk + ".cpp").read()).groups()
+block = int(block)
+ration = {"KERNEL_TYPE_MIX_AIV_1_0": "0:1", "KERNEL_TYPE_MIX_AIC_1_0": "1:0",
+          "KERNEL_TYPE_MIX_AIC_1_1": "1:1", "KERNEL_TYPE_MIX_AIC_1_2": "1:2"}[ktype]
+meta = json.load(open(sk + ".json"))
+assert (meta["blockDim"], meta["taskRation"]) == (block, ration), (meta["blockDim"], meta["taskRation"], ktype, block)
+(entry,) = json.load(open(root + "/config/ascend910b/binary_info_config.json"))["SuperKernel"]["staticList"]
+assert entry["binDesc"]["blockDim"] == block, entry
+seg = json.load(open(plan))["segments"][0]
+assert (seg["kernel_meta"]["blockDim"], seg["kernel_meta"]["taskRation"]) == (block, ration), seg["kernel_meta"]
+assert (seg["launch"]["block_dim"], seg["launch"]["task_ration"], seg["launch"]["kernel_type"]) == (block, ration, ktype), seg["launch"]
+line = "  blockDim %d, MIX, taskRation %s, %s (largest sub-kernel blockDim " % (block, ration, ktype)
+assert line in open(text).read(), (line, open(text).read())
+print(ktype, block, ration)
+PY
+}
+
+@test "skc plan reports the launch skc compile ships: MIX 1:2 of 24 blocks beside a 48-core vector kernel" {
+    mix_graph "stream-fusion=0:early-start=1"
+    subkernel is_inf 48 KERNEL_TYPE_AIV_ONLY x,y,workspace # 48 vector cores = 24 AI cores
+    run plan_matches_package
+    [ "$status" -eq 0 ]
+    [ "${lines[-1]}" = "KERNEL_TYPE_MIX_AIC_1_2 24 1:2" ] # the vendor's rule, not the largest (48)
+}
+
+@test "skc plan reports the launch skc compile ships: MIX 1:1 when no more vector than cube cores" {
+    mix_graph "stream-fusion=0:early-start=1"
+    subkernel mm 24 KERNEL_TYPE_MIX_AIC_1_1 a,b,c,workspace dav-c220-cube dav-c220-vec
+    subkernel is_inf 8 KERNEL_TYPE_AIV_ONLY x,y,workspace
+    run plan_matches_package
+    [ "$status" -eq 0 ]
+    [ "${lines[-1]}" = "KERNEL_TYPE_MIX_AIC_1_1 24 1:1" ] # get_finale_type_and_block_dim
+}
+
 @test "two streams: stream ids, event lists, notify and wait slots after each sub-kernel's parameters" {
     subkernel is_inf 32 KERNEL_TYPE_AIV_ONLY x,y,workspace
     subkernel pows 1 KERNEL_TYPE_AIV_ONLY x1,x2,y,workspace

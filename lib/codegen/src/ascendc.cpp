@@ -6,7 +6,6 @@
 #include "skforge/codegen/ascendc.hpp"
 
 #include "ascendc_code.hpp"
-#include "skforge/kernel/soc.hpp"
 #include "skforge/support/identifier.hpp"
 
 #include <algorithm>
@@ -332,12 +331,8 @@ void sync_and_events(Code& c, const Entry& e, const Sub& pre, const Sub& cur) {
 // feed-sync-all: a sub-kernel that synchronises all cores but runs on fewer than the
 // SuperKernel has gets a SyncAll fed by the cores it does not use.
 bool needs_feed(const Entry& e, const Sub& sub) {
-    const auto& l = e.launch;
-    if (!sub.sync_all || (sub.block_dim == l.block_dim && sub.type == l.type))
-        return false;
-    // In a 1:2 launch a vector-only kernel counts vector cores: two per blockDim.
-    bool vector_cores = l.type == KernelType::mix_aic_1_2 && !runs_on(sub.type, Side::aic);
-    return sub.block_dim < (vector_cores ? 2 : 1) * l.block_dim;
+    return sub.sync_all &&
+           fusion::idle_cores(e.launch.type, e.launch.block_dim, sub.type, sub.block_dim) > 0;
 }
 
 void feed_setup(Code& c, const Entry& e, std::size_t p, bool feed) {
@@ -462,40 +457,7 @@ bool early_start_mode(const graph::Graph& g, const fusion::Segment& s) {
 // ---------------------------------------------
 
 NpuLaunch npu_launch(const graph::Graph& g, const fusion::Segment& s, const NpuTarget& target) {
-    // Which kinds of sub-kernel there are, and the most cores each kind asks for.
-    bool vector_only = true, cube_only = true, all_one_to_one = true;
-    std::uint32_t aic = 0, aiv = 0;
-    for (std::size_t p = 0; p < s.ops.size(); ++p) {
-        KernelType t = *meta_at(g, s, p).kernel_type;
-        std::uint32_t bd = s.subs[p].block_dim;
-        vector_only = vector_only && kernel::is_vector_only(t);
-        cube_only = cube_only && kernel::is_cube_only(t);
-        all_one_to_one = all_one_to_one && t == KernelType::mix_aic_1_1;
-        if (runs_on(t, Side::aic))
-            aic = std::max(aic, bd);
-        if (runs_on(t, Side::aiv))
-            aiv = std::max(aiv, t == KernelType::mix_aic_1_2 ? 2 * bd : bd);
-    }
-    NpuLaunch l;
-    if (s.options.debug_aic_num.value_or(0) > 0 || s.options.debug_aiv_num.value_or(0) > 0) {
-        aic = static_cast<std::uint32_t>(s.options.debug_aic_num.value_or(0));
-        aiv = static_cast<std::uint32_t>(s.options.debug_aiv_num.value_or(0));
-        vector_only = aic == 0;
-        cube_only = aiv == 0;
-        all_one_to_one = aic == aiv;
-    }
-    if (vector_only)
-        l = {KernelType::mix_aiv_1_0, aiv};
-    else if (cube_only)
-        l = {KernelType::mix_aic_1_0, aic};
-    else if (all_one_to_one || aiv <= aic)
-        l = {KernelType::mix_aic_1_1, aic};
-    else
-        l = {KernelType::mix_aic_1_2, std::max(aic, (aiv + 1) / 2)};
-    auto soc = kernel::soc_cores(target.soc, target.arch);
-    auto cap = static_cast<std::uint32_t>(vector_only ? soc.aiv : soc.aic);
-    l.block_dim = std::max<std::uint32_t>(1, std::min(l.block_dim, cap));
-    return l;
+    return fusion::npu_launch(g, s, target.soc, target.arch);
 }
 
 NpuParamLayout npu_param_layout(const graph::Graph& g, const fusion::Segment& s,

@@ -297,13 +297,13 @@ std::vector<std::string> split_words(const std::string& text) {
 // One SuperKernel into the package: its metadata (the plan's, with what the build decided), its
 // binary, its generated source, and its line in the package index.
 struct SuperKernelFiles {
-    std::string dir;             ///< e.g. host/SuperKernel/
-    std::string suffix;          ///< of the binary: .so on the host, .o on the NPU
-    std::string kernel_name;     ///< the entry's symbol
-    std::uint64_t workspace;     ///< bytes of its workspace block
-    std::string arch;            ///< host, dav-2201 or dav-3510: which metadata shape
-    std::string package;         ///< the package's name: the first component of binPath
-    std::uint32_t block_dim = 0; ///< NPU: the launch's blockDim by the vendor's rule (0: plan's)
+    std::string dir;                         ///< e.g. host/SuperKernel/
+    std::string suffix;                      ///< of the binary: .so on the host, .o on the NPU
+    std::string kernel_name;                 ///< the entry's symbol
+    std::uint64_t workspace;                 ///< bytes of its workspace block
+    std::string arch;                        ///< host, dav-2201 or dav-3510: which metadata shape
+    std::string package;                     ///< the package's name: the first component of binPath
+    std::optional<fusion::NpuLaunch> launch; ///< NPU: the launch on the compile's SoC
 };
 
 // The SuperKernel's metadata as packaged: the plan's, with what the build decided. `sha256` is
@@ -319,10 +319,13 @@ json superkernel_meta(const graph::Graph& g, const fusion::Segment& s, const Sup
         meta["workspace"]["size"] = {f.workspace};
         return meta;
     }
-    // The entry is launched with the vendor's blockDim (codegen::npu_launch); the JSON the
-    // runtime launches from must say the same.
-    if (f.block_dim != 0)
-        meta["blockDim"] = f.block_dim;
+    // The entry is launched as codegen::npu_launch says on the compile's SoC (which the
+    // environment may choose, unlike the plan's); the JSON the runtime launches from must say
+    // the same.
+    if (f.launch) {
+        meta["blockDim"] = f.launch->block_dim;
+        meta["taskRation"] = fusion::task_ration_of(f.launch->type);
+    }
     // The vendor writes a workspace only when the SuperKernel needs one.
     if (f.workspace == 0)
         meta.erase("workspace");
@@ -340,7 +343,7 @@ SuperKernelFiles npu_files(const graph::Graph& g, const fusion::Segment& s,
             codegen::host_layout(s).workspace_bytes + codegen::npu_sync_bytes(g, s, target),
             target.arch,
             package,
-            codegen::npu_launch(g, s, target).block_dim};
+            codegen::npu_launch(g, s, target)};
 }
 
 // Where the vendor backend's input and output of segment `s` are, under the directory the
@@ -401,8 +404,8 @@ void stage_superkernel(const graph::Graph& g, const fusion::Segment& s, const Su
     // No call ever looks a SuperKernel up by this key; it names the package so that installing
     // another package with a segment of the same name does not replace this one.
     add_static_entry(index, "SuperKernel",
-                     static_entry(meta.value("blockDim", s.block_dim), f.kernel_name, {f.workspace},
-                                  superkernel_core_type(s, f),
+                     static_entry(meta.value("blockDim", s.largest_block_dim), f.kernel_name,
+                                  {f.workspace}, superkernel_core_type(s, f),
                                   index_bin_path(f.package, f.dir + s.name + f.suffix),
                                   "SuperKernel/" + f.package + "/" + s.name));
     log += "SuperKernel " + s.name + ": " + std::to_string(s.ops.size()) + " sub-kernels -> " +
@@ -740,7 +743,8 @@ void stage_cann_superkernel(const graph::Graph& g, const fusion::Segment& s, con
             if (v.is_number_unsigned())
                 workspace.push_back(v.get<std::uint64_t>());
     add_static_entry(index, "SuperKernel",
-                     static_entry(vendor.value("blockDim", s.block_dim), name, workspace,
+                     static_entry(vendor.value("blockDim", fusion::launch_summary(s).block_dim),
+                                  name, workspace,
                                   kernel::parse_core_type(vendor.value("coreType", "MIX"))
                                       .value_or(kernel::CoreType::mix),
                                   index_bin_path(package, dir + name + ".o"),

@@ -65,8 +65,13 @@ std::string superkernels(const Plan& p) {
     std::vector<Row> rows;
     for (const auto& s : p.segments) {
         auto count = barrier_counts(s);
+        auto launch = launch_summary(s);
         rows.push_back(
-            {s.name, s.scope, num(s.ops.size()), num(s.block_dim), s.core_type, s.task_ration,
+            {s.name, s.scope, num(s.ops.size()), num(launch.block_dim),
+             std::string(launch.core_type) +
+                 (launch.type ? " (" + std::string(kernel::kernel_type_name(*launch.type)) + ")"
+                              : ""),
+             std::string(launch.task_ration),
              num(count[0]) + " / " + num(count[1]) + " / " + num(count[2]) + " (naive " +
                  num(naive_barriers(s)) + " full)",
              num(s.early_start_pairs.size()), num(s.event_pairs.size()),

@@ -269,7 +269,7 @@ void write_host_meta(json_text::Out& out, const graph::Graph& g, const Segment& 
     out += '}';
     jt::text(out, "binFileName", name);
     jt::text(out, "binFileSuffix", ".so");
-    jt::number(out, "blockDim", s.block_dim);
+    jt::number(out, "blockDim", s.largest_block_dim);
     jt::text(out, "coreType", s.core_type);
     jt::number(out, "intercoreSync", s.ops.size() > 1 ? 1 : 0);
     jt::text(out, "kernelName", name);
@@ -377,6 +377,8 @@ void write_npu_meta(json_text::Out& out, const graph::Graph& g, const Segment& s
     namespace jt = json_text;
     std::string name = superkernel_name(g, s);
     std::uint64_t workspace = s.workspace_total + s.arena_peak;
+    // The launch on `arch`, which may not be the target the plan was made for.
+    NpuLaunch launch = npu_launch(g, s, g.soc_version, arch);
     out += '{';
     jt::key(out, "SuperkernelInfo");
     out += '{';
@@ -385,7 +387,7 @@ void write_npu_meta(json_text::Out& out, const graph::Graph& g, const Segment& s
     out += '}';
     jt::text(out, "binFileName", name);
     jt::text(out, "binFileSuffix", ".o");
-    jt::number(out, "blockDim", s.block_dim);
+    jt::number(out, "blockDim", launch.block_dim);
     jt::text(out, "coreType", "MIX");
     jt::number(out, "intercoreSync", 1);
     jt::text(out, "kernelName", name);
@@ -405,7 +407,7 @@ void write_npu_meta(json_text::Out& out, const graph::Graph& g, const Segment& s
     skforge_parameters(out, s, workspace);
     out += '}';
     jt::number(out, "supportSuperKernel", 1);
-    jt::text(out, "taskRation", s.task_ration);
+    jt::text(out, "taskRation", task_ration_of(launch.type));
     if (workspace > 0)
         workspace_member(out, workspace);
     out += '}';

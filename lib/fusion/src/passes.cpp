@@ -68,6 +68,32 @@ void check_debug_cores(const PlanContext& ctx, const Segment& s, graph::Diagnost
     }
 }
 
+// A sub-kernel that synchronises all cores would wait forever for cores of the launch it does
+// not run on, unless those cores are fed the matching SyncAll. Compared with the launch, as the
+// vendor's compiler decides whether to feed (graph-autofusion super_kernel.py,
+// judge_need_feed_sync_all); on the host with the largest sub-kernel blockDim.
+void check_sync_all(const PlanContext& ctx, Segment& s, graph::Diagnostics& diags) {
+    const auto launch = launch_summary(s);
+    for (std::size_t p = 0; p < s.ops.size(); ++p) {
+        const auto& op = op_at(ctx, s, static_cast<int>(p));
+        const auto& meta = meta_at(ctx, s, static_cast<int>(p));
+        std::uint32_t idle =
+            idle_cores(launch.type, launch.block_dim, *meta.kernel_type, meta.block_dim);
+        if (!meta.sync_all || idle == 0)
+            continue;
+        if (s.options.feed_sync_all) {
+            s.subs[p].feed_sync_all_cores = idle;
+            continue;
+        }
+        const std::string all = std::to_string(meta.block_dim + idle);
+        diags.error(op.where,
+                    "'" + op.name + "' synchronises all cores (sub_op_with_sync_all) but runs on " +
+                        std::to_string(meta.block_dim) + " of the " + all +
+                        " cores of SuperKernel " + s.name + ": it would hang",
+                    "set feed-sync-all=1 on the scope, or give it blockDim " + all);
+    }
+}
+
 } // namespace
 
 void cores_pass(const PlanContext& ctx, Segment& s, graph::Diagnostics& diags) {
@@ -76,7 +102,7 @@ void cores_pass(const PlanContext& ctx, Segment& s, graph::Diagnostics& diags) {
     for (std::size_t p = 0; p < s.ops.size(); ++p) {
         const auto& meta = meta_at(ctx, s, static_cast<int>(p));
         s.subs[p].block_dim = meta.block_dim;
-        s.block_dim = std::max(s.block_dim, meta.block_dim);
+        s.largest_block_dim = std::max(s.largest_block_dim, meta.block_dim);
         KernelType t = *meta.kernel_type;
         cube = cube || !kernel::is_vector_only(t);
         vector = vector || !kernel::is_cube_only(t);
@@ -93,24 +119,10 @@ void cores_pass(const PlanContext& ctx, Segment& s, graph::Diagnostics& diags) {
         s.task_ration = cube ? "1:0" : "0:1";
     }
     s.core_type = cube && vector ? "MIX" : cube ? "AiCore" : "VectorCore";
-    // A sub-kernel that synchronises all cores would wait forever for cores it was not
-    // launched on, unless those cores are fed the matching SyncAll.
-    for (std::size_t p = 0; p < s.ops.size(); ++p) {
-        const auto& op = op_at(ctx, s, static_cast<int>(p));
-        const auto& meta = meta_at(ctx, s, static_cast<int>(p));
-        if (!meta.sync_all || meta.block_dim >= s.block_dim)
-            continue;
-        if (s.options.feed_sync_all)
-            s.subs[p].feed_sync_all_cores = s.block_dim - meta.block_dim;
-        else
-            diags.error(
-                op.where,
-                "'" + op.name + "' synchronises all cores (sub_op_with_sync_all) but runs on " +
-                    std::to_string(meta.block_dim) + " of the " + std::to_string(s.block_dim) +
-                    " cores of SuperKernel " + s.name + ": it would hang",
-                "set feed-sync-all=1 on the scope, or give it blockDim " +
-                    std::to_string(s.block_dim));
-    }
+    const auto& g = ctx.graph;
+    if (g.npu_arch != "host")
+        s.launch = npu_launch(g, s, g.soc_version, g.npu_arch);
+    check_sync_all(ctx, s, diags);
 }
 
 void stream_pass(const PlanContext& ctx, Segment& s, graph::Diagnostics& diags) {

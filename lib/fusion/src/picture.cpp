@@ -2,6 +2,8 @@
 // built from the plan, written as DOT here and as SVG by picture_svg.cpp.
 #include "skforge/fusion/picture.hpp"
 
+#include "report_counts.hpp"
+
 #include "skforge/support/error.hpp"
 #include "skforge/support/file.hpp"
 #include "skforge/support/process.hpp"
@@ -129,9 +131,7 @@ PictureCluster make_cluster(const Segment& s, int index) {
     c.lines = {display_text(s.name),
                "arena peak " + bytes_text(s.arena_peak) + " (lower bound " +
                    bytes_text(s.arena_lower_bound) + ")",
-               "blockDim " + std::to_string(s.block_dim) + ", " + display_text(s.core_type) + " " +
-                   display_text(s.task_ration),
-               "workspace " + bytes_text(s.workspace_total)};
+               launch_text(s), "workspace " + bytes_text(s.workspace_total)};
     c.tooltip = "SuperKernel " + c.lines[0] + " (scope " + display_text(s.scope) +
                 "): " + c.lines[1] + "; " + c.lines[2] + "; " + c.lines[3];
     if (s.split_reason)

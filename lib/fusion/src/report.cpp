@@ -212,8 +212,7 @@ std::string plan_text(const graph::Graph& g, const Plan& p) {
                    support::printable(s.split_detail);
         out += "\n";
         auto counts = barrier_counts(s);
-        out += "  blockDim " + std::to_string(s.block_dim) + ", " + s.core_type + ", taskRation " +
-               s.task_ration + "; barriers: " + std::to_string(counts[0]) + " vector, " +
+        out += "  " + launch_text(s) + "; barriers: " + std::to_string(counts[0]) + " vector, " +
                std::to_string(counts[1]) + " cube, " + std::to_string(counts[2]) +
                " full (naive: " + std::to_string(naive_barriers(s)) + " full); early-start pairs " +
                std::to_string(s.early_start_pairs.size()) + ", event pairs " +
@@ -243,6 +242,24 @@ namespace {
 
 void append_string(json_text::Out& out, std::string_view s) {
     json_text::string(out, s);
+}
+
+// "launch": how the SuperKernel is launched on the plan's target (keys sorted).
+void write_launch(json_text::Out& out, const Segment& s) {
+    namespace jt = json_text;
+    auto l = launch_summary(s);
+    jt::key(out, "launch");
+    out += '{';
+    jt::number(out, "block_dim", l.block_dim);
+    jt::text(out, "core_type", l.core_type);
+    jt::key(out, "kernel_type");
+    if (l.type)
+        jt::string(out, kernel::kernel_type_name(*l.type));
+    else
+        out += "null";
+    jt::number(out, "largest_sub_block_dim", s.largest_block_dim);
+    jt::text(out, "task_ration", l.task_ration);
+    out += '}';
 }
 
 } // namespace
@@ -302,6 +319,7 @@ void plan_json(const graph::Graph& g, const Plan& p,
         jt::number(part, "event_pairs", seg.event_pairs.size());
         jt::key(part, "kernel_meta");
         write_kernel_meta(part, g, seg);
+        write_launch(part, seg);
         jt::text(part, "name", seg.name);
         jt::key(part, "ops");
         part += '[';

@@ -45,7 +45,7 @@ TEST_CASE("cores: block dim is the largest, task ration follows the kernel types
     fusion::Plan p;
     auto& s = only_segment(
         f, p, header() + op("a", "vec", "x", "scope: s") + op("b", "cube", "a", "scope: s"));
-    CHECK(s.block_dim == 48);
+    CHECK(s.largest_block_dim == 48);
     CHECK(s.core_type == "MIX");
     CHECK(s.task_ration == "1:2");
     test::GraphFixture g;

@@ -19,14 +19,10 @@ struct NpuTarget {
     std::string ascend_home; ///< $ASCEND_HOME_PATH, or empty
 };
 
-/// How the SuperKernel is launched, by the vendor's rule: the kernel type summarised from its
-/// sub-kernels' types (always a MIX type) and its blockDim, never more than the SoC's cores.
-struct NpuLaunch {
-    kernel::KernelType type = kernel::KernelType::mix_aiv_1_0;
-    std::uint32_t block_dim = 1;
-};
+/// How the SuperKernel is launched: the plan's fact (fusion::npu_launch), which `skc plan` shows.
+using NpuLaunch = fusion::NpuLaunch;
 
-/// The launch of segment `s` on `target`'s SoC.
+/// The launch of segment `s` on `target`'s SoC (fusion::npu_launch).
 NpuLaunch npu_launch(const graph::Graph& g, const fusion::Segment& s, const NpuTarget& target);
 
 /// Slots of the parameter table (8-byte addresses) the entry reads, as indices: on dav-2201

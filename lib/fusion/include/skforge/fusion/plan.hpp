@@ -102,6 +102,13 @@ struct CodeCopy {
     std::uint64_t size;
 };
 
+/// How a SuperKernel is launched on an NPU, by the vendor's rule: the kernel type summarised from
+/// its sub-kernels' types (always a MIX type) and its blockDim, never more than the SoC's cores.
+struct NpuLaunch {
+    kernel::KernelType type = kernel::KernelType::mix_aiv_1_0;
+    std::uint32_t block_dim = 1;
+};
+
 /// A run of operators fused into one SuperKernel.
 struct Segment {
     std::string name; ///< the scope's name, or `<scope>_split_<begin>_<end>` when the scope was cut
@@ -115,9 +122,10 @@ struct Segment {
 
     // Filled by the passes after segmentation.
     std::vector<SubKernel> subs;
-    std::uint32_t block_dim = 1;
-    std::string core_type;   ///< AiCore, VectorCore or MIX
-    std::string task_ration; ///< aic:aiv, e.g. "1:2"
+    std::uint32_t largest_block_dim = 1; ///< the largest sub-kernel blockDim (the host's launch)
+    std::string core_type;   ///< AiCore, VectorCore or MIX: the kinds of core the sub-kernels use
+    std::string task_ration; ///< aic:aiv of the sub-kernels' types, e.g. "1:2" (the host's)
+    std::optional<NpuLaunch> launch; ///< on an NPU target (npu_arch not host): the launch there
     std::vector<Barrier> barriers;
     std::vector<std::pair<int, int>> early_start_pairs; ///< (setter, waiter) positions
     std::vector<std::pair<int, int>> event_pairs;       ///< (sender, receiver) positions
@@ -186,8 +194,38 @@ void segment_pass(PlanContext& ctx);
 // The passes below each plan one segment, from what the passes before them left in it;
 // make_plan runs them segment by segment on every core (segments are independent).
 
-/// Pass: block dim, core type, task ration, full-core synchronisation.
+/// Pass: block dim, core type, task ration, the NPU launch, full-core synchronisation.
 void cores_pass(const PlanContext& ctx, Segment& s, graph::Diagnostics& diags);
+
+/// The launch of segment `s` (its sub-kernels' blockDims set) on SoC `soc` of `npu_arch` by the
+/// vendor's rule: the largest blockDim of the kind of core that leads, for a 1:2 MIX SuperKernel
+/// max(cube, ceil(vector / 2)); debug-aic-num/debug-aiv-num replace the counts; at most the SoC's
+/// cores (share/doc/npu-target.md, "Launch").
+NpuLaunch npu_launch(const graph::Graph& g, const Segment& s, std::string_view soc,
+                     std::string_view npu_arch);
+
+/// The taskRation (cube:vector) the runtime reads for a SuperKernel of kernel type `t`.
+std::string_view task_ration_of(kernel::KernelType t);
+
+/// How segment `s` is launched on the target it was planned for, as its metadata says it.
+struct LaunchSummary {
+    std::uint32_t block_dim;                ///< NPU: the launch's; host: the largest sub-kernel's
+    std::string_view core_type;             ///< NPU: MIX; host: the cores pass's
+    std::string_view task_ration;           ///< NPU: the launch type's; host: the cores pass's
+    std::optional<kernel::KernelType> type; ///< NPU: the launch's kernel type; host: none
+};
+
+/// The launch of segment `s` on its plan's target (Segment::launch, else the host's).
+LaunchSummary launch_summary(const Segment& s);
+
+/// How many cores of a launch of `launch_block_dim` (of type `launch_type`; none on the host) a
+/// sub-kernel of type `type` on `block_dim` of them leaves idle, so that a SyncAll in it would
+/// wait for them forever unless they are fed one: a vector-only sub-kernel in a 1:2 launch
+/// counts vector cores (two per block), every other sub-kernel blocks.
+std::uint32_t idle_cores(std::optional<kernel::KernelType> launch_type,
+                         std::uint32_t launch_block_dim, kernel::KernelType type,
+                         std::uint32_t block_dim);
+
 /// Pass: stream queues, events as set/wait pairs, deadlock check.
 void stream_pass(const PlanContext& ctx, Segment& s, graph::Diagnostics& diags);
 /// Pass: the narrowest barriers, and early-start set/wait flags.
