@@ -112,3 +112,101 @@ assert op["properties"]["kind"]["enum"] == ["kernel", "aicpu_tiling", "prefetch"
 assert "tiling_for" in op["properties"]
 PY
 }
+
+# npu_graph ARCH FIRST: the fixture's tiling sink on an NPU, with precompiled stand-in kernels
+# (npu_kernels): `pre` notifies the tiling, `scale` waits for it, `post` runs last. With FIRST=1
+# `pre` is left out of the scope, so `scale` is the SuperKernel's first sub-kernel.
+npu_graph() {
+    npu_kernels g/k add row_tiling tiled_scale
+    local pre_scope=", scope: sk"
+    [ "$2" = 1 ] && pre_scope=""
+    cat >g/graph.yaml <<EOF2
+name: tsk
+npu_arch: $1
+inputs: [{name: x, shape: [16, 32], dtype: float32}]
+scopes: {sk: "early-start=0"}
+ops:
+  - {name: pre, type: Add, kernel: {json_path: k/add.json, bin_path: k/add.o}, inputs: [x, x], outputs: [{name: y, shape: [16, 32], dtype: float32}], send_event_list: [1]$pre_scope}
+  - {name: scale_tiling, kind: aicpu_tiling, tiling_for: scale, type: RowTiling, stream_id: 1, kernel: {json_path: k/row_tiling.json, bin_path: k/row_tiling.o}, inputs: [y], outputs: [{name: td, shape: [2], dtype: int64}], recv_event_list: [1], send_event_list: [2]}
+  - {name: scale, type: TiledScale, kernel: {json_path: k/tiled_scale.json, bin_path: k/tiled_scale.o}, inputs: [y, td], outputs: [{name: z, shape: [16, 32], dtype: float32}], recv_event_list: [2], scope: sk}
+  - {name: post, type: Add, kernel: {json_path: k/add.json, bin_path: k/add.o}, inputs: [z, z], outputs: [{name: out, shape: [16, 32], dtype: float32}], scope: sk}
+EOF2
+}
+
+# refused_compile WORDS...: skc compile g/graph.yaml with the stand-in CANN toolchain fails as a
+# graph error (exit 1) and leaves nothing in the output directory but its error log.
+refused_compile() {
+    fake_bisheng
+    run env PATH="$PWD/fakebin:$PATH" ASCEND_HOME_PATH=/opt/cann "$SKC" compile g/graph.yaml -o out --jobs 1 "$@"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [ "$(ls -A out)" = "$(ls -A out | grep '_compile_error\.log$')" ]
+    [ -n "$(ls -A out)" ]
+}
+
+@test "tiling: on an NPU a SuperKernel's first sub-kernel may not wait for its tiling (check, plan, compile)" {
+    npu_graph dav-2201 1
+    local want="g/graph.yaml:8:5: error: 'scale' is the first sub-kernel of SuperKernel 'sk' and waits for 'scale_tiling' (aicpu_tiling, event 2): on dav-2201 the vendor's SuperKernel compiler refuses a first sub-kernel that receives an event"
+    local fix="(put another operator of scope 'sk' before 'scale', or take 'scale' out of the scope)"
+    for cmd in check plan; do
+        run "$SKC" "$cmd" g/graph.yaml
+        echo "$output"
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"$want"*"$fix"* ]]
+    done
+    refused_compile
+    [[ "$output" == *"$want"* ]]
+    # The same graph with pre in the scope compiles: scale waits between two sub-kernels.
+    npu_graph dav-2201 0
+    run "$SKC" check g/graph.yaml
+    [ "$status" -eq 0 ]
+    PATH="$PWD/fakebin:$PATH" ASCEND_HOME_PATH=/opt/cann "$SKC" compile g/graph.yaml -o ok --jobs 1 >/dev/null
+    [ -f ok/tsk_dav-2201.run ]
+}
+
+@test "tiling: a last sub-kernel may not notify an operator beside the cores on an NPU; the host takes both" {
+    npu_graph dav-2201 0
+    # post, the last, lets a prefetch start (event 3); the tiling fixture on the host does the same.
+    sed -i 's/outputs: \[{name: out, shape: \[16, 32\], dtype: float32}\], scope: sk}/outputs: [{name: out, shape: [16, 32], dtype: float32}], send_event_list: [3], scope: sk}/' g/graph.yaml
+    echo "  - {name: pf, kind: prefetch, stream_id: 2, inputs: [x], recv_event_list: [3]}" >>g/graph.yaml
+    run "$SKC" check g/graph.yaml
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"g/graph.yaml:9:5: error: 'post' is the last sub-kernel of SuperKernel 'sk' and notifies 'pf' (prefetch, event 3): on dav-2201 the vendor's SuperKernel compiler refuses a last sub-kernel that sends an event"*"after 'post'"* ]]
+    refused_compile --npu-arch dav-3510
+    [[ "$output" == *"'post' is the last sub-kernel of SuperKernel 'sk'"*"on dav-3510"* ]]
+    # The host runtime fills every flag itself: the same graph on the host is valid.
+    sed -i 's/^npu_arch: dav-2201/npu_arch: host/' g/graph.yaml
+    run "$SKC" check g/graph.yaml
+    echo "$output"
+    [ "$status" -eq 0 ]
+}
+
+@test "tiling: dav-3510 refuses tiling sink (CANN supports it on Atlas A2/A3 only), --npu-arch included" {
+    npu_graph dav-2201 0
+    local want="g/graph.yaml:7:5: error: aicpu_tiling operator 'scale_tiling' (the tiling of 'scale') cannot run on dav-3510: CANN supports tiling sink on Atlas A2/A3 (dav-2201) only, not yet on Ascend 950PR/950DT"
+    refused_compile --npu-arch dav-3510
+    [[ "$output" == *"$want"* ]]
+    [[ "$output" == *"1 error(s) in the graph"* ]]
+    sed -i 's/^npu_arch: dav-2201/npu_arch: dav-3510/' g/graph.yaml
+    for cmd in check plan; do
+        run "$SKC" "$cmd" g/graph.yaml
+        echo "$output"
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"$want"* ]]
+    done
+    refused_compile
+    [[ "$output" == *"$want"* ]]
+    # A prefetch is no tiling sink: with one in place of the tiling, dav-3510 takes the graph.
+    python3 - g/graph.yaml <<'PY'
+import sys
+p = sys.argv[1]
+lines = [l for l in open(p) if "scale_tiling" not in l]
+text = "".join(lines).replace("inputs: [y, td]", "inputs: [y, y]").replace(", recv_event_list: [2]", "")
+text += "  - {name: pf, kind: prefetch, stream_id: 2, inputs: [x], recv_event_list: [1]}\n"
+open(p, "w").write(text)
+PY
+    run "$SKC" check g/graph.yaml
+    echo "$output"
+    [ "$status" -eq 0 ]
+}

@@ -109,24 +109,27 @@ std::vector<std::int64_t> vendor_events(const std::vector<std::int64_t>& all,
 }
 
 // The vendor's compiler raises an error for a first sub-kernel that receives or a last one that
-// sends an event (the graph engine gives such edges to the SuperKernel's launch instead).
-void refuse_edge_events(const graph::Graph& g, const fusion::Segment& s, const ordered_json& ops) {
-    auto refuse = [&](std::size_t p, const char* what) {
-        throw support::Error("operator '" + g.ops[static_cast<std::size_t>(s.ops[p])].name +
-                             "' is the " + what + " sub-kernel of SuperKernel '" + s.name +
-                             "': the vendor's SuperKernel compiler refuses it (use --sk-backend "
-                             "skforge, or move the notify/wait to another operator of the scope)");
-    };
-    if (!ops.empty() && !ops.front()["recv_event_list"].empty())
-        refuse(0, "first, and waits for an event from outside,");
-    if (!ops.empty() && !ops.back()["send_event_list"].empty())
-        refuse(ops.size() - 1, "last, and notifies an operator outside,");
+// sends an event. The plan refuses such a segment on the NPU targets already; a plan made for
+// another target must not reach the vendor either.
+void refuse_edge_events(const graph::Graph& g, const fusion::Plan& plan, const fusion::Segment& s) {
+    auto edge = fusion::edge_notify_waits(g, plan, s);
+    if (edge.empty())
+        return;
+    const bool waits = edge.front().waiter == s.ops.front(); // the other end is never fused
+    throw support::Error(
+        "operator '" + g.ops[static_cast<std::size_t>(waits ? s.ops.front() : s.ops.back())].name +
+        "' is the " + (waits ? "first" : "last") + " sub-kernel of SuperKernel '" + s.name +
+        "' and " + (waits ? "waits for" : "notifies") + " event " +
+        std::to_string(edge.front().event) +
+        " with an operator beside the cores: the vendor's SuperKernel compiler refuses it (plan "
+        "the graph for its NPU target: skc check names what to move)");
 }
 
 } // namespace
 
-std::string cann_kernel_info(const graph::Graph& g, const fusion::Segment& s,
-                             const std::string& base_dir) {
+std::string cann_kernel_info(const graph::Graph& g, const fusion::Plan& plan,
+                             const fusion::Segment& s, const std::string& base_dir) {
+    refuse_edge_events(g, plan, s);
     ordered_json ops = ordered_json::array();
     for (std::size_t p = 0; p < s.ops.size(); ++p) {
         const auto& op = g.ops[static_cast<std::size_t>(s.ops[p])];
@@ -146,7 +149,6 @@ std::string cann_kernel_info(const graph::Graph& g, const fusion::Segment& s,
             vendor_events(op.recv_events, s.subs.at(p).recv_events, s.subs.at(p).waits);
         ops.push_back(std::move(entry));
     }
-    refuse_edge_events(g, s, ops);
     ordered_json info;
     info["op_list"] = std::move(ops);
     info["super_kernel_options"] = cann_options_string(s.options);

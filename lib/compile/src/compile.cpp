@@ -285,8 +285,8 @@ CompileResult run_pipeline(const CompileOptions& o, const Outputs& out, const st
     auto deps = graph::dependencies(g);
     graph::validate_graph(g, deps, diags);
     std::optional<fusion::Plan> plan;
-    if (!diags.has_errors())
-        plan = fusion::make_plan(g, deps, diags);
+    if (!diags.has_errors()) // planned for the target, whose NPU rules may refuse the graph
+        plan = fusion::make_plan(g, deps, diags, fusion::PlanDepth::full, arch);
     log += diags.format();
     if (diags.has_errors())
         throw Error(o.graph_path + ": " + std::to_string(diags.error_count()) +

@@ -354,9 +354,10 @@ std::string cann_work_dir(const fusion::Segment& s) {
 
 // The vendor compiler's inputs for segment `s` in `dir`: cann/<segment>/kernel_info.json and the
 // driver skforge_cann_driver.py. Throws when the segment cannot be given to the vendor.
-void write_cann_inputs(const graph::Graph& g, const fusion::Segment& s, const fs::path& dir) {
+void write_cann_inputs(const graph::Graph& g, const fusion::Plan& plan, const fusion::Segment& s,
+                       const fs::path& dir) {
     // Graph paths are relative to the working directory; the vendor runs in another one.
-    const std::string info = codegen::cann_kernel_info(g, s, fs::current_path().string());
+    const std::string info = codegen::cann_kernel_info(g, plan, s, fs::current_path().string());
     write_text(support::path_beneath(dir.string(), cann_work_dir(s) + "/kernel_info.json"), info);
     write_text(support::path_beneath(dir.string(), "skforge_cann_driver.py"),
                codegen::cann_driver_program());
@@ -366,11 +367,10 @@ void write_cann_inputs(const graph::Graph& g, const fusion::Segment& s, const fs
 // beside the segment's source and JSON (by build_npu_package and by --sources-only). A segment
 // the vendor cannot be given (no bin_path, compile-options it cannot carry) is only logged: the
 // skforge backend does not need these inputs.
-void write_vendor_compiler_inputs(const graph::Graph& g, const fusion::Segment& s,
-                                  const codegen::NpuTarget& /*target*/, const fs::path& dir,
-                                  std::string& log) {
+void write_vendor_compiler_inputs(const graph::Graph& g, const fusion::Plan& plan,
+                                  const fusion::Segment& s, const fs::path& dir, std::string& log) {
     try {
-        write_cann_inputs(g, s, dir);
+        write_cann_inputs(g, plan, s, dir);
     } catch (const Error& e) {
         log += "no kernel_info for the vendor's compiler (SuperKernel " + s.name +
                "): " + e.what() + "\n";
@@ -645,7 +645,7 @@ void build_npu_package(const graph::Graph& g, const fusion::Plan& plan,
         // Checked here, so the bisheng commands' gen/, obj/ and lib/ paths of this name are too.
         write_text(support::path_beneath(build, "gen/" + s.name + ".cpp"),
                    codegen::npu_entry_source(g, s, target));
-        write_vendor_compiler_inputs(g, s, target, build / "gen", log);
+        write_vendor_compiler_inputs(g, plan, s, build / "gen", log);
         auto cmds = codegen::bisheng_commands(g, s, target);
         if (stages.size() < cmds.size()) {
             stages.resize(cmds.size());
@@ -790,7 +790,7 @@ void build_cann_package(const graph::Graph& g, const fusion::Plan& plan, const s
     std::vector<std::string> what;
     for (const auto& s : plan.segments) {
         const std::string work = cann_work_dir(s);
-        write_cann_inputs(g, s, build);
+        write_cann_inputs(g, plan, s, build);
         commands.push_back(codegen::cann_command("skforge_cann_driver.py",
                                                  work + "/kernel_info.json",
                                                  codegen::cann_kernel_name(g, s), soc, work));
@@ -819,7 +819,7 @@ void write_npu_sources(const graph::Graph& g, const fusion::Plan& plan,
                    codegen::npu_entry_source(g, s, target));
         json meta = superkernel_meta(g, s, npu_files(g, s, target, soc_dir), "");
         write_text(support::path_beneath(out_dir, dir + s.name + ".json"), meta.dump(2) + "\n");
-        write_vendor_compiler_inputs(g, s, target,
+        write_vendor_compiler_inputs(g, plan, s,
                                      support::path_beneath(out_dir, soc_dir + "/SuperKernel"), log);
         log += "SuperKernel " + s.name + ": " + std::to_string(s.ops.size()) + " sub-kernels -> " +
                dir + s.name + ".{cpp,json}\n";

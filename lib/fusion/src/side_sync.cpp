@@ -1,6 +1,7 @@
 // Notify/wait between SuperKernels and the operators that run beside the AI cores (AICPU tiling,
 // prefetch): which events they are, which sub-kernel sets or waits on which flag, and the
-// flag-address slots of the parameter block (share/doc/plan-format.md, "Notify/wait").
+// flag-address slots of the parameter block (share/doc/plan-format.md, "Notify/wait"), and what
+// the vendor's flow refuses of them on the NPU targets.
 #include "skforge/fusion/plan.hpp"
 
 #include <algorithm>
@@ -117,6 +118,82 @@ void notify_wait_slots(Plan& plan) {
         nw.notify_slot = slot(nw.notify_segment, nw.notifier, true);
         nw.wait_slot = slot(nw.wait_segment, nw.waiter, false);
     }
+}
+
+std::vector<NotifyWait> edge_notify_waits(const graph::Graph& g, const Plan& plan,
+                                          const Segment& s) {
+    std::vector<NotifyWait> out;
+    if (s.ops.empty())
+        return out;
+    // Events of `op` (the first's receives, the last's sends) paired with an operator beside
+    // the cores, with `op` at the named end.
+    auto add = [&](int op, bool waits) {
+        const auto& o = g.ops[static_cast<std::size_t>(op)];
+        for (auto e : waits ? o.recv_events : o.send_events) {
+            auto [from, to] = pairs_of(plan.notify_waits, e);
+            for (auto it = from; it != to; ++it)
+                if ((waits ? it->waiter : it->notifier) == op)
+                    out.push_back(*it);
+        }
+    };
+    add(s.ops.front(), true);
+    add(s.ops.back(), false);
+    return out;
+}
+
+namespace {
+
+std::string superkernel_name(const Segment& s) {
+    return "SuperKernel '" + s.name + "'" +
+           (s.name == s.scope ? std::string() : " (scope '" + s.scope + "')");
+}
+
+// The vendor's compiler raises an error for either; the graph engine instead makes the event
+// one of the SuperKernel's launch (a stream-level Send/Recv around it), which skforge's package
+// cannot carry, so nobody would fill the flag slot.
+void refuse_edge(const graph::Graph& g, const Segment& s, const NotifyWait& nw,
+                 std::string_view arch, graph::Diagnostics& diags) {
+    const bool waits = nw.waiter == s.ops.front(); // the other end is never fused
+    const auto& op = g.ops[static_cast<std::size_t>(waits ? nw.waiter : nw.notifier)];
+    const auto& peer = g.ops[static_cast<std::size_t>(waits ? nw.notifier : nw.waiter)];
+    const std::string e = std::to_string(nw.event);
+    diags.error(op.where,
+                "'" + op.name + "' is the " + (waits ? "first" : "last") + " sub-kernel of " +
+                    superkernel_name(s) + " and " + (waits ? "waits for '" : "notifies '") +
+                    peer.name + "' (" + std::string(graph::op_kind_name(peer.kind)) + ", event " +
+                    e + "): on " + std::string(arch) +
+                    " the vendor's SuperKernel compiler refuses a " +
+                    (waits ? "first sub-kernel that receives" : "last sub-kernel that sends") +
+                    " an event (the graph engine makes it an event of the launch, which skforge "
+                    "does not generate)",
+                "put another operator of scope '" + s.scope + "' " + (waits ? "before" : "after") +
+                    " '" + op.name + "', or take '" + op.name + "' out of the scope");
+}
+
+void refuse_tiling_sink(const graph::Op& op, std::string_view arch, graph::Diagnostics& diags) {
+    diags.error(op.where,
+                "aicpu_tiling operator '" + op.name + "' (the tiling of '" + op.tiling_for +
+                    "') cannot run on " + std::string(arch) +
+                    ": CANN supports tiling sink on Atlas A2/A3 (dav-2201) only, not yet on "
+                    "Ascend 950PR/950DT (the product list of the tiling-sink guide in CANN's "
+                    "asc-devkit)",
+                "compute the tiling of '" + op.tiling_for + "' on the host (drop '" + op.name +
+                    "'), or target dav-2201");
+}
+
+} // namespace
+
+void npu_side_rules_pass(const graph::Graph& g, const Plan& plan, std::string_view arch,
+                         graph::Diagnostics& diags) {
+    if (arch != "dav-2201" && arch != "dav-3510")
+        return; // the host runtime fills every flag itself
+    for (const auto& s : plan.segments)
+        for (const auto& nw : edge_notify_waits(g, plan, s))
+            refuse_edge(g, s, nw, arch, diags);
+    if (arch == "dav-3510")
+        for (const auto& op : g.ops)
+            if (op.kind == graph::OpKind::aicpu_tiling)
+                refuse_tiling_sink(op, arch, diags);
 }
 
 } // namespace skforge::fusion

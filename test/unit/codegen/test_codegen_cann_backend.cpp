@@ -27,11 +27,16 @@ std::string npu_op(const std::string& name, const std::string& k, const std::str
            inputs + "], outputs: [{name: " + name + "_out, shape: [4], dtype: float16}]}\n";
 }
 
-const fusion::Segment& plan_one(test::GraphFixture& f, fusion::Plan& keep,
-                                const std::string& yaml) {
+// Loads `yaml`, its kernels' binaries written first.
+void load_npu(test::GraphFixture& f, const std::string& yaml) {
     for (const char* k : {"vec", "cube", "mix"})
         test::write_text(f.dir / (std::string("kernels/") + k + ".o"), std::string(64, *k));
     REQUIRE(f.load(yaml));
+}
+
+const fusion::Segment& plan_one(test::GraphFixture& f, fusion::Plan& keep,
+                                const std::string& yaml) {
+    load_npu(f, yaml);
     keep = fusion::make_plan(f.graph, f.diags);
     REQUIRE_FALSE(f.diags.has_errors());
     REQUIRE(keep.segments.size() == 1);
@@ -59,7 +64,7 @@ TEST_CASE("kernel_info: one op_list entry per sub-kernel in plan order, as the v
                      npu_op("a", "vec", "x", "scope: s, stream_id: 1, send_event_list: [5]") +
                      npu_op("b", "cube", "x", "scope: s") +
                      npu_op("c", "vec", "a_out, b_out", "scope: s, recv_event_list: [5]"));
-    json info = json::parse(codegen::cann_kernel_info(f.graph, s, "/elsewhere"));
+    json info = json::parse(codegen::cann_kernel_info(f.graph, p, s, "/elsewhere"));
     REQUIRE(info.size() == 2);
     CHECK(info["super_kernel_options"] == codegen::cann_options_string(s.options));
     const json& ops = info["op_list"];
@@ -94,7 +99,7 @@ TEST_CASE("kernel_info: only events both set and waited inside the SuperKernel a
                  test::header() + npu_op("o", "vec", "x", "stream_id: 1, send_event_list: [3]") +
                      npu_op("b", "vec", "x", "scope: s, recv_event_list: [3]") +
                      npu_op("c", "vec", "b_out", "scope: s"));
-    json ops = json::parse(codegen::cann_kernel_info(f.graph, s, "/"))["op_list"];
+    json ops = json::parse(codegen::cann_kernel_info(f.graph, p, s, "/"))["op_list"];
     REQUIRE(ops.size() == 2);
     CHECK(ops[0]["recv_event_list"] == json::array());
     CHECK(ops[1]["send_event_list"] == json::array());
@@ -126,7 +131,7 @@ TEST_CASE("kernel_info: notify/wait with operators beside the cores are listed (
     test::GraphFixture f;
     fusion::Plan p;
     const auto& s = plan_one(f, p, side_graph("", ""));
-    json ops = json::parse(codegen::cann_kernel_info(f.graph, s, "/"))["op_list"];
+    json ops = json::parse(codegen::cann_kernel_info(f.graph, p, s, "/"))["op_list"];
     REQUIRE(ops.size() == 3);
     CHECK(ops[0]["send_event_list"] == json::array({1}));
     CHECK(ops[0]["recv_event_list"] == json::array());
@@ -140,19 +145,26 @@ TEST_CASE("kernel_info: notify/wait on the first or last sub-kernel is refused w
           "refuses them",
           "[codegen][cann]") {
     test::GraphFixture f;
-    fusion::Plan p;
     // c, the last sub-kernel, also notifies the tiling's stream.
-    const auto& s = plan_one(f, p,
-                             side_graph("", ", send_event_list: [5]") +
-                                 "  - {name: pf2, kind: prefetch, stream_id: 2, inputs: "
-                                 "[x], recv_event_list: [5], send_event_list: [6]}\n" +
-                                 npu_op("d", "vec", "x",
-                                        "stream_id: 4, "
-                                        "recv_event_list: [6]"));
-    CHECK_THROWS_WITH(codegen::cann_kernel_info(f.graph, s, "/"),
-                      Catch::Contains("operator 'c' is the last, and notifies an operator "
-                                      "outside, sub-kernel of SuperKernel '" +
-                                      s.name + "'"));
+    load_npu(f, side_graph("", ", send_event_list: [5]") +
+                    "  - {name: pf2, kind: prefetch, stream_id: 2, inputs: "
+                    "[x], recv_event_list: [5], send_event_list: [6]}\n" +
+                    npu_op("d", "vec", "x", "stream_id: 4, recv_event_list: [6]"));
+    // The plan for the graph's dav-2201 refuses it before any backend runs...
+    fusion::make_plan(f.graph, f.diags);
+    REQUIRE(f.diags.error_count() == 1);
+    CHECK_THAT(f.diags.format(), Catch::Contains("error: 'c' is the last sub-kernel of "
+                                                 "SuperKernel 's' and notifies 'pf2'"));
+    // ... and the vendor backend, by the same rule, never gets a plan made for another target.
+    graph::Diagnostics host_diags;
+    auto p = fusion::make_plan(f.graph, graph::dependencies(f.graph), host_diags,
+                               fusion::PlanDepth::full, "host");
+    REQUIRE_FALSE(host_diags.has_errors());
+    REQUIRE(p.segments.size() == 1);
+    CHECK_THROWS_WITH(codegen::cann_kernel_info(f.graph, p, p.segments[0], "/"),
+                      Catch::Contains("operator 'c' is the last sub-kernel of SuperKernel 's' and "
+                                      "notifies event 5 with an operator beside the cores: the "
+                                      "vendor's SuperKernel compiler refuses it"));
 }
 
 TEST_CASE("kernel_info: relative kernel paths are made absolute against the base directory",
@@ -163,7 +175,7 @@ TEST_CASE("kernel_info: relative kernel paths are made absolute against the base
     // The same graph as if it had been loaded by a relative path from /work/run.
     f.graph.dir = "in/g/../g";
     f.graph.kernels[0].path = "in/g/kernels/vec.json";
-    json op = json::parse(codegen::cann_kernel_info(f.graph, s, "/work/run"))["op_list"][0];
+    json op = json::parse(codegen::cann_kernel_info(f.graph, p, s, "/work/run"))["op_list"][0];
     CHECK(op["bin_path"] == "/work/run/in/g/kernels/vec.o");
     CHECK(op["json_path"] == "/work/run/in/g/kernels/vec.json");
 }
@@ -174,7 +186,7 @@ TEST_CASE("kernel_info: an operator without a kernel binary is refused, by name"
     fusion::Plan p;
     const auto& s = plan_one(f, p, test::header() + npu_op("a", "vec", "x", "scope: s"));
     f.graph.ops[0].kernel.bin_path.clear();
-    CHECK_THROWS_WITH(codegen::cann_kernel_info(f.graph, s, "/"),
+    CHECK_THROWS_WITH(codegen::cann_kernel_info(f.graph, p, s, "/"),
                       Catch::Contains("operator 'a' has no kernel binary"));
 }
 

@@ -112,6 +112,10 @@ TEST_CASE("a tiling that waits for an operator run after the segment starts spli
     REQUIRE(p.segments[1].split_reason);
     CHECK(*p.segments[1].split_reason == fusion::Reason::exist_deadlock);
     CHECK_THAT(p.segments[1].split_detail, Catch::Contains("'late'"));
+    // The split leaves c first in its SuperKernel, waiting for its tiling: refused on dav-2201.
+    REQUIRE(f.diags.error_count() == 1);
+    CHECK_THAT(f.first(), Catch::Contains("'c' is the first sub-kernel of SuperKernel '" +
+                                          p.segments[1].name + "' (scope 's')"));
 }
 
 TEST_CASE("the plan report counts and lists the notify/wait pairs", "[fusion][side][report]") {
@@ -160,4 +164,112 @@ TEST_CASE("a graph without side operators has no pairs and no slots", "[fusion][
     auto j = nlohmann::json::parse(fusion::plan_json(f.graph, p));
     CHECK(j["summary"]["notify_wait_pairs"] == 0);
     CHECK(j["notify_wait"].empty());
+}
+
+namespace {
+
+// A tiling t of c, the first of scope s, and a prefetch p that e, the last, notifies; `head` the
+// graph's first lines (its npu_arch).
+std::string edge_events(const std::string& head) {
+    return head +
+           "inputs: [{name: x, shape: [4], dtype: float16}, "
+           "{name: w, shape: [4], dtype: float16}]\nscopes: {s: \"early-start=0\"}\nops:\n" +
+           "  - {name: t, kind: aicpu_tiling, type: Tiling, tiling_for: c, stream_id: 1, kernel: "
+           "{json_path: kernels/aicpu.json}, inputs: [x], outputs: [{name: tb, shape: [2], "
+           "dtype: int64}], send_event_list: [2]}\n" +
+           op("c", "vec", "x, tb", "scope: s, recv_event_list: [2]") +
+           op("d", "vec", "c_out", "scope: s") +
+           op("e", "vec", "d_out", "scope: s, send_event_list: [3]") +
+           "  - {name: p, kind: prefetch, stream_id: 2, inputs: [w], recv_event_list: [3]}\n";
+}
+
+const std::string k_dav2201 = "name: t\nnpu_arch: dav-2201\nsoc_version: Ascend910B1\n";
+
+std::vector<std::string> errors(const test::GraphFixture& f) {
+    std::vector<std::string> out;
+    for (const auto& d : f.diags.items())
+        if (d.severity == graph::Severity::error)
+            out.push_back(graph::format_diagnostic(d));
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("NPU targets refuse a first sub-kernel that waits for, or a last one that notifies, an "
+          "operator beside the cores",
+          "[fusion][side]") {
+    test::GraphFixture f;
+    auto p = plan_of(f, edge_events(k_dav2201));
+    REQUIRE(p.segments.size() == 1);
+    auto edge = fusion::edge_notify_waits(f.graph, p, p.segments[0]);
+    REQUIRE(edge.size() == 2);
+    CHECK((edge[0].event == 2 && edge[0].waiter == 1 && edge[0].notifier == 0));
+    CHECK((edge[1].event == 3 && edge[1].notifier == 3 && edge[1].waiter == 4));
+    auto e = errors(f);
+    REQUIRE(e.size() == 2);
+    // Each at its operator (c on line 8, e on line 10), naming the SuperKernel, the peer, the
+    // event, the vendor's rule and what to do.
+    CHECK_THAT(e[0], Catch::Contains("g.yaml:8:5: error: 'c' is the first sub-kernel of "
+                                     "SuperKernel 's' and waits for 't' (aicpu_tiling, event 2): "
+                                     "on dav-2201 the vendor's SuperKernel compiler refuses a "
+                                     "first sub-kernel that receives an event") &&
+                         Catch::Contains("(put another operator of scope 's' before 'c', or take "
+                                         "'c' out of the scope)"));
+    CHECK_THAT(e[1], Catch::Contains("g.yaml:10:5: error: 'e' is the last sub-kernel of "
+                                     "SuperKernel 's' and notifies 'p' (prefetch, event 3): on "
+                                     "dav-2201 the vendor's SuperKernel compiler refuses a last "
+                                     "sub-kernel that sends an event") &&
+                         Catch::Contains("after 'e'"));
+}
+
+TEST_CASE("the refusal follows the target: none on the host, whatever the graph says",
+          "[fusion][side]") {
+    test::GraphFixture npu;
+    REQUIRE(npu.load(edge_events(k_dav2201)));
+    // skc compile --npu-arch host of a dav-2201 graph: the host runtime fills every flag.
+    auto p = fusion::make_plan(npu.graph, graph::dependencies(npu.graph), npu.diags,
+                               fusion::PlanDepth::full, "host");
+    CHECK(errors(npu).empty());
+    CHECK(fusion::edge_notify_waits(npu.graph, p, p.segments[0]).size() == 2);
+    test::GraphFixture host;
+    plan_of(host, edge_events("name: t\nnpu_arch: host\n"));
+    CHECK(errors(host).empty());
+    // A host graph compiled for an NPU is refused.
+    fusion::make_plan(host.graph, graph::dependencies(host.graph), host.diags,
+                      fusion::PlanDepth::checks, "dav-2201");
+    CHECK(errors(host).size() == 2);
+}
+
+TEST_CASE("dav-3510 refuses tiling sink, whatever the graph's own arch; prefetch stays",
+          "[fusion][side]") {
+    test::GraphFixture f;
+    plan_of(f, tiling_sink()); // dav-2201: pre notifies, c (last) waits: accepted
+    CHECK(errors(f).empty());
+    fusion::make_plan(f.graph, graph::dependencies(f.graph), f.diags, fusion::PlanDepth::checks,
+                      "dav-3510");
+    auto e = errors(f);
+    REQUIRE(e.size() == 1);
+    CHECK_THAT(e[0], Catch::Contains("g.yaml:8:5: error: aicpu_tiling operator 't' (the tiling "
+                                     "of 'c') cannot run on dav-3510: CANN supports tiling sink "
+                                     "on Atlas A2/A3 (dav-2201) only, not yet on Ascend "
+                                     "950PR/950DT") &&
+                         Catch::Contains("compute the tiling of 'c' on the host"));
+    // The graph's own arch.
+    test::GraphFixture own;
+    std::string yaml = tiling_sink();
+    yaml.replace(yaml.find("dav-2201"), 8, "dav-3510");
+    yaml.replace(yaml.find("Ascend910B1"), 11, "Ascend910_9391");
+    plan_of(own, yaml);
+    REQUIRE(errors(own).size() == 1);
+    CHECK_THAT(errors(own)[0], Catch::Contains("aicpu_tiling operator 't'"));
+    // A prefetch is no tiling sink.
+    test::GraphFixture prefetch;
+    plan_of(prefetch, "name: t\nnpu_arch: dav-3510\nsoc_version: Ascend910_9391\n"
+                      "inputs: [{name: x, shape: [4], dtype: float16}, "
+                      "{name: w, shape: [4], dtype: float16}]\nscopes: {s: \"\"}\nops:\n" +
+                          op("a", "vec", "x", "scope: s") +
+                          "  - {name: p, kind: prefetch, stream_id: 2, inputs: [w], "
+                          "send_event_list: [3]}\n" +
+                          op("b", "vec", "a_out, w", "scope: s, recv_event_list: [3]"));
+    CHECK(errors(prefetch).empty());
 }

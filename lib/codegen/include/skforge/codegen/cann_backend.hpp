@@ -22,9 +22,10 @@ std::string cann_options_string(const graph::ScopeOptions& o);
 /// The `kernel_info` of segment `s` as JSON text: `op_list` (one entry per sub-kernel in plan
 /// order: bin_path, json_path, stream_id, task_type, send_event_list, recv_event_list, events
 /// as integers) and `super_kernel_options`. Relative kernel paths are made absolute against
-/// `base_dir`, since the vendor's compiler runs in another directory.
-std::string cann_kernel_info(const graph::Graph& g, const fusion::Segment& s,
-                             const std::string& base_dir);
+/// `base_dir`, since the vendor's compiler runs in another directory. Throws an Error for a
+/// segment of `plan` with notify/wait the vendor refuses (fusion::edge_notify_waits).
+std::string cann_kernel_info(const graph::Graph& g, const fusion::Plan& plan,
+                             const fusion::Segment& s, const std::string& base_dir);
 
 /// The name segment `s`'s SuperKernel is compiled under (the vendor's `kernel_name`): the same
 /// entry symbol skforge's own generator exports, `<graph>_<segment>` as an identifier.

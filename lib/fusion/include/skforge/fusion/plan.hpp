@@ -248,6 +248,19 @@ void metadata_pass(Segment& s);
 /// After every segment's passes: each notify/wait pair's slots, from its ends' SideSync.
 void notify_wait_slots(Plan& plan);
 
+/// The notify/wait pairs (Plan::notify_waits) at the edges of segment `s` that the vendor's
+/// SuperKernel compiler refuses: its first sub-kernel waiting for an operator beside the cores,
+/// or its last one notifying one (the graph engine moves such an event to the launch).
+std::vector<NotifyWait> edge_notify_waits(const graph::Graph& g, const Plan& plan,
+                                          const Segment& s);
+
+/// Pass over the whole plan for target `arch` (skc compile --npu-arch, else the graph's): on an
+/// NPU (dav-2201, dav-3510) an error at the operator for each of edge_notify_waits and, on
+/// dav-3510, for each aicpu_tiling operator (CANN has no tiling sink there yet); on any other
+/// target nothing (the host runtime fills every flag itself).
+void npu_side_rules_pass(const graph::Graph& g, const Plan& plan, std::string_view arch,
+                         graph::Diagnostics& diags);
+
 /// The SuperKernel metadata JSON of segment `s` (compact, keys sorted) for the graph's npu_arch.
 /// Written on demand: `skc check` and the text plan do not need it.
 std::string kernel_meta_json(const graph::Graph& g, const Segment& s);
@@ -276,11 +289,14 @@ std::uint32_t dtype_size(std::string_view dtype);
 /// How far make_plan goes: the passes that can find problems, or all of them.
 enum class PlanDepth { checks, full };
 
-/// Runs the planning passes over a validated graph.
+/// Runs the planning passes over a validated graph, for the graph's own npu_arch.
 Plan make_plan(const graph::Graph& graph, graph::Diagnostics& diags,
                PlanDepth depth = PlanDepth::full);
-/// The same, with the graph's dependencies already found (validation needs them too).
+/// The same, with the graph's dependencies already found (validation needs them too), for
+/// target `arch` (what skc compile builds for; empty: the graph's npu_arch), whose rules
+/// npu_side_rules_pass applies.
 Plan make_plan(const graph::Graph& graph, const graph::Dependencies& deps,
-               graph::Diagnostics& diags, PlanDepth depth = PlanDepth::full);
+               graph::Diagnostics& diags, PlanDepth depth = PlanDepth::full,
+               std::string_view arch = {});
 
 } // namespace skforge::fusion
