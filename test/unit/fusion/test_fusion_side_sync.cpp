@@ -258,13 +258,13 @@ TEST_CASE("dav-3510 refuses tiling sink, whatever the graph's own arch; prefetch
     test::GraphFixture own;
     std::string yaml = tiling_sink();
     yaml.replace(yaml.find("dav-2201"), 8, "dav-3510");
-    yaml.replace(yaml.find("Ascend910B1"), 11, "Ascend910_9391");
+    yaml.replace(yaml.find("Ascend910B1"), 11, "Ascend950PR_9599");
     plan_of(own, yaml);
     REQUIRE(errors(own).size() == 1);
     CHECK_THAT(errors(own)[0], Catch::Contains("aicpu_tiling operator 't'"));
     // A prefetch is no tiling sink.
     test::GraphFixture prefetch;
-    plan_of(prefetch, "name: t\nnpu_arch: dav-3510\nsoc_version: Ascend910_9391\n"
+    plan_of(prefetch, "name: t\nnpu_arch: dav-3510\nsoc_version: Ascend950PR_9599\n"
                       "inputs: [{name: x, shape: [4], dtype: float16}, "
                       "{name: w, shape: [4], dtype: float16}]\nscopes: {s: \"\"}\nops:\n" +
                           op("a", "vec", "x", "scope: s") +
