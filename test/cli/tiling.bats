@@ -166,7 +166,7 @@ refused_compile() {
 
 @test "tiling: a last sub-kernel may not notify an operator beside the cores on an NPU; the host takes both" {
     npu_graph dav-2201 0
-    # post, the last, lets a prefetch start (event 3); the tiling fixture on the host does the same.
+    # post, the last sub-kernel, lets a prefetch start (event 3).
     sed -i 's/outputs: \[{name: out, shape: \[16, 32\], dtype: float32}\], scope: sk}/outputs: [{name: out, shape: [16, 32], dtype: float32}], send_event_list: [3], scope: sk}/' g/graph.yaml
     echo "  - {name: pf, kind: prefetch, stream_id: 2, inputs: [x], recv_event_list: [3]}" >>g/graph.yaml
     run "$SKC" check g/graph.yaml
