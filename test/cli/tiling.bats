@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # Tiling sink and weight prefetch (issue 16): aicpu_tiling and prefetch operators beside the AI
 # cores, connected to SuperKernels by notify/wait, checked, planned, compiled for the host,
-# installed and run with the same bits fused and op-by-op; a dropped wait is caught.
+# installed and run with the same bits fused and op-by-op; a dropped wait is caught. On the NPU
+# targets what CANN's own SuperKernel flow refuses is refused by check, plan and compile.
 load helpers
 
 FX="$SKFORGE_SOURCE_DIR/test/fixtures/tiling_sink"
