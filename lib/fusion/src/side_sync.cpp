@@ -25,6 +25,19 @@ auto pairs_of(const std::vector<NotifyWait>& pairs, std::int64_t e) {
     return std::equal_range(pairs.begin(), pairs.end(), e, ByEvent{});
 }
 
+// Calls `f` with each pair of one of `events` (an operator's receives when `waits`, else its
+// sends) at which operator `op` is that end.
+template <class F>
+void for_pairs_at(const std::vector<NotifyWait>& pairs, const std::vector<std::int64_t>& events,
+                  int op, bool waits, F&& f) {
+    for (auto e : events) {
+        auto [from, to] = pairs_of(pairs, e);
+        for (auto it = from; it != to; ++it)
+            if ((waits ? it->waiter : it->notifier) == op)
+                f(*it);
+    }
+}
+
 bool names(const std::vector<graph::Tensor>& list, const std::string& tensor) {
     return std::any_of(list.begin(), list.end(),
                        [&](const graph::Tensor& t) { return t.name == tensor; });
@@ -82,20 +95,13 @@ void side_sync_pass(const PlanContext& ctx, Segment& s) {
         auto& sub = s.subs[p];
         sub.notifies.clear();
         sub.waits.clear();
-        for (auto e : op.send_events) {
-            auto [from, to] = pairs_of(pairs, e);
-            for (auto it = from; it != to; ++it)
-                if (it->notifier == i)
-                    sub.notifies.push_back(
-                        {e, it->waiter, -1, guarded(ctx, s, p, it->waiter, true)});
-        }
-        for (auto e : op.recv_events) {
-            auto [from, to] = pairs_of(pairs, e);
-            for (auto it = from; it != to; ++it)
-                if (it->waiter == i)
-                    sub.waits.push_back(
-                        {e, it->notifier, -1, guarded(ctx, s, p, it->notifier, false)});
-        }
+        for_pairs_at(pairs, op.send_events, i, false, [&](const NotifyWait& nw) {
+            sub.notifies.push_back({nw.event, nw.waiter, -1, guarded(ctx, s, p, nw.waiter, true)});
+        });
+        for_pairs_at(pairs, op.recv_events, i, true, [&](const NotifyWait& nw) {
+            sub.waits.push_back(
+                {nw.event, nw.notifier, -1, guarded(ctx, s, p, nw.notifier, false)});
+        });
     }
 }
 
@@ -129,12 +135,8 @@ std::vector<NotifyWait> edge_notify_waits(const graph::Graph& g, const Plan& pla
     // the cores, with `op` at the named end.
     auto add = [&](int op, bool waits) {
         const auto& o = g.ops[static_cast<std::size_t>(op)];
-        for (auto e : waits ? o.recv_events : o.send_events) {
-            auto [from, to] = pairs_of(plan.notify_waits, e);
-            for (auto it = from; it != to; ++it)
-                if ((waits ? it->waiter : it->notifier) == op)
-                    out.push_back(*it);
-        }
+        for_pairs_at(plan.notify_waits, waits ? o.recv_events : o.send_events, op, waits,
+                     [&](const NotifyWait& nw) { out.push_back(nw); });
     };
     add(s.ops.front(), true);
     add(s.ops.back(), false);
