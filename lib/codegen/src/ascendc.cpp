@@ -24,10 +24,6 @@ const graph::Op& op_at(const graph::Graph& g, const fusion::Segment& s, std::siz
     return g.ops[static_cast<std::size_t>(s.ops[p])];
 }
 
-const kernel::KernelMeta& meta_at(const graph::Graph& g, const fusion::Segment& s, std::size_t p) {
-    return g.kernels[static_cast<std::size_t>(op_at(g, s, p).kernel_index)].meta;
-}
-
 // An event whose other end is outside the segment: a lock in the parameter table, and what
 // the other end is (for the comment the entry carries).
 struct Lock {
@@ -487,7 +483,7 @@ std::string npu_entry_symbol(const graph::Graph& g, const fusion::Segment& s) {
 std::pair<std::string, std::string> npu_sub_functions(const graph::Graph& g,
                                                       const fusion::Segment& s, std::size_t p,
                                                       const NpuTarget& target) {
-    const auto& meta = meta_at(g, s, p);
+    const auto& meta = fusion::sub_kernel_meta(g, s, p);
     std::string chip = target.arch == "dav-3510" ? "dav-c310" : "dav-c220";
     auto named = [&](const std::string& key, const std::string& fallback) {
         auto it = meta.sub_kernel_names.find(key);

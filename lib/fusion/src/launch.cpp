@@ -12,14 +12,10 @@ namespace skforge::fusion {
 
 using kernel::KernelType;
 
-namespace {
-
-KernelType type_at(const graph::Graph& g, const Segment& s, std::size_t p) {
+const kernel::KernelMeta& sub_kernel_meta(const graph::Graph& g, const Segment& s, std::size_t p) {
     const auto& op = g.ops[static_cast<std::size_t>(s.ops[p])];
-    return *g.kernels[static_cast<std::size_t>(op.kernel_index)].meta.kernel_type;
+    return g.kernels[static_cast<std::size_t>(op.kernel_index)].meta;
 }
-
-} // namespace
 
 NpuLaunch npu_launch(const graph::Graph& g, const Segment& s, std::string_view soc,
                      std::string_view npu_arch) {
@@ -28,7 +24,7 @@ NpuLaunch npu_launch(const graph::Graph& g, const Segment& s, std::string_view s
     bool vector_only = true, cube_only = true, all_one_to_one = true;
     std::uint32_t aic = 0, aiv = 0;
     for (std::size_t p = 0; p < s.ops.size(); ++p) {
-        KernelType t = type_at(g, s, p);
+        KernelType t = *sub_kernel_meta(g, s, p).kernel_type;
         std::uint32_t bd = s.subs[p].block_dim;
         vector_only = vector_only && kernel::is_vector_only(t);
         cube_only = cube_only && kernel::is_cube_only(t);

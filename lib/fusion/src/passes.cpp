@@ -25,7 +25,7 @@ const graph::Op& op_at(const PlanContext& ctx, const Segment& s, int pos) {
 }
 
 const kernel::KernelMeta& meta_at(const PlanContext& ctx, const Segment& s, int pos) {
-    return ctx.graph.kernels[static_cast<std::size_t>(op_at(ctx, s, pos).kernel_index)].meta;
+    return sub_kernel_meta(ctx.graph, s, static_cast<std::size_t>(pos));
 }
 
 KernelType type_at(const PlanContext& ctx, const Segment& s, int pos) {
@@ -119,9 +119,8 @@ void cores_pass(const PlanContext& ctx, Segment& s, graph::Diagnostics& diags) {
         s.task_ration = cube ? "1:0" : "0:1";
     }
     s.core_type = cube && vector ? "MIX" : cube ? "AiCore" : "VectorCore";
-    const auto& g = ctx.graph;
-    if (g.npu_arch != "host")
-        s.launch = npu_launch(g, s, g.soc_version, g.npu_arch);
+    if (ctx.arch != "host")
+        s.launch = npu_launch(ctx.graph, s, ctx.graph.soc_version, ctx.arch);
     check_sync_all(ctx, s, diags);
 }
 

@@ -375,13 +375,13 @@ Plan make_plan(const graph::Graph& graph, graph::Diagnostics& diags, PlanDepth d
 
 Plan make_plan(const graph::Graph& graph, const graph::Dependencies& deps,
                graph::Diagnostics& diags, PlanDepth depth, std::string_view arch) {
-    PlanContext ctx{graph, diags, deps, {}};
+    PlanContext ctx{graph, diags, deps, arch.empty() ? std::string_view(graph.npu_arch) : arch, {}};
     // 1. Cut scopes into segments.
     segment_pass(ctx);
     // Events between operators beside the cores and the others: notify/wait pairs, and what
     // the vendor's flow refuses of them on the target.
     notify_wait_pass(ctx);
-    npu_side_rules_pass(graph, ctx.plan, arch.empty() ? graph.npu_arch : arch, diags);
+    npu_side_rules_pass(graph, ctx.plan, ctx.arch, diags);
     // Then each segment on its own, on every core. Problems are reported per pass, in segment
     // order, as if each pass ran over all segments in turn.
     auto& segments = ctx.plan.segments;

@@ -231,13 +231,17 @@ TEST_CASE("the refusal follows the target: none on the host, whatever the graph 
                                fusion::PlanDepth::full, "host");
     CHECK(errors(npu).empty());
     CHECK(fusion::edge_notify_waits(npu.graph, p, p.segments[0]).size() == 2);
+    // The cores pass follows the same target: no NPU launch on the host.
+    CHECK_FALSE(p.segments[0].launch.has_value());
     test::GraphFixture host;
-    plan_of(host, edge_events("name: t\nnpu_arch: host\n"));
+    auto own = plan_of(host, edge_events("name: t\nnpu_arch: host\n"));
     CHECK(errors(host).empty());
-    // A host graph compiled for an NPU is refused.
-    fusion::make_plan(host.graph, graph::dependencies(host.graph), host.diags,
-                      fusion::PlanDepth::checks, "dav-2201");
+    CHECK_FALSE(own.segments[0].launch.has_value());
+    // A host graph compiled for an NPU is refused, and planned with the NPU's launch.
+    auto for_npu = fusion::make_plan(host.graph, graph::dependencies(host.graph), host.diags,
+                                     fusion::PlanDepth::checks, "dav-2201");
     CHECK(errors(host).size() == 2);
+    CHECK(for_npu.segments[0].launch.has_value());
 }
 
 TEST_CASE("dav-3510 refuses tiling sink, whatever the graph's own arch; prefetch stays",

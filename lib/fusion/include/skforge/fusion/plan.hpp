@@ -177,6 +177,7 @@ struct PlanContext {
     const graph::Graph& graph;
     graph::Diagnostics& diags;
     const graph::Dependencies& deps;
+    std::string_view arch; ///< the target planned for: skc compile's, else the graph's npu_arch
     Plan plan;
 };
 
@@ -201,6 +202,9 @@ void cores_pass(const PlanContext& ctx, Segment& s, graph::Diagnostics& diags);
 /// vendor's rule: the largest blockDim of the kind of core that leads, for a 1:2 MIX SuperKernel
 /// max(cube, ceil(vector / 2)); debug-aic-num/debug-aiv-num replace the counts; at most the SoC's
 /// cores (share/doc/npu-target.md, "Launch").
+/// The metadata of sub-kernel `p` (a position in `s.ops`) of `s`.
+const kernel::KernelMeta& sub_kernel_meta(const graph::Graph& g, const Segment& s, std::size_t p);
+
 NpuLaunch npu_launch(const graph::Graph& g, const Segment& s, std::string_view soc,
                      std::string_view npu_arch);
 
