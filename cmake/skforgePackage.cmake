@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Installs skforge's CMake package into lib/cmake/skforge/: skforgeConfig.cmake, its version file,
 # the imported executables (export set skforgeTargets, filled by the apps' install rules) and
 # skforge_add_run_package(). Included from the top-level CMakeLists.txt.

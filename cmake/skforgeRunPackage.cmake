@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # skforge_add_run_package(<target> GRAPH <graph.yaml> [NPU_ARCH <arch>] [NAME <name>]
 #                         [OUTPUT_DIR <dir>] [SIGN_KEY <key.pem>] [PACKAGE_VERSION <version>])
 #

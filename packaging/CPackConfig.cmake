@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # How skforge itself is packaged: `cpack -G DEB` (and `-G RPM` where rpmbuild exists) in a build
 # directory. Packages install under /usr (CPACK_PACKAGING_INSTALL_PREFIX) whatever
 # CMAKE_INSTALL_PREFIX the build was configured with.
@@ -36,7 +37,7 @@ endif()
 
 # RPM (openEuler and other RPM hosts): library requirements from rpmbuild's own scan.
 set(CPACK_RPM_FILE_NAME RPM-DEFAULT)
-set(CPACK_RPM_PACKAGE_LICENSE "Unspecified")
+set(CPACK_RPM_PACKAGE_LICENSE "Apache-2.0")
 set(CPACK_RPM_PACKAGE_GROUP "Development/Tools")
 set(CPACK_RPM_PACKAGE_DESCRIPTION "${CPACK_PACKAGE_DESCRIPTION}")
 # Directories other packages own: listed, the package would claim them.

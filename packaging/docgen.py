@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes skforge's man pages and bash completions from the Markdown references.
 
 One source: share/doc/cli.md gives skc(1), skinstall(8), skrun(1) and the three completion

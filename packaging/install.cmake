@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # What `cmake --install` (and so every package) puts beside the executables, each in its FHS
 # place under the prefix: man pages and bash completions generated from share/doc (docgen.py),
 # the Debian copyright and changelog, the host kernel header, the graph schema and the examples.

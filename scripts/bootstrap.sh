@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Installs skforge's build and test dependencies from Debian 12 packages. Idempotent: packages
 # already present are not reinstalled, and apt is not touched when nothing is missing.
 set -eu

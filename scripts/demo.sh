@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The main job, end to end on a fresh Debian 12 machine: install dependencies, build skforge;
 # compile every example graph for the host target, install each package into a local root, run
 # it fused and op-by-op (outputs compared bitwise, timings side by side), uninstall it and show

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Keeps share/doc/cli.md and every --help of skc, skinstall and skrun the same text.
 
 cli.md holds, for each tool, a section `# TOOL` whose first fenced block is `TOOL --help`, and

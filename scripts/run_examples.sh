@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Compiles every example graph in share/skforge/examples for one target. For `host` it also
 # installs each package into a local root, runs it fused and op-by-op with skrun (every output
 # compared bitwise), uninstalls it and checks the tree is clean. The NPU targets compile and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Runs every test: unit tests (Catch2) and whole-program tests (bats) under AddressSanitizer and
 # UndefinedBehaviorSanitizer, through ctest. Sets up its own dependencies on a fresh Debian 12.
 set -eu
@@ -12,6 +13,8 @@ files=$(git ls-files '*.cpp' '*.hpp' 2>/dev/null || true)
 if [ -n "$files" ]; then
     clang-format --dry-run --Werror $files
 fi
+# License check: every source file carries its SPDX line (scripts/spdx.sh --fix adds it).
+sh scripts/spdx.sh
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 cd "$BUILD" && ctest --output-on-failure -j "$(nproc)"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The main() shared by skforge's executables: a table of subcommands, --help/--version, and the
@@ -101,6 +102,12 @@ inline void check_option_words(const std::vector<std::string>& args) {
 }
 
 /// Whether `args` ask for the tool's version: a `--version` that no value follows.
+/// Prints "<tool> <version>" and the license, as --version answers everywhere.
+inline void print_version(const char* tool) {
+    std::printf("%s %s\nLicense: Apache-2.0 <https://www.apache.org/licenses/LICENSE-2.0>\n", tool,
+                SKFORGE_VERSION);
+}
+
 inline bool asks_version(const std::vector<std::string>& args) {
     for (std::size_t i = 0; i < args.size() && args[i] != "--"; ++i)
         if (args[i] == "--version" && (i + 1 == args.size() || args[i + 1].starts_with('-')))
@@ -154,7 +161,7 @@ class CommandLine {
             return false;
         }
         if (vm["version"].as<bool>()) {
-            std::printf("%s %s\n", m_tool.c_str(), SKFORGE_VERSION);
+            print_version(m_tool.c_str());
             return false;
         }
         po::notify(vm);
@@ -227,7 +234,7 @@ inline int run_main(const char* tool, int argc, char** argv, const std::vector<C
         return 0;
     }
     if (name == "--version") {
-        std::printf("%s %s\n", tool, SKFORGE_VERSION);
+        print_version(tool);
         return 0;
     }
     for (const auto& c : commands) {
@@ -236,7 +243,7 @@ inline int run_main(const char* tool, int argc, char** argv, const std::vector<C
         try {
             check_option_words(args);
             if (asks_version(args)) {
-                std::printf("%s %s\n", tool, SKFORGE_VERSION);
+                print_version(tool);
                 return 0;
             }
             return c.run(args);

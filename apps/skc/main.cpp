@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // skc: the offline pipeline's command line. It parses options into plain structs and calls the
 // library; every error is caught once here and mapped to an exit code (0 ok, 1 failure, 2 usage).
 #include "../common/cli_main.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // skinstall: installs and removes static-kernel packages under
 // <install-path>/opp/static_kernel/ai_core/. Each subcommand declares the options it takes; they
 // become a plain struct; the library does the work; errors are caught once in run_main (exit 0

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // skrun: runs an installed host package, fused (one launch per SuperKernel) and, with
 // --compare-unfused, one launch per operator, and compares every output bitwise.
 #include "../common/cli_main.hpp"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Fused vs op-by-op on the decoder example (test/bench/gen_decoder.py), with and without its
 # prefetch stream, side by side in one run: the same installed packages, the same inputs, the
 # same worker threads; skrun runs each SuperKernel as one launch, then every operator as its own

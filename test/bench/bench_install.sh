@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Side-by-side benchmark of skinstall against what an operator would otherwise do, on a package of
 # at least 1 GiB in several thousand files (ELF objects from /usr/lib, cycled under new names):
 #   install: skinstall install X.run   vs   makeself's --noexec --target extraction + cp -a

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Side-by-side benchmark of skforge's .run packages against makeself 2.4.5 (Debian's) at its best
 # settings, on real ELF objects copied from /usr/lib, in one run:
 #   gzip: makeself --gzip (one gzip process), makeself --pigz (every core), skc pack

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """What the planning passes save, on the example graphs and on generated ones: arena peak against
 its lower bound, barriers by kind against the naive plan (a full barrier between every pair of
 sub-kernels), and workspace against the naive sum.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Planning speed on generated graphs (test/bench/gen_graph.py): skc check and skc plan --format
 # json on 100,000 operators and on ten times as many; median wall time of the repetitions.
 #   test/bench/bench_plan.sh [operators] [repetitions]

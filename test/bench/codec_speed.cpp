@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Single-core limits of what `skc pack` does per byte: SHA-256 (OpenSSL), deflate as zlib and as
 // libdeflate (the same 4 MiB whole-buffer gzip members skforge writes), and zstd frames. Run by
 // test/bench/bench_package.sh on the benchmark's input; prints one Markdown table row per codec.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared by the benchmark scripts (sourced from the repository root): the release build and the
 # timing helper. Each script sets REPS before calling measure.
 

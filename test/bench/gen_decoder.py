@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes a decoder graph like LongCat-Flash's: per layer three SuperKernel scopes,
 scope_<layer>_part1 (norm, q/k/v projections, RoPE, attention, output projection, residual),
 scope_<layer>_part2_moe (norm, router, top-k gating, grouped matmuls, SwiGLU, combine) and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes a synthetic graph of N operators (and its kernel metadata) for the planning benchmark
 and the property tests: two streams with events between them, a scope every 40 operators, a few
 unfusible operators (TBE, dynamic, outside any scope).

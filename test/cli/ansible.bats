@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The Ansible collection (packaging/ansible) run for real against localhost with Debian's
 # ansible-core, as an operator's playbook would: the skforge_kernel module's changed/check/diff
 # answers and the rollout role's verify and rollback.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # skc compile --sk-backend: the vendor's SuperKernel compiler (CANN's superkernel.super_kernel)
 # as the NPU backend. A stand-in `superkernel` package on PYTHONPATH checks the kernel_info skc
 # passes as the vendor reads it, records it, and writes what the vendor writes

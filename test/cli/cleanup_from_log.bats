@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # cleanup-from-log: the safe uninstall CI runs after a compile job.
 load helpers
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The command line as an operator meets it: --help and --version everywhere, options that do
 # not apply refused, numbers range-checked, ~ after '=' explained, key files named in plain
 # words, results a script can read from stdout, progress only on a terminal, and Ctrl-C or
@@ -73,6 +74,8 @@ wait_for() {
 @test "--version is each tool's version, on every command" {
     v=$("$SKC" --version)
     [[ "$v" == "skc "[0-9]* ]]
+    # The license is named where an operator asks for the version.
+    [ "$(sed -n 2p <<<"$v")" = "License: Apache-2.0 <https://www.apache.org/licenses/LICENSE-2.0>" ]
     for cmd in check plan compile pack inspect keygen; do
         run "$SKC" "$cmd" --version
         [ "$status" -eq 0 ]

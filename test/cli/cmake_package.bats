@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # skforge's CMake package: `cmake --install` of this build into a temporary prefix, then a user
 # project (test/cmake_project) configured against it, built, and rebuilt exactly when the graph,
 # a kernel's metadata or source, or skc changes, with the Ninja and the Makefile generators.

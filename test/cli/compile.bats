@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # skc compile: static packaging of precompiled kernels, compile logs, the cache, and the targets
 # this version refuses.
 load helpers

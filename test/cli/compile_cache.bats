@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The shared compile cache (skc compile --cache-dir, SKFORGE_CACHE_DIR, skc cache): concurrent
 # compiles sharing one cache, hits, damaged entries, eviction, crashes and the cache commands.
 load helpers

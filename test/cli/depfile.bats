@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # skc compile --depfile: the Makefile rule listing every input of a compile, read by the real
 # ninja and GNU make, with names holding a space, '$' and '#'.
 load helpers

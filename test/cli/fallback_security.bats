@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The package's own install.sh/uninstall.sh (the shell fallback used when skinstall is absent)
 # against symlinks, planted temporary names, concurrent runs, directory swaps, local changes and
 # special files. Each test names the issue-13 item it pins.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # skc check and skc plan on the example graphs and on broken ones.
 load helpers
 

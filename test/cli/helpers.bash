@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared set-up for the whole-program tests: a scratch directory per test, a small package tree,
 # and helpers to corrupt files byte by byte.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The host target end to end: skc compile builds host kernels and threaded SuperKernels, skinstall
 # installs the package, skrun runs it fused and op-by-op and compares every output bitwise.
 load helpers

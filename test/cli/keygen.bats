@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 load helpers
 
 @test "keygen writes a 0600 private key and a public key and prints the key id" {

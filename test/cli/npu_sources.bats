@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # skc compile --sources-only: every SuperKernel's source and JSON for the NPU targets, written
 # without any CANN tool. The scenarios are those of the vendor's SuperKernel compiler's system
 # tests (hicann/graph-autofusion super_kernel/tests/st): two vector-only sub-kernels compiled by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // opbase_read OPP SOC_DIR: lists the static kernels CANN's runtime would find in an installed
 // tree (test/unit/opbase_reader.hpp), one line each, sorted:
 //   <OpType> core=<coreType> bin=<binPath> blockDim=<n> kernel=<kernelName> ws=<sizes> key=<key>

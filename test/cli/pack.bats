@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 load helpers
 
 # expect_refusal PATTERN: `skc pack tree` must exit 1, name the path and reason, write nothing.

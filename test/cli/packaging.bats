@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # skforge's own packages: `cpack -G DEB` from the build under test (an ASan build: the package
 # then needs libasan, which is fine for a test), checked by lintian, unpacked into a scratch root
 # with dpkg-deb -x and used from there: the tools, the man pages, the bash completions. `cpack -G
@@ -74,6 +75,8 @@ cli_has() {
     [ "$(ls "$ROOT")" = usr ]
     grep -q '^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' \
         "$ROOT/usr/share/doc/skforge/copyright"
+    grep -q '^License: Apache-2.0$' "$ROOT/usr/share/doc/skforge/copyright"
+    ! grep -qi unspecified "$ROOT/usr/share/doc/skforge/copyright"
     for tool in skc skinstall skrun; do
         file "$ROOT/usr/bin/$tool" | grep -q ', stripped'
         ! readelf -d "$ROOT/usr/bin/$tool" | grep -E 'RPATH|RUNPATH'
@@ -213,4 +216,5 @@ write_cli_sample() {
         ! grep -qx "$d" files || { echo "rpm claims $d"; false; }
     done
     rpm -qpR "$rpmfile" | grep -q '^libarchive.so.13'
+    [ "$(rpm -qp --queryformat '%{LICENSE}' "$rpmfile")" = Apache-2.0 ]
 }

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Names from a graph or its kernel metadata become path components of what `skc compile` writes
 # (scope -> SuperKernel files, OpType -> kernel directory, kernelName -> kernel files). A name that
 # is not one safe component is refused by `skc check` with its file:line:col, and `skc compile`

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # skc plan --format dot|svg|html: the pictures, drawn by Graphviz and by skforge's own layout, on
 # the examples, on a graph with every edge kind and on hostile operator names.
 load helpers

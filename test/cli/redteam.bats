@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Red-team regressions for issue 13 (installer and package hardening): each test is an attack or
 # an unlucky operation that once broke a stated guarantee of share/doc/installer.md.
 load helpers

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # scripts/run_examples.sh: its command line, and the host run over every example.
 load helpers
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # CANN's run user (issue 14, item 12): skinstall, the .run and its own scripts, run for real as
 # an unprivileged user (uid/gid 65534 through setpriv) in a tree that user owns, and refused
 # with a plain message in one it does not.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # skinstall driven as operators drive it, on real packages in a scratch install root.
 load helpers
 

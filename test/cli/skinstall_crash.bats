@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Kill skinstall at every step of install, upgrade and uninstall (SKFORGE_FAULT_AT=N ends the
 # process at the N-th step with _exit, like kill -9); after `skinstall recover` the tree must be
 # exactly the before- or the after-state. Then many processes at once.

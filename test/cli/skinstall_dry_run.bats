@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # skinstall --dry-run: the same checks and refusals as the real command, an answer a script can
 # read, and nothing written (no tree change, no history line, no lock file left).
 

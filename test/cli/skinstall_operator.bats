@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Issue 14: skinstall as an operator uses it day to day — damaged packages, identity and
 # versions, queries, shadowing, history, locks, help and machine-readable results.
 load helpers

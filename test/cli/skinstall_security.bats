@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Issue 13's installer and package items, driven through the real executables: every refusal
 # names the file and the reason, and the tree (and everything outside it) is unchanged after.
 load helpers

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The static-kernel index end to end: NPU packages compiled by skc, installed, upgraded and
 # uninstalled by skinstall, read the way CANN's runtime reads them ($OPBASE_READ, written from
 # opbase's indv_collector.cpp: staticList, integer coreType, binPath to an existing .o, binDesc).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The .run file itself, run by sh as an operator would, with no skforge on the host.
 load helpers
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Tiling sink and weight prefetch (issue 16): aicpu_tiling and prefetch operators beside the AI
 # cores, connected to SuperKernels by notify/wait, checked, planned, compiled for the host,
 # installed and run with the same bits fused and op-by-op; a dropped wait is caught. On the NPU

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Rewrites a skforge .run the way an attacker without the signing key would: replaces one file of
 the payload, fixes the manifest's size and SHA-256 for it (and the header's unpacked size), recompresses, and patches the header's
 payload size and digest (and, with --fix-header-scripts, the header's script digests too), so the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target: the graph loader (YAML parsers, schema walk), validation and segmentation; and
 // the loader's two ways of parsing (whole, and in pieces on several threads) must agree.
 #include "graph_dump.hpp"

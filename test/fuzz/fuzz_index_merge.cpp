@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target: a package index as the installer reads it (depth limit, parse, the index rules)
 // and, when accepted, the merge into a global index with another package's, both orders.
 #include "skforge/install/index.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target: the .run reader. An input starting with "#!" is a whole .run file (the header
 // parser, layout and digest checks); anything else is an uncompressed tar payload that the target
 // wraps in a valid stub with the right digest, so mutations reach libarchive, the manifest parser

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target: the scope option string parser and OpType pattern matching.
 #include "skforge/graph/options.hpp"
 

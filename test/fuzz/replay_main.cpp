@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Without libFuzzer (GCC builds, CI): runs a fuzz target on every file of its corpus and on a
 // fixed number of deterministic mutations of them, so the targets run under ASan and UBSan in
 // every test run. With clang, -DSKFORGE_FUZZ=ON links the targets with libFuzzer instead.

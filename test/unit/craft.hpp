@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Builds .run files that skc pack would refuse to make (symlink entries, "../" paths, lying

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The graph the loader read from YAML text, as text: every field with its position, then the
 // diagnostics. Used to compare the two ways the loader parses (whole and in pieces).

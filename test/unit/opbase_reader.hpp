@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // A reader of an installed static-kernel tree that does what CANN's runtime does, written from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The NPU backend's entry source, written the way the vendor's SuperKernel compiler writes its
 // own (share/doc/npu-target.md, share/doc/cann-conformance.md): the sub-kernels are the op
 // compiler's SuperKernel builds, `<func>(uint64_t args_offset)`, reading their arguments from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The NPU backend's build: the commands the vendor's SuperKernel compiler runs (bisheng once
 // per core type, ld.lld -m aicorelinux, llvm-objcopy), with skforge's file names.
 #include "ascendc_code.hpp"

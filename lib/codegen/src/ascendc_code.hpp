@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Pieces shared by the NPU backend's entry writer and its build commands: kinds of core, the

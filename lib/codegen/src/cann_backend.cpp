@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The vendor's SuperKernel compiler as a backend: kernel_info, its options string, and the
 // driver skc runs. The shapes follow CANN's super_kernel.compile and its option parser (see
 // share/doc/cann-conformance.md for the sources); the driver is skforge's own.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The host backend: generates each SuperKernel's entry as C++ and the program skrun follows.
 #include "skforge/codegen/host.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The shared compile cache: a content-addressed store of .run files in one directory that many
 // skc processes, on one host or on CI runners sharing it over NFS, read and write at once.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pipeline driver behind `skc compile`: check, plan, build, package, with compile logs and a
 // cache. The host target builds kernels and SuperKernels (host_build.cpp); the NPU targets
 // package precompiled kernels as static kernels, and refuse fusion they cannot build.

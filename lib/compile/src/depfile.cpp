@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The inputs of a compile and the Makefile rule that lists them (skc compile --depfile).
 #include "skforge/compile/depfile.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // compile_inputs over a graph already loaded (compile() has one), for depfile.cpp and compile.cpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Building a target's package tree.
 // Host: each kernel's C++ source becomes an object (linked into every SuperKernel that calls it)
 // and a shared object (for operators launched alone); each segment's generated entry is

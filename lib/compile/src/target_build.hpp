@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Building a target's package tree: host kernels and SuperKernels, NPU SuperKernels with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The plan as one self-contained HTML page. It is also well-formed XML (every element closed,
 // script and style in CDATA), so a plain XML parser can check it. Every piece of text from the
 // graph goes through display_text and xml_escaped on its way in: names are untrusted.

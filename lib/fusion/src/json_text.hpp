@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // JSON written straight into a buffer, for the outputs that can hold a hundred thousand objects

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How a SuperKernel is launched: on the NPU targets by the vendor's rule (graph-autofusion
 // super_kernel/src/superkernel/super_kernel_op_infos.py, get_summary_type_and_options and
 // get_finale_type_and_block_dim), which `skc plan` reports and `skc compile` builds alike.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The memory pass: one argument per distinct buffer, scratch workspace shared where the
 // sub-kernels are ordered, and an arena for tensors that live only inside a SuperKernel, placed
 // by lifetime.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The SuperKernel's metadata: on the NPU targets in the shape the vendor's SuperKernel compiler
 // writes, with skforge's plan under one `skforge` key; on the host target skforge's own shape
 // (share/doc/plan-format.md).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The SuperKernel metadata writer, shared by kernel_meta_json and the plan's JSON.

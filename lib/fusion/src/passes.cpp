@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The planning passes after segmentation: cores, streams, barriers and early-start, cache
 // maintenance, code layout. Memory is in memory.cpp, the metadata in metadata.cpp.
 #include "skforge/fusion/plan.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The plan as a picture: one model (nodes, SuperKernel clusters, typed edges, stream lanes)
 // built from the plan, written as DOT here and as SVG by picture_svg.cpp.
 #include "skforge/fusion/picture.hpp"

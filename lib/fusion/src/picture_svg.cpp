@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // skforge's own layout of the plan's picture, for when Graphviz is not installed: one lane per
 // stream, one column per operator in drawing order, SuperKernels as boxes around their columns,
 // edges as curves, and a legend. Every coordinate is an integer, so the text is deterministic.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "skforge/fusion/report.hpp"
 
 #include "metadata_text.hpp"

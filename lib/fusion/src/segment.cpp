@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "skforge/fusion/plan.hpp"
 
 #include "skforge/kernel/soc.hpp"

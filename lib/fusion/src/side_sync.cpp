@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Notify/wait between SuperKernels and the operators that run beside the AI cores (AICPU tiling,
 // prefetch): which events they are, which sub-kernel sets or waits on which flag, and the
 // flag-address slots of the parameter block (share/doc/plan-format.md, "Notify/wait"), and what

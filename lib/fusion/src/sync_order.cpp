@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Happens-before from synchronisation only: see sync_order.hpp.
 #include "sync_order.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Happens-before between the sub-kernels of a SuperKernel, from its synchronisation only, shared

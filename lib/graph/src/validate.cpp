@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "skforge/graph/graph.hpp"
 #include "skforge/support/memory.hpp"
 #include "skforge/support/parallel.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "skforge/graph/yaml_doc.hpp"
 
 #include <yaml-cpp/depthguard.h>

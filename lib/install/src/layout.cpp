@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "skforge/install/layout.hpp"
 
 #include "skforge/package/path_rules.hpp"

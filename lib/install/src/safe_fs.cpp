@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "skforge/install/safe_fs.hpp"
 
 #include "skforge/support/error.hpp"

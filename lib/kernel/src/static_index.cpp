@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "skforge/kernel/static_index.hpp"
 
 #include <utility>

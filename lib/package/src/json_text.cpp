@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "skforge/package/json_text.hpp"
 
 #include "skforge/support/error.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "skforge/package/reader.hpp"
 
 #include "skforge/package/generated.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "skforge/package/signature.hpp"
 
 #include "skforge/support/atomic_file.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "source_tree.hpp"
 
 #include "skforge/support/error.hpp"

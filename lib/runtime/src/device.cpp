@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Worker threads standing in for AI cores. Idle workers sleep on a futex (std::atomic::wait);
 // barriers spin briefly, then sleep.
 #include "skforge/runtime/device.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Loading a host package's program and libraries, preparing its launches, running and comparing.
 #include "skforge/runtime/package.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "skforge/support/fault.hpp"
 
 #ifdef SKFORGE_FAULT_INJECTION

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Signals are taken by sigwait on a thread of their own, so the cleanup may allocate, lock and
 // call the filesystem: nothing runs in an asynchronous signal handler.
 #include "skforge/support/interrupt.hpp"

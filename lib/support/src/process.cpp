@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Child processes without a shell: posix_spawn with stdout and stderr on one pipe.
 #include "skforge/support/process.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "skforge/support/safe_path.hpp"
 
 #include "skforge/support/error.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "skforge/support/temp_dir.hpp"
 
 #include "skforge/support/error.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* skforge host kernel ABI, version 1 (share/doc/host-target.md).
  *
  * A host sub-kernel is a C++ function compiled into an object file. The runtime, or a generated

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The NPU backend in the vendor's conventions. The scenarios are those of the vendor's SuperKernel
 // compiler's system tests (hicann/graph-autofusion super_kernel/tests/st: two vector-only
 // sub-kernels of blockDim 32 and 1 on stream 1, built by the op compiler as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The vendor backend's input: kernel_info as CANN's super_kernel.compile reads it (op_list fields
 // and types, events as integers, absolute paths) and the super_kernel_options string, which the
 // vendor parses with the same `key=value:key=value` rules as skforge's scope options.

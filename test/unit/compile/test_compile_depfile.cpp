@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "skforge/compile/depfile.hpp"
 #include "skforge/support/error.hpp"
 #include "temp_dir.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "graph_fixture.hpp"
 #include "skforge/fusion/plan.hpp"
 #include "skforge/fusion/report.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The SuperKernel metadata: the vendor's shape on the NPU targets (graph-autofusion
 // super_kernel/tests/st/data/*/expect_compiled_json.json), skforge's on the host target.
 #include "graph_fixture.hpp"

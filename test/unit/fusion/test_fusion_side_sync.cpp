@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Notify/wait with operators beside the cores (AICPU tiling, prefetch): segmentation sees them
 // through, the passes give each sub-kernel its notify/wait slots, the plan lists the pairs.
 #include "graph_fixture.hpp"

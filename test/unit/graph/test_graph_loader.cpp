@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "graph_dump.hpp"
 #include "graph_fixture.hpp"
 #include "skforge/graph/yaml_doc.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "skforge/install/index.hpp"
 #include "skforge/install/layout.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "skforge/kernel/kernel_meta.hpp"
 #include "skforge/kernel/soc.hpp"
 

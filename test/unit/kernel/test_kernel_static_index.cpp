@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "opbase_reader.hpp"
 #include "skforge/kernel/static_index.hpp"
 #include "temp_dir.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "craft.hpp"
 #include "skforge/package/index_rules.hpp"
 #include "skforge/support/error.hpp"

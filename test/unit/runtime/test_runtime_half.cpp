@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "skforge_host_kernel.h"
 
 #include <catch2/catch.hpp>

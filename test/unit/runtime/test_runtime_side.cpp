@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The runtime's operators beside the cores: a program whose prefetches notify and wait for each
 // other on threads of their own streams, and the refusal of a wait nothing notifies.
 #include "skforge/runtime/package.hpp"

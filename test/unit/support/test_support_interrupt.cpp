@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "skforge/support/atomic_file.hpp"
 #include "skforge/support/interrupt.hpp"
 #include "temp_dir.hpp"

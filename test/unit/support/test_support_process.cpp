@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "skforge/support/error.hpp"
 #include "skforge/support/process.hpp"
 #include "temp_dir.hpp"

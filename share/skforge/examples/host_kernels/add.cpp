@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Add: out = in0 + in1 + ... elementwise; an input with fewer elements repeats (broadcast over
 // the leading dimensions).
 #include "skforge_host_kernel.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Attention: causal self-attention over the T tokens of q, k, v [T, H, D] -> out [T, H, D]:
 // token t of head h attends to tokens 0..t with softmax(q.k / sqrt(D)). One (token, head) per
 // unit of work. With a fourth input, the tiling attention_tiling.cpp computes on the AICPU

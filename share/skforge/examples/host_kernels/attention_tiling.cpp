@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The AICPU tiling of Attention (an aicpu_tiling operator, tiling sink): how many leading key
 // tokens the attention may read, from the values of k [T, H, D] — the tokens up to the first
 // whose key row is not finite. A tiling that depends on an earlier operator's output is why it

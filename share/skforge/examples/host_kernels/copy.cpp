@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reshape, Concat and friends: the outputs are the inputs' bytes, concatenated in order
 // (Reshape has one input; ConcatD concatenates along the first dimension).
 #include "skforge_host_kernel.h"

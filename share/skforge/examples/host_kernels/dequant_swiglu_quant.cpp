@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DequantSwigluQuant: x[T,2I] is dequantised by scales[S] (column c by scales[c mod S]), passed
 // through SwiGLU, and quantised per row: act_q[T,I] int8, act_scale[T] float32 (as DynamicQuant).
 #include "skforge_host_kernel.h"

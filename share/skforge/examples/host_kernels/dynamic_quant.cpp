@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DynamicQuant: per-row symmetric int8 quantisation. x[R,C] -> q[R,C] int8 = round(x / s),
 // scale[R] float32 = s = max|x| / 127 (1 for an all-zero row).
 #include "skforge_host_kernel.h"

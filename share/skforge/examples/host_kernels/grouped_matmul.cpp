@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GroupedMatmul: one weight matrix per group, w[G,K,N].
 //  - inputs (x[T,K], w): the T rows are split into G equal contiguous groups; y[T,N].
 //  - inputs (x[T,K], w, ids[T,k] int32): y[t,j,:] = x[t,:] * w[ids[t,j] mod G]; y[T,k,N].

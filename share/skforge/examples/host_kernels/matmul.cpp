@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MatMul: y[M,N] = x[M,K] * w[K,N]. x is read as rows of K (w's first dimension), w as [K,N] (its
 // last dimension is N); y is written flat, so it may be declared in any shape of M*N elements.
 // Work is split in tiles of one row by up to 64 columns; each output sums k in ascending order.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MoeCombine: y[T,H] = sum over j of weights[t,j] * expert_out[t,j,:] (j ascending).
 #include "skforge_host_kernel.h"
 

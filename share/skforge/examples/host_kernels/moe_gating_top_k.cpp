@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MoeGatingTopK: logits[T,E] -> weights[T,k] (float32, softmax over the chosen experts) and
 // ids[T,k] (int32, best first; ties go to the lower expert). k is the outputs' last dimension.
 #include "skforge_host_kernel.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // QuantMatmul: y[T,N] = (sum_k q[t,k] * w[k,N]) * act_scale[t] / 127, with q[T,K] and w[K,N]
 // int8 (w quantised symmetrically with scale 1/127) and exact int32 accumulation.
 #include "skforge_host_kernel.h"

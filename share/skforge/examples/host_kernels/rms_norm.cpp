@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RmsNorm: y = x / sqrt(mean(x^2) + 1e-6) * gamma, per row of the last dimension; gamma (the
 // second input) is optional.
 #include "skforge_host_kernel.h"

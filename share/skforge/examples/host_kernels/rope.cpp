@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RotaryPositionEmbedding: x[T, ..., D] rotated pairwise in its last dimension by the token's
 // position (its index in the first dimension): (a, b) at pair i turns by t * 10000^(-2i/D).
 #include "skforge_host_kernel.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SoftmaxV2: softmax over the last dimension.
 #include "skforge_host_kernel.h"
 

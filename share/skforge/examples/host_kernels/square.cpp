@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Square: y = x * x elementwise.
 #include "skforge_host_kernel.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SwiGLU: x[..., 2I] -> y[..., I] = silu(x[..., :I]) * x[..., I:].
 #include "skforge_host_kernel.h"
 

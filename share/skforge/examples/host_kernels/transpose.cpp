@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Transpose: x[R,C] (its last dimension C, the rest R) -> y[C,R].
 #include "skforge_host_kernel.h"
 

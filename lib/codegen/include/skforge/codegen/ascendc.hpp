@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The NPU backend: each SuperKernel's entry as AscendC source in the conventions of the vendor's

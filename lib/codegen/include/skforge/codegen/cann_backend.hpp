@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The vendor's own SuperKernel compiler as a backend: what skc hands CANN's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The host backend: the C++ source of each SuperKernel's entry (worker threads stand in for AI

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // What `skc compile --depfile` writes: the files a compile read, as a Makefile rule that make,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // What CANN's runtime (opbase's individual-op collector) reads from a static-kernel index entry:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The host stand-in for an NPU: worker threads for AI cores, launches, and the barriers a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Loading an installed host package (its program and libraries) and running it: SuperKernel

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Interrupted work leaves nothing behind. Temporaries (AtomicFile's files, compile's build

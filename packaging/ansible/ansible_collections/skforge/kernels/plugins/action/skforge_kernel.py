@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Controller side of skforge_kernel: copies `src` from the controller to the host's temporary
 # directory (unless remote_src), then runs the module there. The file is only copied; the
 # module hands it to skinstall, which verifies it before anything is written.

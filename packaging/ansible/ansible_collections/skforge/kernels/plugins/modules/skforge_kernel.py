@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 # skforge_kernel: installs, upgrades and removes skforge static-kernel packages (.run) on a host
 # through skinstall. It never executes the .run: skinstall reads and verifies it, and decides
 # what to do; with check mode the module asks skinstall's --dry-run, so a check run answers from
