@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # Runs every test: unit tests (Catch2) and whole-program tests (bats) under AddressSanitizer and
-# UndefinedBehaviorSanitizer, through ctest. Sets up its own dependencies on a fresh Debian 12.
+# UndefinedBehaviorSanitizer, through ctest; and the aarch64 build's tests under qemu. Sets up its
+# own dependencies on a fresh Debian 12.
 set -eu
 cd "$(dirname "$0")/.."
 sh scripts/bootstrap.sh
@@ -15,6 +16,9 @@ if [ -n "$files" ]; then
 fi
 # License check: every source file carries its SPDX line (scripts/spdx.sh --fix adds it).
 sh scripts/spdx.sh
+# The aarch64 build: cross-built, unit and smoke tests under qemu-aarch64 (scripts/test-arm64.sh).
+# Before ctest, whose packaging tests also package build/arm64 (the .deb, lintian, the .rpm).
+sh scripts/test-arm64.sh
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 cd "$BUILD" && ctest --output-on-failure -j "$(nproc)"

@@ -17,6 +17,32 @@ setup_file() {
     VERSION=$(sed -n 's/^set(CPACK_PACKAGE_VERSION "\(.*\)")$/\1/p' "$SKFORGE_BINARY_DIR/CPackConfig.cmake")
     export DEB="$PKG/skforge_${VERSION}_$(dpkg --print-architecture).deb"
     dpkg-deb -x "$DEB" "$ROOT"
+    arm64_setup
+}
+
+# The aarch64 cross build (scripts/cross-build.sh arm64; scripts/test.sh builds it before ctest
+# runs this), when there is one: DEB_ARM64 is its .deb, unpacked into ROOT_ARM64.
+ARM64_BUILD=${SKFORGE_ARM64_BUILD:-$SKFORGE_SOURCE_DIR/build/arm64}
+arm64_setup() {
+    export VERSION DEB_ARM64= ROOT_ARM64="$BATS_FILE_TMPDIR/root-arm64"
+    [ -f "$ARM64_BUILD/CPackConfig.cmake" ] || return 0
+    cpack --config "$ARM64_BUILD/CPackConfig.cmake" -G DEB -B "$BATS_FILE_TMPDIR/pkg-arm64" \
+        >"$BATS_FILE_TMPDIR/cpack-arm64.log" 2>&1 || { cat "$BATS_FILE_TMPDIR/cpack-arm64.log"; return 1; }
+    DEB_ARM64="$BATS_FILE_TMPDIR/pkg-arm64/skforge_${VERSION}_arm64.deb"
+    dpkg-deb -x "$DEB_ARM64" "$ROOT_ARM64"
+}
+
+# need_arm64: skips a test when there is no arm64 build, except in CI, where scripts/test.sh
+# always builds one before the tests run.
+need_arm64() {
+    [ -z "$DEB_ARM64" ] || return 0
+    [ "${CI:-}" != true ] || { echo "no arm64 build in $ARM64_BUILD"; return 1; }
+    skip "no arm64 build in $ARM64_BUILD (scripts/cross-build.sh arm64 makes one)"
+}
+
+# qemu_arm64 TOOL ARG...: runs an aarch64 executable through qemu-user.
+qemu_arm64() {
+    "$(command -v qemu-aarch64-static || command -v qemu-aarch64)" -L /usr/aarch64-linux-gnu "$@"
 }
 
 # commands_of TOOL: the commands TOOL --help lists, one a line.
@@ -217,4 +243,58 @@ write_cli_sample() {
     done
     rpm -qpR "$rpmfile" | grep -q '^libarchive.so.13'
     [ "$(rpm -qp --queryformat '%{LICENSE}' "$rpmfile")" = Apache-2.0 ]
+}
+
+@test "the arm64 .deb: skforge_<version>_arm64.deb with the amd64 one's files, aarch64 tools, arm64 Depends" {
+    need_arm64
+    [ -f "$DEB_ARM64" ]
+    [ "$(dpkg-deb -f "$DEB_ARM64" Architecture)" = arm64 ]
+    [ "$(dpkg-deb -f "$DEB" Architecture)" = "$(dpkg --print-architecture)" ]
+    diff <(dpkg-deb -c "$DEB" | awk '{print $1, $6}') <(dpkg-deb -c "$DEB_ARM64" | awk '{print $1, $6}')
+    depends=$(dpkg-deb -f "$DEB_ARM64" Depends)
+    for lib in libarchive13 libboost-program-options1.74.0 libboost-filesystem1.74.0 \
+        libyaml-cpp0.7 libssl3 libdeflate0 libzstd1 libc6 libstdc++6; do
+        [[ $depends == *"$lib "* || $depends == *"$lib," || $depends == *"$lib" ]] ||
+            { echo "Depends lacks $lib: $depends"; false; }
+    done
+    for tool in skc skinstall skrun; do
+        file "$ROOT_ARM64/usr/bin/$tool" | grep -q 'ELF 64-bit LSB .*ARM aarch64.*, stripped'
+        ! readelf -d "$ROOT_ARM64/usr/bin/$tool" | grep -E 'RPATH|RUNPATH'
+    done
+}
+
+@test "lintian finds no error and no warning in the arm64 .deb" {
+    need_arm64
+    run lintian --fail-on error,warning "$DEB_ARM64"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    ! grep -E '^[EW]: ' <<<"$output"
+}
+
+@test "the unpacked arm64 tools run under qemu: check, pack and install the installed example" {
+    need_arm64
+    bin="$ROOT_ARM64/usr/bin"
+    qemu_arm64 "$bin/skc" --version | grep -q "^skc $VERSION"
+    qemu_arm64 "$bin/skc" check "$ROOT_ARM64/usr/share/skforge/examples/moe_block/graph.yaml"
+    cp -r "$ROOT_ARM64/usr/share/skforge/examples/package" tree
+    qemu_arm64 "$bin/skc" pack tree -o demo_kernels.run --package-version 1.0.0 -q
+    mkdir toolkit
+    qemu_arm64 "$bin/skinstall" install demo_kernels.run --install-path "$W/toolkit" -q
+    qemu_arm64 "$bin/skinstall" verify --install-path "$W/toolkit" -q
+}
+
+@test "cpack -G RPM from the arm64 build: an aarch64 .rpm with the same files, requiring the 64-bit libraries" {
+    need_arm64
+    command -v rpmbuild >/dev/null || skip "rpmbuild is not installed (Debian package rpm)"
+    cpack --config "$ARM64_BUILD/CPackConfig.cmake" -G RPM -B rpm >cpack.log 2>&1 ||
+        { cat cpack.log; false; }
+    rpmfile=$(echo rpm/skforge-*.aarch64.rpm)
+    [ -f "$rpmfile" ]
+    [ "$(rpm -qp --queryformat '%{ARCH}' "$rpmfile")" = aarch64 ]
+    dpkg-deb -c "$DEB_ARM64" | awk '$1 !~ /^d/ {print substr($6, 2)}' | sort >deb-files
+    rpm -qpl "$rpmfile" | sort >rpm-files
+    comm -23 deb-files rpm-files >missing
+    [ ! -s missing ] || { echo "rpm lacks:"; cat missing; false; }
+    rpm -qpR "$rpmfile" | grep -qx 'libarchive.so.13()(64bit)'
+    rpm -qpR "$rpmfile" | grep -qx 'libyaml-cpp.so.0.7()(64bit)'
 }

@@ -1,0 +1,96 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# Whole-program smoke test of one build of the tools, for a build whose binaries this machine
+# runs only through an emulator (scripts/test-arm64.sh runs it on the aarch64 build under
+# qemu-aarch64) or on the target machine itself. What an operator on a Kunpeng host does: pack,
+# inspect, install, verify, repair and uninstall a package with skinstall; the .run under sh, with
+# skinstall on PATH and with sh alone; skc compile for the host target and skrun the result.
+#   SKC, SKINSTALL, SKRUN  the tools (commands: a wrapper that runs them under qemu will do)
+#   CXX                    the compiler host kernels are built with (one for the tools' machine)
+#   REFERENCE_SKC          optional: another machine's skc; its .run must be byte-identical
+
+bats_require_minimum_version 1.5.0
+load ../cli/helpers
+
+EX="$SKFORGE_SOURCE_DIR/share/skforge/examples"
+AI=root/opp/static_kernel/ai_core
+
+setup_file() {
+    : "${SKINSTALL:?SKINSTALL must point to skinstall}" "${SKRUN:?SKRUN must point to skrun}"
+    : "${SKFORGE_SOURCE_DIR:?SKFORGE_SOURCE_DIR must point to the source tree}"
+}
+
+# pack_example NAME: the example kernel tree packed and signed as ./NAME.run, key ./key.pub.pem.
+pack_example() {
+    cp -r "$EX/package" tree
+    "$SKC" keygen -o key
+    "$SKC" pack tree -o "$1.run" --package-version 1.0.0 --sign-key key.pem -q
+}
+
+@test "the tools start and report their version; skc checks an example graph" {
+    "$SKC" --version | grep -q '^skc '
+    "$SKINSTALL" --version | grep -q '^skinstall '
+    "$SKRUN" --version | grep -q '^skrun '
+    "$SKC" check "$EX/moe_block/graph.yaml"
+}
+
+@test "pack, inspect --verify, install, verify, repair a damaged file, uninstall: the tree is clean" {
+    pack_example demo
+    "$SKC" inspect demo.run --verify --trusted-key key.pub.pem | grep -q 'signature: valid'
+    mkdir root
+    "$SKINSTALL" install demo.run --install-path root --require-signature --trusted-key key.pub.pem -q
+    "$SKINSTALL" verify demo --install-path root -q
+    victim=$(find "$AI/demo" -name '*.o' | head -n 1)
+    printf 'x' >>"$victim"
+    run "$SKINSTALL" verify demo --install-path root
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"${victim#"$AI/"}"* ]]
+    "$SKINSTALL" repair demo --from demo.run --install-path root --trusted-key key.pub.pem -q
+    "$SKINSTALL" verify --install-path root -q
+    "$SKINSTALL" uninstall demo --install-path root -q
+    [ ! -e "$AI/demo" ]
+    grep -qx 'install_order=' "$AI/config.ini"
+}
+
+@test "the .run under sh installs through skinstall on PATH and with sh alone; skinstall verifies both" {
+    pack_example demo
+    sh demo.run --check
+    mkdir -p bin root
+    printf '#!/bin/sh\nexec %s "$@"\n' "$SKINSTALL" >bin/skinstall
+    chmod +x bin/skinstall
+    PATH="$W/bin:$PATH" SKFORGE_NO_SKINSTALL=0 sh demo.run --install-path="$W/root" -q
+    grep -q '"install".*"demo"' "$AI/../../../opp/static_kernel/ai_core/log/skinstall.log" 2>/dev/null ||
+        "$SKINSTALL" history --install-path root | grep -q 'install.*demo'
+    "$SKINSTALL" verify --install-path root -q
+    SKFORGE_NO_SKINSTALL=1 sh "$AI/demo/uninstall.sh"
+    [ ! -e "$AI/demo" ]
+    SKFORGE_NO_SKINSTALL=1 sh demo.run --install-path="$W/root"
+    "$SKINSTALL" verify --install-path root -q
+    "$SKINSTALL" uninstall demo --install-path root -q
+    [ ! -e "$AI/demo" ]
+}
+
+@test "the same inputs give a byte-identical .run on this machine and on the reference's" {
+    [ -n "${REFERENCE_SKC:-}" ] || skip "REFERENCE_SKC is not set"
+    cp -r "$EX/package" tree
+    for skc in "$SKC" "$REFERENCE_SKC"; do
+        for c in gzip zstd; do
+            "$skc" pack tree -o "$c-$(basename "$(dirname "$skc")")-$RANDOM.run" \
+                --package-version 1.0.0 --compress $c -q
+        done
+    done
+    [ "$(sha256sum gzip-*.run | cut -d' ' -f1 | sort -u | wc -l)" -eq 1 ]
+    [ "$(sha256sum zstd-*.run | cut -d' ' -f1 | sort -u | wc -l)" -eq 1 ]
+}
+
+@test "skc compile builds host kernels for this machine; skrun runs them fused and op-by-op, bitwise equal" {
+    "$SKC" compile "$EX/two_stream/graph.yaml" --npu-arch host -o out --name ts -q >/dev/null
+    mkdir root
+    "$SKINSTALL" install out/ts.run --install-path root -q
+    run "$SKRUN" ts --install-path root --compare-unfused --iterations 1
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"bitwise identical"* ]]
+    "$SKINSTALL" uninstall ts --install-path root -q
+    [ ! -e "$AI/ts" ]
+}
