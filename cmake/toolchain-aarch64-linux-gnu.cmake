@@ -22,9 +22,12 @@ if(NOT EXISTS /usr/lib/aarch64-linux-gnu/cmake/yaml-cpp/yaml-cpp-config.cmake)
   set(yaml-cpp_DIR ${CMAKE_CURRENT_LIST_DIR}/cross/yaml-cpp)
 endif()
 
-# Tests (ctest, Catch2's test discovery) run the aarch64 binaries through qemu-user; its -L
-# prefix holds the cross toolchain's loader and C/C++ runtime.
+# Tests (ctest, Catch2's test discovery) run the aarch64 binaries through qemu-user. No -L: the
+# binaries' loader /lib/ld-linux-aarch64.so.1 and every library come from the multiarch :arm64
+# packages (libc6:arm64 arrives with libc6-dev:arm64). `-L /usr/aarch64-linux-gnu` would load
+# the cross package's ld.so (glibc 2.36-8cross1) with libc6:arm64's libc.so.6 (found through
+# /etc/ld.so.cache), and a mismatched loader and libc hang in the first pthread_create.
 find_program(SKFORGE_QEMU_AARCH64 NAMES qemu-aarch64-static qemu-aarch64)
 if(SKFORGE_QEMU_AARCH64)
-  set(CMAKE_CROSSCOMPILING_EMULATOR ${SKFORGE_QEMU_AARCH64} -L /usr/aarch64-linux-gnu)
+  set(CMAKE_CROSSCOMPILING_EMULATOR ${SKFORGE_QEMU_AARCH64})
 endif()

@@ -27,7 +27,7 @@ qemu=$(command -v qemu-aarch64-static || command -v qemu-aarch64)
 wrappers=$BUILD/qemu-bin
 mkdir -p "$wrappers"
 for tool in skc skinstall skrun; do
-    printf '#!/bin/sh\nexec %s -L /usr/aarch64-linux-gnu %s "$@"\n' "$qemu" "$BUILD/apps/$tool/$tool" \
+    printf '#!/bin/sh\nexec %s %s "$@"\n' "$qemu" "$BUILD/apps/$tool/$tool" \
         >"$wrappers/$tool"
     chmod +x "$wrappers/$tool"
 done

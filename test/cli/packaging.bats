@@ -40,9 +40,10 @@ need_arm64() {
     skip "no arm64 build in $ARM64_BUILD (scripts/cross-build.sh arm64 makes one)"
 }
 
-# qemu_arm64 TOOL ARG...: runs an aarch64 executable through qemu-user.
+# qemu_arm64 TOOL ARG...: runs an aarch64 executable through qemu-user, with the multiarch
+# :arm64 libraries (share/doc/aarch64.md says why not -L).
 qemu_arm64() {
-    "$(command -v qemu-aarch64-static || command -v qemu-aarch64)" -L /usr/aarch64-linux-gnu "$@"
+    "$(command -v qemu-aarch64-static || command -v qemu-aarch64)" "$@"
 }
 
 # commands_of TOOL: the commands TOOL --help lists, one a line.
