@@ -253,7 +253,7 @@ write_cli_sample() {
     [ "$(dpkg-deb -f "$DEB" Architecture)" = "$(dpkg --print-architecture)" ]
     diff <(dpkg-deb -c "$DEB" | awk '{print $1, $6}') <(dpkg-deb -c "$DEB_ARM64" | awk '{print $1, $6}')
     depends=$(dpkg-deb -f "$DEB_ARM64" Depends)
-    for lib in libarchive13 libboost-program-options1.74.0 libboost-filesystem1.74.0 \
+    for lib in libarchive13 libboost-program-options1.74.0 \
         libyaml-cpp0.7 libssl3 libdeflate0 libzstd1 libc6 libstdc++6; do
         [[ $depends == *"$lib "* || $depends == *"$lib," || $depends == *"$lib" ]] ||
             { echo "Depends lacks $lib: $depends"; false; }
