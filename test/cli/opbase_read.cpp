@@ -82,7 +82,7 @@ int select_calls(const opbase::Reading& r, const std::string& base, const std::s
         std::cout << op << " aclnn="
                   << selected(registry.select(opbase::Path::aclnn_executor, op, ctx, tensors), base,
                               status);
-        for (std::uint64_t p : {1, 2}) {
+        for (std::uint64_t p : {1u, 2u}) {
             ctx.hostapi_impl_mode = p;
             std::cout << " hostapi" << p << "="
                       << selected(registry.select(opbase::Path::hostapi, op, ctx, tensors), base,

@@ -55,10 +55,30 @@ skinst() {
     skinst install static_kernel_compile_outputs/p1.run
     read_index ascend910b
     diff - <(echo "$output") <<'EOF'
+Add core=2 bin=p1/ascend910b/Add/add.o blockDim=8 kernel=add_k ws=64 key=Add/d=0,p=0/1,2,(10),(1),0/1,2,(10),(1),0/1,2,(10),(1),0
 Add core=2 bin=p1/ascend910b/Add/add.o blockDim=8 kernel=add_k ws=64 key=Add/d=0,p=0/1,2,(10)/1,2,(10)/1,2,(10)
+Add core=2 bin=p1/ascend910b/Add/add.o blockDim=8 kernel=add_k ws=64 key=Add/d=0,p=1/1,2,(10),(),0/1,2,(10),(),0/1,2,(10),(),0
+Add core=2 bin=p1/ascend910b/Add/add.o blockDim=8 kernel=add_k ws=64 key=Add/d=0,p=1/1,2,(10)/1,2,(10)/1,2,(10)
+Add core=2 bin=p1/ascend910b/Add/add.o blockDim=8 kernel=add_k ws=64 key=Add/d=0,p=2/1,2,(10),(),0/1,2,(10),(),0/1,2,(10),(),0
+Add core=2 bin=p1/ascend910b/Add/add.o blockDim=8 kernel=add_k ws=64 key=Add/d=0,p=2/1,2,(10)/1,2,(10)/1,2,(10)
+Add core=2 bin=p1/ascend910b/Add/add.o blockDim=8 kernel=add_k ws=64 key=Add/d=1,p=0/1,2,(10),(1),0/1,2,(10),(1),0/1,2,(10),(1),0
 Add core=2 bin=p1/ascend910b/Add/add.o blockDim=8 kernel=add_k ws=64 key=Add/d=1,p=0/1,2,(10)/1,2,(10)/1,2,(10)
+Add core=2 bin=p1/ascend910b/Add/add.o blockDim=8 kernel=add_k ws=64 key=Add/d=1,p=1/1,2,(10),(),0/1,2,(10),(),0/1,2,(10),(),0
+Add core=2 bin=p1/ascend910b/Add/add.o blockDim=8 kernel=add_k ws=64 key=Add/d=1,p=1/1,2,(10)/1,2,(10)/1,2,(10)
+Add core=2 bin=p1/ascend910b/Add/add.o blockDim=8 kernel=add_k ws=64 key=Add/d=1,p=2/1,2,(10),(),0/1,2,(10),(),0/1,2,(10),(),0
+Add core=2 bin=p1/ascend910b/Add/add.o blockDim=8 kernel=add_k ws=64 key=Add/d=1,p=2/1,2,(10)/1,2,(10)/1,2,(10)
+Mul core=1 bin=p1/ascend910b/Mul/mul.o blockDim=8 kernel=mul_k ws=64 key=Mul/d=0,p=0/1b,1d,(10,20),(20,1),0/1b,1d,(10,20),(20,1),0
 Mul core=1 bin=p1/ascend910b/Mul/mul.o blockDim=8 kernel=mul_k ws=64 key=Mul/d=0,p=0/1b,1d,(10,20)/1b,1d,(10,20)
+Mul core=1 bin=p1/ascend910b/Mul/mul.o blockDim=8 kernel=mul_k ws=64 key=Mul/d=0,p=1/1b,1d,(10,20),(),0/1b,1d,(10,20),(),0
+Mul core=1 bin=p1/ascend910b/Mul/mul.o blockDim=8 kernel=mul_k ws=64 key=Mul/d=0,p=1/1b,1d,(10,20)/1b,1d,(10,20)
+Mul core=1 bin=p1/ascend910b/Mul/mul.o blockDim=8 kernel=mul_k ws=64 key=Mul/d=0,p=2/1b,1d,(10,20),(),0/1b,1d,(10,20),(),0
+Mul core=1 bin=p1/ascend910b/Mul/mul.o blockDim=8 kernel=mul_k ws=64 key=Mul/d=0,p=2/1b,1d,(10,20)/1b,1d,(10,20)
+Mul core=1 bin=p1/ascend910b/Mul/mul.o blockDim=8 kernel=mul_k ws=64 key=Mul/d=1,p=0/1b,1d,(10,20),(20,1),0/1b,1d,(10,20),(20,1),0
 Mul core=1 bin=p1/ascend910b/Mul/mul.o blockDim=8 kernel=mul_k ws=64 key=Mul/d=1,p=0/1b,1d,(10,20)/1b,1d,(10,20)
+Mul core=1 bin=p1/ascend910b/Mul/mul.o blockDim=8 kernel=mul_k ws=64 key=Mul/d=1,p=1/1b,1d,(10,20),(),0/1b,1d,(10,20),(),0
+Mul core=1 bin=p1/ascend910b/Mul/mul.o blockDim=8 kernel=mul_k ws=64 key=Mul/d=1,p=1/1b,1d,(10,20)/1b,1d,(10,20)
+Mul core=1 bin=p1/ascend910b/Mul/mul.o blockDim=8 kernel=mul_k ws=64 key=Mul/d=1,p=2/1b,1d,(10,20),(),0/1b,1d,(10,20),(),0
+Mul core=1 bin=p1/ascend910b/Mul/mul.o blockDim=8 kernel=mul_k ws=64 key=Mul/d=1,p=2/1b,1d,(10,20)/1b,1d,(10,20)
 EOF
     cmp "$(ai)/p1/ascend910b/Add/add.o" g/k/add.o
     # The op compiler's JSON, every field kept, with what the runtime reads filled in.

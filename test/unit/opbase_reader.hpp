@@ -169,7 +169,7 @@ struct Context {
 
 // FormatsLikeND: NCL, NCDHW, DHWCN, NHWC, NCHW.
 inline bool format_like_nd(std::uint64_t format) {
-    for (std::uint64_t f : {47, 30, 31, 1, 0})
+    for (std::uint64_t f : {47u, 30u, 31u, 1u, 0u})
         if (f == format)
             return true;
     return false;
@@ -190,12 +190,13 @@ inline std::vector<std::int64_t> contiguous(const std::vector<std::int64_t>& dim
 inline Key path_call_key(Path path, std::string_view op_type, const Context& ctx,
                          std::span<const AclTensor> tensors, bool using_stride) {
     Key key(op_type.begin(), op_type.end());
-    append8(key, ctx.deterministic_level == 0 ? 0 : 1);
-    append8(key, path == Path::aclnn_executor ? 0 : ctx.hostapi_impl_mode);
+    append8(key, ctx.deterministic_level == 0 ? 0u : 1u);
+    append8(key, path == Path::aclnn_executor ? std::uint64_t{0} : ctx.hostapi_impl_mode);
     for (const auto& t : tensors) {
         append8(key, t.dtype);
         const bool executor = path == Path::aclnn_executor;
-        append8(key, executor && format_like_nd(t.storage_format) ? 2 : t.storage_format);
+        append8(key,
+                executor && format_like_nd(t.storage_format) ? std::uint64_t{2} : t.storage_format);
         const auto& dims = executor ? t.view_dims : t.storage_dims;
         for (auto d : dims)
             append8(key, static_cast<std::uint64_t>(d));
@@ -204,7 +205,7 @@ inline Key path_call_key(Path path, std::string_view op_type, const Context& ctx
         if (executor)
             for (auto s : t.view_strides.value_or(contiguous(t.view_dims)))
                 append8(key, static_cast<std::uint64_t>(s));
-        append8(key, executor ? static_cast<std::uint64_t>(t.view_offset) : 0);
+        append8(key, executor ? static_cast<std::uint64_t>(t.view_offset) : std::uint64_t{0});
     }
     return key;
 }

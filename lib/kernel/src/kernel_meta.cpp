@@ -223,50 +223,48 @@ void check_count(const json& obj, const std::string& where, const char* key, std
             {where, "'" + name + "' must be a number from 0 to " + std::to_string(max)});
 }
 
-// runInfo: every field UpdateRunInfoForStaticJson reads, with its tiling data as hex bytes.
-void read_run_info(const json& doc, KernelMeta& m, std::vector<MetaProblem>& problems) {
-    auto it = doc.find("runInfo");
+// The object `key` of `doc`, checked by `check(object)` (which adds problems), as JSON text into
+// `out` when nothing is wrong with it; nothing when `doc` has none.
+template <class F>
+void read_checked_object(const json& doc, const char* key, std::string& out,
+                         std::vector<MetaProblem>& problems, F&& check) {
+    auto it = doc.find(key);
     if (it == doc.end())
         return;
     if (!it->is_object()) {
-        problems.push_back({"runInfo", "'runInfo' must be an object"});
+        problems.push_back({key, std::string("'") + key + "' must be an object"});
         return;
     }
     const std::size_t before = problems.size();
+    check(*it);
+    if (problems.size() == before)
+        out = it->dump();
+}
+
+// runInfo: every field UpdateRunInfoForStaticJson reads, with its tiling data as hex bytes.
+void check_run_info(const json& run, std::vector<MetaProblem>& problems) {
     for (const char* key : {"aicpu_block_dim", "block_dim", "local_memory_size", "schedule_mode",
                             "tiling_cond", "clear_atomic"})
-        check_count(*it, "runInfo", key, 0xffffffffu, problems);
-    check_count(*it, "runInfo", "tiling_key", ~std::uint64_t{0}, problems);
-    auto data = it->find("tiling_data");
-    if (data == it->end() || !data->is_string() ||
+        check_count(run, "runInfo", key, 0xffffffffu, problems);
+    check_count(run, "runInfo", "tiling_key", ~std::uint64_t{0}, problems);
+    auto data = run.find("tiling_data");
+    if (data == run.end() || !data->is_string() ||
         !support::is_lower_hex(data->get<std::string>(), data->get<std::string>().size()) ||
         data->get<std::string>().size() % 2 != 0)
         problems.push_back({"runInfo", "'runInfo.tiling_data' must be the tiling data as an even "
                                        "number of lower-case hex digits"});
-    if (problems.size() == before)
-        m.run_info_json = it->dump();
 }
 
-// platformInfo: the core counts (and optional deterministicLevel) MatchBinWithPlatformInfo
-// compares with the device's.
-void read_platform_info(const json& doc, KernelMeta& m, std::vector<MetaProblem>& problems) {
-    auto it = doc.find("platformInfo");
-    if (it == doc.end())
-        return;
-    if (!it->is_object()) {
-        problems.push_back({"platformInfo", "'platformInfo' must be an object"});
-        return;
-    }
-    const std::size_t before = problems.size();
-    check_count(*it, "platformInfo", "cubeCoreCnt", 0xffffffffu, problems);
-    check_count(*it, "platformInfo", "vectorCoreCnt", 0xffffffffu, problems);
-    if (auto level = it->find("deterministicLevel");
-        level != it->end() && (!level->is_number_integer() || level->get<std::int64_t>() < -1 ||
-                               level->get<std::int64_t>() > 127))
+// platformInfo: the core counts (and optional deterministicLevel, an int8 to the runtime)
+// MatchBinWithPlatformInfo compares with the device's.
+void check_platform_info(const json& info, std::vector<MetaProblem>& problems) {
+    check_count(info, "platformInfo", "cubeCoreCnt", 0xffffffffu, problems);
+    check_count(info, "platformInfo", "vectorCoreCnt", 0xffffffffu, problems);
+    if (auto level = info.find("deterministicLevel");
+        level != info.end() && (!level->is_number_integer() || level->get<std::int64_t>() < -1 ||
+                                level->get<std::int64_t>() > 127))
         problems.push_back({"platformInfo", "'platformInfo.deterministicLevel' must be a number "
                                             "from -1 to 127"});
-    if (problems.size() == before)
-        m.platform_info_json = it->dump();
 }
 
 void read_runtime_fields(const json& doc, KernelMeta& m, std::vector<MetaProblem>& problems) {
@@ -278,8 +276,10 @@ void read_runtime_fields(const json& doc, KernelMeta& m, std::vector<MetaProblem
         m.schedule_mode = 0;
         read(doc, "schedule_mode", *m.schedule_mode, problems);
     }
-    read_run_info(doc, m, problems);
-    read_platform_info(doc, m, problems);
+    read_checked_object(doc, "runInfo", m.run_info_json, problems,
+                        [&](const json& run) { check_run_info(run, problems); });
+    read_checked_object(doc, "platformInfo", m.platform_info_json, problems,
+                        [&](const json& info) { check_platform_info(info, problems); });
     if (auto info = doc.find("supportInfo"); info != doc.end() && info->is_object())
         if (auto mode = info->find("implMode"); mode != info->end() && mode->is_string())
             m.impl_mode = mode->get<std::string>();
