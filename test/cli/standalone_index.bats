@@ -27,15 +27,29 @@ ops:
   - {name: m, type: Mul, kernel: {json_path: k/mul.json, bin_path: k/mul.o}, inputs: [w], outputs: [{name: z, shape: [$4], dtype: float16}]}
 EOF
     [ -d fakebin ] || fake_bisheng
-    PATH=$W/fakebin:$PATH ASCEND_HOME_PATH=/opt/cann "$SKC" compile "g$1/graph.yaml" --name "$1" -o "out$1" >/dev/null
+    PATH=$PWD/fakebin:$PATH ASCEND_HOME_PATH=/opt/cann "$SKC" compile "g$1/graph.yaml" --name "$1" -o "out$1" >/dev/null
     mv "out$1/$1.run" "$1.run"
 }
 
-# three_packages ARCH: p1; p2 (its Mul hides p1's); p3 (its Add hides p1's, a Mul of its own).
+# Compiled once for the file (a few seconds each under the sanitizers): per architecture p1;
+# p2 (its Mul hides p1's); p3 (its Add hides p1's, a Mul of its own).
+setup_file() {
+    local arch
+    export SOURCE_DATE_EPOCH=1700000000
+    for arch in dav-2201 dav-3510; do
+        mkdir -p "$BATS_FILE_TMPDIR/$arch"
+        (
+            cd "$BATS_FILE_TMPDIR/$arch"
+            pkg p1 "$arch" 16 "16, 32"
+            pkg p2 "$arch" 32 "16, 32"
+            pkg p3 "$arch" 16 8
+        )
+    done
+}
+
+# three_packages ARCH: the file's p1, p2 and p3 for ARCH in the working directory.
 three_packages() {
-    pkg p1 "$1" 16 "16, 32"
-    pkg p2 "$1" 32 "16, 32"
-    pkg p3 "$1" 16 8
+    cp "$BATS_FILE_TMPDIR/$1"/p[123].run .
 }
 
 # The TorchAir host: $ASCEND_HOME_PATH is .../ascend-toolkit/latest, a symlink to the version.
@@ -239,7 +253,7 @@ PY
 }
 
 @test "a tree CANN's own installer laid out keeps the vendor's kernels through installs and uninstalls, by the .run alone and by skinstall" {
-    pkg p1 dav-2201 16 "16, 32"
+    three_packages dav-2201
     toolkit host
     vendor_tree host
     toolkit ref

@@ -7,8 +7,8 @@
 #include "skforge/support/error.hpp"
 
 #include <cstddef>
-#include <nlohmann/json.hpp>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -32,7 +32,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         auto b = install::merge_indexes({{"o", other}, {"fz", mine}});
         // The merged text is JSON again, whatever the package wrote.
         for (const auto& [soc, g] : a)
-            (void)nlohmann::json::parse(g);
+            if (!nlohmann::json::parse(g).is_object())
+                __builtin_trap();
         (void)b.size();
     } catch (const support::Error&) {
     }

@@ -44,8 +44,7 @@ PackageIndex read_package_index(const Dir& package_dir, const package::Manifest&
                                          const std::string& where) {
         package::parse_package_index(text, where, manifest);
         // What the scripts merge is only what the manifest vouches for; skinstall the same.
-        const auto* e =
-            manifest.find(std::string(k_config_dir) + "/" + soc + "/" + k_index_file);
+        const auto* e = manifest.find(std::string(k_config_dir) + "/" + soc + "/" + k_index_file);
         if (e == nullptr || e->sha256 != support::sha256_hex(text))
             throw Error("'" + where + "' is not the index the package was installed with (" +
                         (e == nullptr ? "its manifest does not list it"
@@ -161,7 +160,8 @@ std::vector<KeyUse> key_uses(const std::vector<std::pair<std::string, PackageInd
                 for (const IndexEntry& entry : entries) {
                     KeyUse& use = uses[{soc, op, entry.key}];
                     if (use.key.empty())
-                        use = {soc, shown_json_text("\"" + op + "\""),
+                        use = {soc,
+                               shown_json_text("\"" + op + "\""),
                                entry.key.starts_with("e:") ? entry.key.substr(2)
                                                            : shown_json_text(entry.key.substr(2)),
                                {}};
@@ -230,4 +230,3 @@ std::vector<std::string> stale_global_indexes(const InstallTree& tree) {
 }
 
 } // namespace skforge::install
-

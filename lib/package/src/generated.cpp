@@ -58,7 +58,8 @@ std::vector<GeneratedFile> render_generated_files(const Manifest& m) {
         {"ENTRIES_REVERSED", entry_lines(m.entries, version_info, true)},
         {"TOOLCHAIN", single_quoted_body(m.toolchain)},
         {"UNINSTALL_ALL", std::string(templates::k_uninstall_all_sh)}};
-    // The shared part writes ai_core's top-level files as skinstall does, so it has placeholders too.
+    // The shared part writes ai_core's top-level files as skinstall does, so it has placeholders
+    // too.
     values["FALLBACK_LIB"] = render_template(templates::k_fallback_lib_sh, values);
     return {{"install.sh", render_template(templates::k_install_sh, values), 0755},
             {"uninstall.sh", render_template(templates::k_uninstall_sh, values), 0755},

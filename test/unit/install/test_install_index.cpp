@@ -28,15 +28,16 @@ TEST_CASE("later packages win per simplifiedKey; entries are kept as written, co
                       {"soc2", scan_index_text(R"({"Add":{"staticList":[]}})")}};
     auto g = merge_indexes({{"pa", a}, {"pb", b}});
     REQUIRE(g.count("soc") == 1);
-    CHECK(g["soc"] == "{\n"
-                      "\"Add\":{\"staticList\":[\n"
-                      "{\"simplifiedKey\":\"Add/k1\",\"binPath\":\"pa/soc/Add/a1.o\",\"coreType\":2},\n"
-                      "{\"simplifiedKey\":\"Add/k2\",\"binPath\":\"pb/soc/Add/b2.o\",\"coreType\":0}\n"
-                      "]},\n"
-                      "\"Mul\":{\"staticList\":[\n"
-                      "{\"binPath\":\"pb/soc/Mul/m.o\",\"x\":\"a b\\\"c\"}\n"
-                      "]}\n"
-                      "}\n");
+    CHECK(g["soc"] ==
+          "{\n"
+          "\"Add\":{\"staticList\":[\n"
+          "{\"simplifiedKey\":\"Add/k1\",\"binPath\":\"pa/soc/Add/a1.o\",\"coreType\":2},\n"
+          "{\"simplifiedKey\":\"Add/k2\",\"binPath\":\"pb/soc/Add/b2.o\",\"coreType\":0}\n"
+          "]},\n"
+          "\"Mul\":{\"staticList\":[\n"
+          "{\"binPath\":\"pb/soc/Mul/m.o\",\"x\":\"a b\\\"c\"}\n"
+          "]}\n"
+          "}\n");
     CHECK(nlohmann::json::parse(g["soc"])["Add"]["staticList"].size() == 2);
     CHECK(g["soc2"] == "{\n}\n"); // a SoC the packages have, without entries
     auto reversed = merge_indexes({{"pb", b}, {"pa", a}});
@@ -48,10 +49,11 @@ TEST_CASE("later packages win per simplifiedKey; entries are kept as written, co
 
 TEST_CASE("an index is read as tokens: keys of any JSON type, strings with escapes and brackets",
           "[install][index]") {
-    auto idx = scan_index_text("\xEF\xBB\xBF { \"B\\u0041\" : { \"other\" : [1, {\"staticList\": [9]}],\n"
-                               "\"staticList\" : [ {\"simplifiedKey\": [\"x]\", \"y,\"]},"
-                               " 7 , {\"binPath\":\"q\"} , {\"z\": {\"simplifiedKey\": \"no\"}} ] },"
-                               " \"N\": 3 }");
+    auto idx =
+        scan_index_text("\xEF\xBB\xBF { \"B\\u0041\" : { \"other\" : [1, {\"staticList\": [9]}],\n"
+                        "\"staticList\" : [ {\"simplifiedKey\": [\"x]\", \"y,\"]},"
+                        " 7 , {\"binPath\":\"q\"} , {\"z\": {\"simplifiedKey\": \"no\"}} ] },"
+                        " \"N\": 3 }");
     REQUIRE(idx.size() == 1);
     const auto& list = idx.at("B\\u0041");
     REQUIRE(list.size() == 4);
