@@ -121,8 +121,8 @@ PY
     [ "$status" -eq 1 ]
     # Fused, each copy of the kernel counted its own calls; op-by-op one copy counted both.
     [[ "$output" == *"2 of 3 tensors DIFFER"* ]]
-    [[ "$output" == *"z differs fused vs op-by-op: "*" bytes, first at byte 0"* ]]
-    [[ "$output" == *"w differs fused vs op-by-op: "*" bytes, first at byte 0"* ]]
+    [[ "$output" == *"z differs fused vs op-by-op after run 1: "*" bytes, first at byte 0"* ]]
+    [[ "$output" == *"w differs fused vs op-by-op after run 1: "*" bytes, first at byte 0"* ]]
     # Without the comparison there is nothing to disagree with.
     run "$SKRUN" hostdemo --install-path root
     [ "$status" -eq 0 ]
