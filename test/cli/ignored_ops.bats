@@ -51,7 +51,7 @@ segs = p["segments"]
 assert [s["ops"] for s in segs] == [["a"], ["b"], ["c"]], segs
 for s, d in zip(segs[1:], ["d1", "d2"]):
     assert s["split_reason"] == "EXIST_DEADLOCK", s
-    assert s["split_detail"].startswith("depends on '%s' (Data: ignored by segmentation" % d), s
+    assert s["split_detail"].startswith("depends on '%s' (a Data operator: segmentation ignores its type" % d), s
 PY
     "$SKC" compile g/graph.yaml --npu-arch host -o "$OUT" --name squares >/dev/null
     mkdir -p root

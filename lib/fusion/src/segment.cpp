@@ -220,7 +220,8 @@ std::string late_name(const PlanContext& ctx, int op) {
     const Op& o = ctx.graph.ops[static_cast<std::size_t>(op)];
     std::string out = "'" + o.name + "'";
     if (ignored_by_segmentation(o.type))
-        out += " (" + o.type + ": ignored by segmentation, but it runs a kernel, after the launch)";
+        out += " (a " + o.type +
+               " operator: segmentation ignores its type, but here it runs a kernel)";
     return out;
 }
 

@@ -236,8 +236,9 @@ TEST_CASE("a member that reads an ignored operator run after the launch starts a
             REQUIRE(seg.split_reason);
             CHECK(fusion::reason_code(*seg.split_reason) == "EXIST_DEADLOCK");
             CHECK_THAT(seg.split_detail,
-                       Catch::Contains("'d" + std::to_string(k) + "' (" + std::string(type) +
-                                       ": ignored by segmentation, but it runs a kernel") &&
+                       Catch::Contains("'d" + std::to_string(k) + "' (a " + std::string(type) +
+                                       " operator: segmentation ignores its type, but here it "
+                                       "runs a kernel)") &&
                            Catch::Contains("depends on the segment itself"));
         }
         // One that reads only what ran before: the member depends on an outside operator run
@@ -248,7 +249,8 @@ TEST_CASE("a member that reads an ignored operator run after the launch starts a
                                 op("b", "vec", "d_out, a_out", "scope: s"));
         REQUIRE(q.segments.size() == 2);
         CHECK(fusion::reason_code(*q.segments[1].split_reason) == "EXTERNAL_DEPEND");
-        CHECK_THAT(q.segments[1].split_detail, Catch::Contains("'d' (" + std::string(type)));
+        CHECK_THAT(q.segments[1].split_detail,
+                   Catch::Contains("'d' (a " + std::string(type) + " operator"));
         // Before the segment's first operator it has run when the launch starts: whole.
         test::GraphFixture h;
         auto r = plan_of(h, header() + op("d", "vec", "x", "scope: s, " + as) +
@@ -272,7 +274,7 @@ TEST_CASE("an ignored operator on another stream between members splits where it
     REQUIRE(p.segments.size() == 2);
     CHECK(names(f, p.segments[0]) == std::vector<std::string>{"a", "m"});
     CHECK(fusion::reason_code(*p.segments[1].split_reason) == "EXIST_DEADLOCK");
-    CHECK_THAT(p.segments[1].split_detail, Catch::Contains("'d' (Recv"));
+    CHECK_THAT(p.segments[1].split_detail, Catch::Contains("'d' (a Recv operator"));
 }
 
 TEST_CASE("a dependency through an ignored operator is a dependency on it", "[fusion][segment]") {
@@ -283,7 +285,7 @@ TEST_CASE("a dependency through an ignored operator is a dependency on it", "[fu
                        op("r", "vec", "o_out", "type: Recv") + op("b", "vec", "r_out", "scope: s"));
     REQUIRE(p.segments.size() == 2);
     CHECK(fusion::reason_code(*p.segments[1].split_reason) == "EXTERNAL_DEPEND");
-    CHECK_THAT(p.segments[1].split_detail, Catch::Contains("depends on 'r' (Recv"));
+    CHECK_THAT(p.segments[1].split_detail, Catch::Contains("depends on 'r' (a Recv operator"));
 }
 
 TEST_CASE("strict-scope-check=abort refuses a scope that is split or loses operators",
