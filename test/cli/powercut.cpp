@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // A power cut for tests, preloaded (LD_PRELOAD) into skinstall: it keeps what a file system
-// would still hold after losing every write not yet synced, and at the cut writes that state
-// out. Nothing of it is in skforge itself.
+// would still hold after losing every write not yet synced, and at the cut turns the tree into
+// that state in place. Nothing of it is in skforge itself.
 //
 // The model (the strictest POSIX allows): at the start everything under SKFORGE_POWERCUT_ROOT is
 // durable. A file's content and mode become durable when it is fsynced (fsync/fdatasync on any
@@ -14,8 +14,10 @@
 //
 // Since the durable state only changes at a sync, cutting after the k-th sync for k = 1, 2, ...
 // reaches every state a power cut at any moment could leave. With SKFORGE_POWERCUT_AFTER=k the
-// k-th fsync/fdatasync is completed, then the durable tree is written to SKFORGE_POWERCUT_OUT (a
-// new directory) and the process ends with _exit(99), as SKFORGE_FAULT_AT's steps do.
+// k-th sync completes, then the tree under the root is made the durable state in place (every
+// inode that survives keeps its number, as on a disk: the journal's stage_ino must still match;
+// entries move through a sibling directory `<root>.powercut-hold`) and the process ends with
+// _exit(99), as SKFORGE_FAULT_AT's steps do. One process only: the state is the process's.
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -73,7 +75,6 @@ struct State {
     bool active = false;
     long cut_after = 0;
     long syncs = 0;
-    std::string out;
     std::string root_path;
 };
 
@@ -190,35 +191,98 @@ void write_all(int fd, const std::string& data, const std::string& path) {
     }
 }
 
-// Writes the durable directory `key` at `path`.
-void materialize(const Key& key, const std::string& path, mode_t mode) {
-    if (::mkdir(path.c_str(), 0700) != 0)
-        die("cannot create", path);
+// Moves everything below the directory `path` into `hold`, flat, one name per inode
+// (`hold`/<n>), deepest first, and notes where each inode went: the inodes stay, as on a disk
+// after a power cut, so what records an inode number (the journal's stage_ino) still finds it.
+void hold_all(const std::string& path, const std::string& hold, std::map<Key, std::string>& held) {
+    DIR* d = ::opendir(path.c_str());
+    if (d == nullptr)
+        die("cannot list", path);
+    std::vector<std::string> names;
+    while (dirent* e = ::readdir(d))
+        if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
+            names.emplace_back(e->d_name);
+    ::closedir(d);
+    for (const auto& name : names) {
+        std::string p = path + "/" + name;
+        Key key;
+        mode_t mode = 0;
+        if (!key_at(AT_FDCWD, p.c_str(), key, mode))
+            die("cannot stat", p);
+        if (S_ISDIR(mode))
+            hold_all(p, hold, held);
+        std::string to = hold + "/" + std::to_string(held.size());
+        if (held.count(key) != 0 || S_ISLNK(mode)) { // a second hard link, or a symlink
+            if (::unlink(p.c_str()) != 0)
+                die("cannot remove", p);
+            continue;
+        }
+        if (::rename(p.c_str(), to.c_str()) != 0)
+            die("cannot move", p);
+        held[key] = to;
+    }
+}
+
+// Writes `node`'s durable content over the file at `path` (the same inode), or empties a file
+// that was never synced: the classic zero-length file after a crash.
+void restore_file(const std::string& path, const Node* node, mode_t listed_mode) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        die("cannot open", path);
+    bool known = node != nullptr && node->has_data;
+    if (known)
+        write_all(fd, node->data, path);
+    ::fchmod(fd, (known ? node->mode : listed_mode) & 07777);
+    ::close(fd);
+}
+
+// Puts the durable entries of directory `key` back at `path` from the held inodes.
+void restore_dir(const Key& key, const std::string& path, std::map<Key, std::string>& held) {
     auto it = state().durable.find(key);
-    if (it != state().durable.end() && it->second.has_entries) {
-        mode = it->second.mode;
-        for (const auto& e : it->second.entries) {
-            std::string p = path + "/" + e.name;
-            auto node = state().durable.find(e.key);
-            if (S_ISDIR(e.mode)) {
-                materialize(e.key, p, e.mode);
-            } else if (S_ISLNK(e.mode)) {
-                if (::symlink(e.target.c_str(), p.c_str()) != 0)
-                    die("cannot create", p);
-            } else if (S_ISREG(e.mode)) {
-                // Never synced: the classic zero-length file after a crash.
-                bool known = node != state().durable.end() && node->second.has_data;
-                int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-                if (fd < 0)
-                    die("cannot create", p);
-                if (known)
-                    write_all(fd, node->second.data, p);
-                ::fchmod(fd, (known ? node->second.mode : e.mode) & 07777);
-                ::close(fd);
-            } // FIFOs, sockets, devices: not part of an install tree
+    if (it == state().durable.end() || !it->second.has_entries)
+        return; // a directory never synced comes back empty
+    for (const auto& e : it->second.entries) {
+        std::string p = path + "/" + e.name;
+        auto from = held.find(e.key);
+        auto node = state().durable.find(e.key);
+        const Node* n = node == state().durable.end() ? nullptr : &node->second;
+        if (S_ISLNK(e.mode)) {
+            if (::symlink(e.target.c_str(), p.c_str()) != 0)
+                die("cannot create", p);
+            continue;
+        }
+        if (from != held.end()) {
+            if (::rename(from->second.c_str(), p.c_str()) != 0)
+                die("cannot restore", p);
+            held.erase(from);
+        } else if (S_ISDIR(e.mode) && ::mkdir(p.c_str(), 0700) != 0) {
+            die("cannot create", p); // removed since it became durable: a new inode
+        }
+        if (S_ISDIR(e.mode)) {
+            restore_dir(e.key, p, held);
+            ::chmod(p.c_str(), (n && n->has_entries ? n->mode : e.mode) & 07777);
+        } else if (S_ISREG(e.mode)) {
+            restore_file(p, n, e.mode);
         }
     }
-    ::chmod(path.c_str(), mode & 07777);
+}
+
+// The tree at the root made what the durable state says, in place.
+void cut() {
+    const std::string& root = state().root_path;
+    std::string hold = root + ".powercut-hold";
+    if (::mkdir(hold.c_str(), 0700) != 0)
+        die("cannot create", hold);
+    std::map<Key, std::string> held;
+    hold_all(root, hold, held);
+    restore_dir(state().root, root, held);
+    ::chmod(root.c_str(), state().durable[state().root].mode & 07777);
+    for (const auto& [k, p] : held) { // lost: never durable under any name
+        if (::rmdir(p.c_str()) != 0 && ::unlink(p.c_str()) != 0)
+            die("cannot remove", p);
+    }
+    if (::rmdir(hold.c_str()) != 0)
+        die("cannot remove", hold);
 }
 
 using SyncFn = int (*)(int);
@@ -251,7 +315,7 @@ int after_sync(int fd, int rc, bool whole) {
             capture_file(fd, key, mode);
     }
     if (++state().syncs == state().cut_after) {
-        materialize(state().root, state().out, state().durable[state().root].mode);
+        cut();
         std::fprintf(stderr, "power cut after sync %ld\n", state().syncs);
         std::fflush(stderr);
         ::_exit(99);
@@ -262,12 +326,10 @@ int after_sync(int fd, int rc, bool whole) {
 
 __attribute__((constructor)) void start() {
     const char* root = std::getenv("SKFORGE_POWERCUT_ROOT");
-    const char* out = std::getenv("SKFORGE_POWERCUT_OUT");
     const char* after = std::getenv("SKFORGE_POWERCUT_AFTER");
-    if (root == nullptr || out == nullptr || after == nullptr)
+    if (root == nullptr || after == nullptr)
         return;
     state().root_path = root;
-    state().out = out;
     state().cut_after = std::atol(after);
     scan_root();
     state().active = true;

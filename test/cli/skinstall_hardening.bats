@@ -178,7 +178,7 @@ no_raw_controls() {
     si uninstall k1 -q
     run --separate-stderr si history
     [ "$status" -eq 0 ]
-    [[ "$output" == *" installed k1 1 ok  [skinstall install k1.run --install-path "* ]]
+    [[ "$output" == *" installed k1 1 ok  [skinstall install k1.run -q --install-path "* ]]
     [[ "$output" == *'(unreadable) {"unreadable": 1}'* ]]
     [[ "$output" == *"(unreadable) bad ?? byte"* ]]
     [[ "$output" == *" uninstalled k1 1 ok  [skinstall uninstall k1 "* ]]
