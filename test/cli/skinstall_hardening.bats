@@ -38,13 +38,20 @@ no_raw_controls() {
     snapshot
     for cmd in "uninstall --force" uninstall "uninstall --dry-run" verify files info repair; do
         for name in 'victim/../other' .. ../root 'other/' '-x' config.ini ''; do
-            run si $cmd -- "$name"
+            run "$SKINSTALL" $cmd --install-path "$W/root" -- "$name"
             [ "$status" -eq 2 ] || { echo "$cmd '$name': $status $output"; false; }
-            [[ "$output" == *"is not a package name: it "* ]]
+            [[ "$output" == *"'$name' is not a package name: it "* ]]
             [[ "$output" == *"one directory name under ai_core/ of letters, digits and '._+-'"* ]]
             [[ "$output" != *"symbolic link"* ]]
         done
     done
+    # The data loss of issue 26, spelled as a user would.
+    run si uninstall --force 'victim/../other'
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"'victim/../other' is not a package name: it contains '/'"* ]]
+    run si uninstall ..
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"'..' is not a package name"* ]] && [[ "$output" != *"symbolic link"* ]]
     unchanged
     run si list
     [[ "$output" == *"other "*"1"* ]] && [[ "$output" != *DAMAGED* ]]
