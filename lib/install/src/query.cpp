@@ -6,6 +6,7 @@
 #include "skforge/package/json_text.hpp"
 #include "skforge/support/error.hpp"
 #include "skforge/support/parallel.hpp"
+#include "skforge/support/printable.hpp"
 #include "skforge/support/sha256.hpp"
 
 #include <algorithm>
@@ -244,6 +245,14 @@ std::optional<std::string> owner_of(const InstallTree& tree, const std::string& 
     return std::nullopt;
 }
 
+void require_package_name(const std::string& name) {
+    if (auto why = package::check_package_name(name))
+        throw Error("'" + support::printable(name) + "' is not a package name: it " + *why +
+                        " (a package name, like a manifest's, is one directory name under ai_core/ "
+                        "of letters, digits and '._+-', starting with a letter, digit or '_')",
+                    support::ErrorKind::usage);
+}
+
 std::string repair_hint(const std::string& name) {
     return "restore it with 'skinstall repair " + name + " --from " + name +
            ".run' (the same package and version), or remove it with 'skinstall uninstall --force " +
@@ -279,6 +288,7 @@ bool only_install_record(const Dir& dir) {
 } // namespace
 
 PackageDir classify_package_dir(const InstallTree& tree, const std::string& name, bool listed) {
+    require_package_name(name);
     PackageDir out;
     std::optional<Dir> dir;
     try {
