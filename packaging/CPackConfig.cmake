@@ -14,7 +14,9 @@ set(CPACK_PACKAGE_DESCRIPTION
 and packs the result into signed, reproducible, self-extracting .run
 packages. skinstall installs such packages into CANN's
 opp/static_kernel/ai_core/ layout in transactions and refuses symbolic
-links; skrun runs host-target packages fused and op-by-op.")
+links; skrun runs host-target packages fused and op-by-op through
+libskforge_runtime, the C library (and Python module skforge.runtime)
+with which applications run installed packages.")
 include(${CMAKE_CURRENT_LIST_DIR}/install.cmake)
 
 set(CPACK_GENERATOR TGZ)

@@ -69,9 +69,13 @@ cli_has() {
         usr/share/bash-completion/completions/skrun usr/include/skforge/skforge_host_kernel.h \
         usr/share/skforge/graph.schema.json usr/share/skforge/examples/moe_block/graph.yaml \
         usr/share/doc/skforge/copyright usr/share/doc/skforge/changelog.gz \
-        usr/share/doc/skforge/cli.md; do
+        usr/share/doc/skforge/cli.md usr/share/doc/skforge/runtime.md \
+        usr/lib/libskforge_runtime.so.0 usr/include/skforge/runtime.h \
+        usr/lib/python3/dist-packages/skforge/__init__.py \
+        usr/lib/python3/dist-packages/skforge/runtime.py; do
         [ -f "$ROOT/$f" ] || { echo "missing: /$f"; false; }
     done
+    [ "$(readlink "$ROOT/usr/lib/libskforge_runtime.so.0")" = libskforge_runtime.so.0.1.0 ]
     [ "$(ls "$ROOT")" = usr ]
     grep -q '^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' \
         "$ROOT/usr/share/doc/skforge/copyright"
@@ -87,13 +91,26 @@ cli_has() {
     bin="$ROOT/usr/bin"
     "$bin/skc" --help | grep -q compile
     "$bin/skinstall" --help | grep -q uninstall
-    "$bin/skrun" --help | grep -q -- --compare-unfused
+    # Unpacked, not installed: the loader does not know the scratch root's library directory.
+    LD_LIBRARY_PATH="$ROOT/usr/lib" "$bin/skrun" --help | grep -q -- --compare-unfused
     "$bin/skc" check "$ROOT/usr/share/skforge/examples/moe_block/graph.yaml"
     cp -r "$ROOT/usr/share/skforge/examples/package" tree
     "$bin/skc" pack tree -o demo_kernels.run --package-version 1.0.0 -q
     mkdir toolkit
     "$bin/skinstall" install demo_kernels.run --install-path "$W/toolkit" -q
     [ -f "$W/toolkit/opp/static_kernel/ai_core/demo_kernels/manifest.json" ]
+}
+
+@test "the .deb's Python module loads the .deb's library and reports its version" {
+    preload=
+    if readelf -d "$ROOT/usr/lib/libskforge_runtime.so.0" | grep -q libasan; then
+        preload=$(cc -print-file-name=libasan.so):$(cc -print-file-name=libstdc++.so) # this build is sanitized
+    fi
+    run env PYTHONPATH="$ROOT/usr/lib/python3/dist-packages" LD_PRELOAD="$preload" \
+        ASAN_OPTIONS=detect_leaks=0 python3 -c 'import skforge.runtime as r; print(r.library, r.version())'
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$output" = "$ROOT/usr/lib/libskforge_runtime.so.0 0.1.0" ]
 }
 
 @test "every man page renders without a groff warning and names its tool's commands" {
