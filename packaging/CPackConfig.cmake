@@ -37,6 +37,31 @@ if(SKFORGE_HOMEPAGE_URL)
   set(CPACK_RPM_PACKAGE_URL "${SKFORGE_HOMEPAGE_URL}")
 endif()
 
+# libskforge_runtime as Debian wants a shared library (lintian): libskforge-runtime0 holds the
+# library (soname libskforge_runtime.so.0, with its shlibs file and ldconfig trigger),
+# libskforge-runtime-dev the header and the link-time symlink; skforge (every other file: the
+# tools, skrun linking the library, the Python module) depends on the first.
+set(CPACK_DEB_COMPONENT_INSTALL ON)
+set(CPACK_COMPONENTS_ALL Unspecified runtime devel)
+set(CPACK_DEBIAN_UNSPECIFIED_PACKAGE_NAME skforge)
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME libskforge-runtime0)
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION libs)
+set(CPACK_DEBIAN_RUNTIME_DESCRIPTION "libskforge_runtime: run installed skforge packages
+The C library with which applications open a package that skinstall
+installed, bind its graph's tensors by name and run it fused (one launch
+per SuperKernel), op by op, or one SuperKernel at a time.")
+set(CPACK_DEBIAN_DEVEL_PACKAGE_NAME libskforge-runtime-dev)
+set(CPACK_DEBIAN_DEVEL_PACKAGE_SECTION libdevel)
+set(CPACK_DEBIAN_DEVEL_PACKAGE_DEPENDS "libskforge-runtime0 (= ${PROJECT_VERSION})")
+set(CPACK_DEBIAN_DEVEL_DESCRIPTION "libskforge_runtime: development files
+The header skforge/runtime.h and the link-time libskforge_runtime.so for
+applications that run installed skforge packages.")
+set(CPACK_DEBIAN_UNSPECIFIED_PACKAGE_DEPENDS "libskforge-runtime0 (= ${PROJECT_VERSION})")
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY "=")
+# skrun links the library of the sibling package: dpkg-shlibdeps finds it in the build tree.
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${PROJECT_BINARY_DIR}/lib/runtime)
+
 # RPM (openEuler and other RPM hosts): library requirements from rpmbuild's own scan.
 set(CPACK_RPM_FILE_NAME RPM-DEFAULT)
 set(CPACK_RPM_PACKAGE_LICENSE "Apache-2.0")

@@ -79,7 +79,7 @@ using Set = std::vector<Memory>;
 // An open package, closed with the object.
 class Handle {
   public:
-    Handle(const Options& o) {
+    explicit Handle(const Options& o) {
         check(skf_open(o.install_path.empty() ? nullptr : o.install_path.c_str(), o.name.c_str(),
                        device_string(o).c_str(), &m_pkg));
         for (std::size_t i = 0; i < skf_tensor_count(m_pkg); ++i) {
@@ -285,7 +285,8 @@ bool parse(const std::vector<std::string>& args, Options& o) {
         "skrun", "skrun NAME [options]",
         "Runs the installed package NAME through libskforge_runtime: each SuperKernel\n"
         "as one launch, on worker threads standing in for AI cores (--device host, for\n"
-        "packages of skc compile --npu-arch host) or on an Ascend NPU (--device npu:N).\n"
+        "packages of skc compile --npu-arch host). --device npu:N loads CANN's runtime;\n"
+        "NPU launches are not built yet (share/doc/runtime.md).\n"
         "--compare-unfused also runs every operator as its own launch, compares every\n"
         "output bitwise after the first and the last run and prints both timings.",
         "Exit status: 0 success (every output identical), 1 failure or an output\n"
@@ -305,7 +306,7 @@ bool parse(const std::vector<std::string>& args, Options& o) {
     add("cores", skforge::cli::integer_value(o.cores, "--cores", 0, 256),
         "worker threads standing in for AI cores, 0: one per core (default)");
     add("device", po::value(&o.device)->value_name("host|npu[:N]"),
-        "where to run: host worker threads (default) or NPU N (default 0)");
+        "where to run: host worker threads (default), or NPU N (default 0)");
     add("json", po::bool_switch(&o.json), "print the result as JSON");
     add("debug-drop-side-waits", po::bool_switch(&o.drop_side_waits),
         "test switch: the fused run skips its waits on AICPU tiling and prefetch operators, "

@@ -15,8 +15,14 @@ setup_file() {
     export PKG="$BATS_FILE_TMPDIR/pkg" ROOT="$BATS_FILE_TMPDIR/root" LC_ALL=C.UTF-8
     cpack --config "$SKFORGE_BINARY_DIR/CPackConfig.cmake" -G DEB -B "$PKG" >"$BATS_FILE_TMPDIR/cpack.log" 2>&1
     VERSION=$(sed -n 's/^set(CPACK_PACKAGE_VERSION "\(.*\)")$/\1/p' "$SKFORGE_BINARY_DIR/CPackConfig.cmake")
-    export DEB="$PKG/skforge_${VERSION}_$(dpkg --print-architecture).deb"
-    dpkg-deb -x "$DEB" "$ROOT"
+    arch=$(dpkg --print-architecture)
+    export DEB="$PKG/skforge_${VERSION}_$arch.deb"
+    # libskforge_runtime in Debian's split: the library, and the files to link against it.
+    export LIB_DEB="$PKG/libskforge-runtime0_${VERSION}_$arch.deb"
+    export DEV_DEB="$PKG/libskforge-runtime-dev_${VERSION}_$arch.deb"
+    for d in "$DEB" "$LIB_DEB" "$DEV_DEB"; do
+        dpkg-deb -x "$d" "$ROOT"
+    done
 }
 
 # commands_of TOOL: the commands TOOL --help lists, one a line.
@@ -54,8 +60,19 @@ cli_has() {
     done
 }
 
+@test "libskforge_runtime is split as Debian wants a shared library: libskforge-runtime0 and -dev" {
+    [ "$(dpkg-deb -f "$LIB_DEB" Section)" = libs ]
+    [ "$(dpkg-deb -f "$DEV_DEB" Section)" = libdevel ]
+    [[ "$(dpkg-deb -f "$DEB" Depends)" == *"libskforge-runtime0 (= $VERSION)"* ]]
+    [[ "$(dpkg-deb -f "$DEV_DEB" Depends)" == *"libskforge-runtime0 (= $VERSION)"* ]]
+    dpkg-deb -c "$LIB_DEB" | grep -q './usr/lib/libskforge_runtime.so.0.1.0$'
+    ! dpkg-deb -c "$LIB_DEB" | grep -q 'libskforge_runtime.so ->'
+    dpkg-deb -c "$DEV_DEB" | grep -q './usr/include/skforge/runtime.h$'
+    dpkg-deb --ctrl-tarfile "$LIB_DEB" | tar -xO ./shlibs | grep -qx "libskforge_runtime 0 libskforge-runtime0 (= $VERSION)"
+}
+
 @test "lintian finds no error and no warning in the .deb" {
-    run lintian --fail-on error,warning "$DEB"
+    run lintian --fail-on error,warning "$DEB" "$LIB_DEB" "$DEV_DEB"
     echo "$output"
     [ "$status" -eq 0 ]
     ! grep -E '^[EW]: ' <<<"$output"
