@@ -35,7 +35,7 @@ python_asan() {
         preload=$(cc -print-file-name=libasan.so):$(cc -print-file-name=libstdc++.so)
     fi
     PYTHONPATH="$SKFORGE_SOURCE_DIR/python" SKFORGE_RUNTIME_LIBRARY="$SKFORGE_RUNTIME_LIB" \
-        LD_PRELOAD="$preload" ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}" python3 "$@"
+        LD_PRELOAD="$preload" ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" python3 "$@"
 }
 
 @test "runtime: the C client runs every example fused and op by op, bitwise equal, each SuperKernel alone in one launch" {
