@@ -44,8 +44,11 @@ endif()
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_COMPONENTS_ALL Unspecified runtime devel)
 set(CPACK_DEBIAN_UNSPECIFIED_PACKAGE_NAME skforge)
+set(CPACK_DEBIAN_UNSPECIFIED_DESCRIPTION "${CPACK_PACKAGE_DESCRIPTION_SUMMARY}
+${CPACK_PACKAGE_DESCRIPTION}")
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME libskforge-runtime0)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION libs)
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_CONTROL_EXTRA ${CMAKE_CURRENT_LIST_DIR}/deb/triggers)
 set(CPACK_DEBIAN_RUNTIME_DESCRIPTION "libskforge_runtime: run installed skforge packages
 The C library with which applications open a package that skinstall
 installed, bind its graph's tensors by name and run it fused (one launch
@@ -70,5 +73,6 @@ set(CPACK_RPM_PACKAGE_DESCRIPTION "${CPACK_PACKAGE_DESCRIPTION}")
 # Directories other packages own: listed, the package would claim them.
 set(CPACK_RPM_EXCLUDE_FROM_AUTO_FILELIST_ADDITION
     /usr/share/bash-completion /usr/share/bash-completion/completions /usr/share/man
-    /usr/share/man/man1 /usr/share/man/man5 /usr/share/man/man8 /usr/lib/cmake)
+    /usr/share/man/man1 /usr/share/man/man5 /usr/share/man/man8 /usr/lib/cmake
+    /usr/share/lintian /usr/share/lintian/overrides /usr/lib/python3 /usr/lib/python3/dist-packages)
 include(CPack)

@@ -56,6 +56,14 @@ add_custom_target(skforge_docs ALL DEPENDS ${skforge_generated})
 
 set(SKFORGE_DOCDIR ${CMAKE_INSTALL_DATAROOTDIR}/doc/skforge)
 install(FILES ${CMAKE_CURRENT_LIST_DIR}/copyright ${out} DESTINATION ${SKFORGE_DOCDIR})
+# The runtime library's Debian packages (CPackConfig.cmake) carry the same copyright and changelog.
+install(FILES ${CMAKE_CURRENT_LIST_DIR}/copyright ${out}
+        DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/libskforge-runtime0 COMPONENT runtime)
+install(FILES ${CMAKE_CURRENT_LIST_DIR}/copyright ${out}
+        DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/libskforge-runtime-dev COMPONENT devel)
+install(FILES ${CMAKE_CURRENT_LIST_DIR}/deb/libskforge-runtime0.lintian-overrides
+        DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/lintian/overrides RENAME libskforge-runtime0
+        COMPONENT runtime)
 install(FILES ${PROJECT_SOURCE_DIR}/share/skforge/include/skforge_host_kernel.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/skforge)
 install(FILES ${PROJECT_SOURCE_DIR}/share/skforge/graph.schema.json
