@@ -14,7 +14,7 @@ setup_file() {
     : "${SKFORGE_BINARY_DIR:?SKFORGE_BINARY_DIR must point to the build directory}"
     export PKG="$BATS_FILE_TMPDIR/pkg" ROOT="$BATS_FILE_TMPDIR/root" LC_ALL=C.UTF-8
     cpack --config "$SKFORGE_BINARY_DIR/CPackConfig.cmake" -G DEB -B "$PKG" >"$BATS_FILE_TMPDIR/cpack.log" 2>&1
-    VERSION=$(sed -n 's/^set(CPACK_PACKAGE_VERSION "\(.*\)")$/\1/p' "$SKFORGE_BINARY_DIR/CPackConfig.cmake")
+    export VERSION=$(sed -n 's/^set(CPACK_PACKAGE_VERSION "\(.*\)")$/\1/p' "$SKFORGE_BINARY_DIR/CPackConfig.cmake")
     arch=$(dpkg --print-architecture)
     export DEB="$PKG/skforge_${VERSION}_$arch.deb"
     # libskforge_runtime in Debian's split: the library, and the files to link against it.
