@@ -14,7 +14,9 @@ set(CPACK_PACKAGE_DESCRIPTION
 and packs the result into signed, reproducible, self-extracting .run
 packages. skinstall installs such packages into CANN's
 opp/static_kernel/ai_core/ layout in transactions and refuses symbolic
-links; skrun runs host-target packages fused and op-by-op.")
+links; skrun runs host-target packages fused and op-by-op through
+libskforge_runtime, the C library (and Python module skforge.runtime)
+with which applications run installed packages.")
 include(${CMAKE_CURRENT_LIST_DIR}/install.cmake)
 
 set(CPACK_GENERATOR TGZ)
@@ -35,6 +37,34 @@ if(SKFORGE_HOMEPAGE_URL)
   set(CPACK_RPM_PACKAGE_URL "${SKFORGE_HOMEPAGE_URL}")
 endif()
 
+# libskforge_runtime as Debian wants a shared library (lintian): libskforge-runtime0 holds the
+# library (soname libskforge_runtime.so.0, with its shlibs file and ldconfig trigger),
+# libskforge-runtime-dev the header and the link-time symlink; skforge (every other file: the
+# tools, skrun linking the library, the Python module) depends on the first.
+set(CPACK_DEB_COMPONENT_INSTALL ON)
+set(CPACK_COMPONENTS_ALL Unspecified runtime devel)
+set(CPACK_DEBIAN_UNSPECIFIED_PACKAGE_NAME skforge)
+# In component mode CPack needs each package's description; it puts the summary before it.
+set(CPACK_DEBIAN_UNSPECIFIED_DESCRIPTION "${CPACK_PACKAGE_DESCRIPTION}")
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME libskforge-runtime0)
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION libs)
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_CONTROL_EXTRA ${CMAKE_CURRENT_LIST_DIR}/deb/triggers)
+set(CPACK_DEBIAN_RUNTIME_DESCRIPTION "libskforge_runtime: run installed skforge packages
+The C library with which applications open a package that skinstall
+installed, bind its graph's tensors by name and run it fused (one launch
+per SuperKernel), op by op, or one SuperKernel at a time.")
+set(CPACK_DEBIAN_DEVEL_PACKAGE_NAME libskforge-runtime-dev)
+set(CPACK_DEBIAN_DEVEL_PACKAGE_SECTION libdevel)
+set(CPACK_DEBIAN_DEVEL_PACKAGE_DEPENDS "libskforge-runtime0 (= ${PROJECT_VERSION})")
+set(CPACK_DEBIAN_DEVEL_DESCRIPTION "libskforge_runtime: development files
+The header skforge/runtime.h and the link-time libskforge_runtime.so for
+applications that run installed skforge packages.")
+set(CPACK_DEBIAN_UNSPECIFIED_PACKAGE_DEPENDS "libskforge-runtime0 (= ${PROJECT_VERSION})")
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY "=")
+# skrun links the library of the sibling package: dpkg-shlibdeps finds it in the build tree.
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${PROJECT_BINARY_DIR}/lib/runtime)
+
 # RPM (openEuler and other RPM hosts): library requirements from rpmbuild's own scan.
 set(CPACK_RPM_FILE_NAME RPM-DEFAULT)
 set(CPACK_RPM_PACKAGE_LICENSE "Apache-2.0")
@@ -43,6 +73,7 @@ set(CPACK_RPM_PACKAGE_DESCRIPTION "${CPACK_PACKAGE_DESCRIPTION}")
 # Directories other packages own: listed, the package would claim them.
 set(CPACK_RPM_EXCLUDE_FROM_AUTO_FILELIST_ADDITION
     /usr/share/bash-completion /usr/share/bash-completion/completions /usr/share/man
+<<<<<<< HEAD
     /usr/share/man/man1 /usr/share/man/man5 /usr/share/man/man8 /usr/lib/cmake)
 
 # The architecture is the target's. Natively cpack asks dpkg and uname; a cross build
@@ -70,4 +101,8 @@ endif()\n" @ONLY)
   # CPack has stripped them already (CPACK_STRIP_FILES, with the cross toolchain's strip).
   set(CPACK_RPM_SPEC_MORE_DEFINE "%define __strip ${CMAKE_STRIP}")
 endif()
+=======
+    /usr/share/man/man1 /usr/share/man/man5 /usr/share/man/man8 /usr/lib/cmake
+    /usr/share/lintian /usr/share/lintian/overrides /usr/lib/python3 /usr/lib/python3/dist-packages)
+>>>>>>> main
 include(CPack)

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # What `cmake --install` (and so every package) puts beside the executables, each in its FHS
 # place under the prefix: man pages and bash completions generated from share/doc (docgen.py),
-# the Debian copyright and changelog, the host kernel header, the graph schema and the examples.
+# the Debian copyright and changelog, the host kernel header, the graph schema, the examples and
+# the Python module skforge.runtime.
 # Included from packaging/CPackConfig.cmake; destinations are relative, so any prefix works.
 include(GNUInstallDirs)
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
@@ -55,9 +56,21 @@ add_custom_target(skforge_docs ALL DEPENDS ${skforge_generated})
 
 set(SKFORGE_DOCDIR ${CMAKE_INSTALL_DATAROOTDIR}/doc/skforge)
 install(FILES ${CMAKE_CURRENT_LIST_DIR}/copyright ${out} DESTINATION ${SKFORGE_DOCDIR})
+# The runtime library's Debian packages (CPackConfig.cmake) carry the same copyright and changelog.
+install(FILES ${CMAKE_CURRENT_LIST_DIR}/copyright ${out}
+        DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/libskforge-runtime0 COMPONENT runtime)
+install(FILES ${CMAKE_CURRENT_LIST_DIR}/copyright ${out}
+        DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/libskforge-runtime-dev COMPONENT devel)
+install(FILES ${CMAKE_CURRENT_LIST_DIR}/deb/libskforge-runtime0.lintian-overrides
+        DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/lintian/overrides RENAME libskforge-runtime0
+        COMPONENT runtime)
 install(FILES ${PROJECT_SOURCE_DIR}/share/skforge/include/skforge_host_kernel.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/skforge)
 install(FILES ${PROJECT_SOURCE_DIR}/share/skforge/graph.schema.json
         DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/skforge)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/share/skforge/examples
         DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/skforge)
+# The Python module over libskforge_runtime (lib/runtime installs the library and its header),
+# where Debian's python3 looks: <prefix>/lib/python3/dist-packages.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/skforge DESTINATION lib/python3/dist-packages
+        FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)

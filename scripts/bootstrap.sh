@@ -10,6 +10,7 @@ libboost-program-options-dev libboost-filesystem-dev libarchive-dev libyaml-cpp-
 libssl-dev zlib1g-dev catch2 nlohmann-json3-dev bats makeself zstd gzip tar coreutils
 clang-format python3 file bc openssl procps diffutils
 ansible-core graphviz lintian rpm man-db
+<<<<<<< HEAD
 libdeflate-dev libzstd-dev pigz chromium"
 # Every :arm64 package here is Multi-Arch: same, so it installs beside its amd64 twin. Not
 # libyaml-cpp-dev (not Multi-Arch: same: its arm64 build would remove the amd64 one): the cross
@@ -24,6 +25,10 @@ case ${1:-} in
 arm64) PACKAGES="$PACKAGES $ARM64_PACKAGES" ;;
 *) echo "usage: scripts/bootstrap.sh [arm64]" >&2; exit 2 ;;
 esac
+=======
+libdeflate-dev libzstd-dev pigz chromium
+busybox gawk original-awk"
+>>>>>>> main
 missing=
 for p in $PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"

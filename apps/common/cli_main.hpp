@@ -5,27 +5,47 @@
 // one place where errors become messages and exit codes (0 ok, 1 failure, 2 usage).
 #include "skforge/support/error.hpp"
 #include "skforge/support/log.hpp"
+#include "skforge/support/printable.hpp"
 
 #include <boost/program_options.hpp>
+#include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <clocale>
+#include <cstdarg>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <iostream>
 #include <string>
+#include <string_view>
 #include <sys/stat.h>
 #include <vector>
 
 namespace skforge::cli {
 
-/// `m` with every control character but newline and tab shown as '?': messages quote names and
-/// paths read from packages, which must not reach the terminal as escape sequences.
-inline std::string terminal_safe(std::string m) {
-    for (char& c : m)
-        if ((static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
-            c = '?';
-    return m;
+/// A message of one or more lines as it may reach the terminal (support::printable): messages
+/// quote names and paths read from packages, which must not reach it as escape sequences.
+inline std::string terminal_safe(std::string_view m) {
+    return support::printable(m, support::Lines::keep);
+}
+
+/// printf to stdout through support::printable (newlines and tabs kept): what a command prints
+/// may quote names, paths and fields read from trees, logs, caches and packages, which must not
+/// reach the terminal as escape sequences.
+[[gnu::format(printf, 1, 2)]] inline void print_safe(const char* format, ...) {
+    va_list args;
+    va_start(args, format);
+    va_list again;
+    va_copy(again, args);
+    int n = std::vsnprintf(nullptr, 0, format, args);
+    va_end(args);
+    std::string text(n > 0 ? static_cast<std::size_t>(n) : 0, '\0');
+    if (n > 0)
+        std::vsnprintf(text.data(), text.size() + 1, format, again);
+    va_end(again);
+    std::fputs(terminal_safe(text).c_str(), stdout);
 }
 
 /// Messages from the library: information on `info_to` (stdout, or stderr when stdout carries
@@ -101,6 +121,50 @@ inline void check_option_words(const std::vector<std::string>& args) {
     }
 }
 
+/// Refuses `value` of `option` unless it names an existing file that is not a directory (an
+/// input such as --from X.run), before the command does any work.
+inline void require_input_file(const std::string& option, const std::string& value) {
+    struct stat st {};
+    std::string why = value.empty()                     ? "is empty"
+                      : ::stat(value.c_str(), &st) != 0 ? std::strerror(errno)
+                      : S_ISDIR(st.st_mode)             ? "is a directory: name a file"
+                      : !S_ISREG(st.st_mode)            ? "is not a regular file"
+                                                        : "";
+    if (!why.empty())
+        throw support::Error(option + " '" + value + "': " + why, support::ErrorKind::usage);
+}
+
+/// Whether `word` reads as an option (`-q`, `--quiet`), not a value such as `-` or `-1`.
+inline bool looks_like_option(const std::string& word) {
+    return word.size() >= 2 && word[0] == '-' &&
+           (word[1] == '-' || std::isalpha(static_cast<unsigned char>(word[1])));
+}
+
+/// `args` parsed against `options` and `positional` in skforge's style (no abbreviations: an
+/// option added later must not change what a short prefix meant). An option that takes a value
+/// never takes the next option as it: `--install-path --quiet` is refused, not read as the path
+/// "--quiet" (`--install-path=--quiet` says that on purpose).
+inline boost::program_options::parsed_options
+parse_options(const std::vector<std::string>& args,
+              const boost::program_options::options_description& options,
+              const boost::program_options::positional_options_description& positional) {
+    namespace po = boost::program_options;
+    auto style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+    auto parsed =
+        po::command_line_parser(args).options(options).positional(positional).style(style).run();
+    for (const auto& opt : parsed.options) {
+        const auto& tokens = opt.original_tokens;
+        if (opt.position_key >= 0 || tokens.size() != 2 || opt.value.size() != 1 ||
+            tokens[1] != opt.value.front() || !looks_like_option(tokens[1]))
+            continue;
+        throw support::Error(tokens[0] + " needs a value, not the option '" + tokens[1] +
+                                 "' (for a value that starts with '-', write " + tokens[0] + "=" +
+                                 tokens[1] + ")",
+                             support::ErrorKind::usage);
+    }
+    return parsed;
+}
+
 /// Whether `args` ask for the tool's version: a `--version` that no value follows.
 /// Prints "<tool> <version>" and the license, as --version answers everywhere.
 inline void print_version(const char* tool) {
@@ -149,11 +213,7 @@ class CommandLine {
         po::options_description all(m_desc);
         all.add(m_hidden);
         po::variables_map vm;
-        // No abbreviations: an option added later must not change what a short prefix meant.
-        auto style =
-            po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
-        po::store(po::command_line_parser(args).options(all).positional(m_pos).style(style).run(),
-                  vm);
+        po::store(parse_options(args, all, m_pos), vm);
         // Answered before notify(): --help needs no required option.
         if (vm["help"].as<bool>()) {
             std::printf("Usage: %s\n%s\n\n", m_usage.c_str(), m_summary.c_str());
@@ -248,8 +308,8 @@ inline int run_main(const char* tool, int argc, char** argv, const std::vector<C
             }
             return c.run(args);
         } catch (const boost::program_options::error& e) {
-            std::fprintf(stderr, "%s %s: %s (see %s %s --help)\n", tool, c.name, e.what(), tool,
-                         c.name);
+            std::fprintf(stderr, "%s %s: %s (see %s %s --help)\n", tool, c.name,
+                         terminal_safe(e.what()).c_str(), tool, c.name);
             return 2;
         } catch (const support::Error& e) {
             std::fprintf(stderr, "%s %s: error: %s\n", tool, c.name,
@@ -261,7 +321,7 @@ inline int run_main(const char* tool, int argc, char** argv, const std::vector<C
             return 1;
         }
     }
-    std::fprintf(stderr, "%s: unknown command '%s'\n", tool, name.c_str());
+    std::fprintf(stderr, "%s: unknown command '%s'\n", tool, terminal_safe(name).c_str());
     print_usage(stderr, tool, commands, footer);
     return 2;
 }

@@ -6,6 +6,7 @@
 #include "skforge/compile/compile.hpp"
 #include "skforge/fusion/report.hpp"
 #include "skforge/graph/graph.hpp"
+#include "skforge/package/json_text.hpp"
 #include "skforge/package/reader.hpp"
 #include "skforge/package/signature.hpp"
 #include "skforge/package/writer.hpp"
@@ -56,7 +57,7 @@ std::int64_t source_date_epoch() {
 // What pack and compile print on stdout: the result's path, or the result as one JSON object.
 void print_result(const std::string& path, const nlohmann::json& doc, bool json) {
     if (json)
-        std::cout << doc.dump(2) << "\n";
+        std::cout << pkg::json_text(doc, 2) << "\n";
     else
         std::cout << path << "\n";
 }
@@ -182,8 +183,9 @@ void verify_into(const pkg::RunPackage& run, const std::vector<pkg::Key>& truste
 
 void print_text(const nlohmann::json& d) {
     auto line = [](const char* label, const nlohmann::json& value) {
-        std::printf("%-16s %s\n", label,
-                    value.is_string() ? value.get<std::string>().c_str() : value.dump().c_str());
+        skforge::cli::print_safe("%-16s %s\n", label,
+                                 value.is_string() ? value.get<std::string>().c_str()
+                                                   : value.dump().c_str());
     };
     line("Package:", d["path"]);
     line("Name:", d["name"]);
@@ -209,13 +211,13 @@ void print_text(const nlohmann::json& d) {
             line(("Verify " + k + ":").c_str(), val);
     if (d.contains("files"))
         for (const auto& f : d["files"])
-            std::printf("%s %s %12s %s %s\n", f["type"].get<std::string>() == "file" ? "f" : "d",
-                        f["mode"].get<std::string>().c_str(),
-                        f.contains("size") ? std::to_string(f["size"].get<std::uint64_t>()).c_str()
-                                           : "-",
-                        f.contains("sha256") ? f["sha256"].get<std::string>().c_str()
-                                             : std::string(64, '-').c_str(),
-                        f["path"].get<std::string>().c_str());
+            skforge::cli::print_safe(
+                "%s %s %12s %s %s\n", f["type"].get<std::string>() == "file" ? "f" : "d",
+                f["mode"].get<std::string>().c_str(),
+                f.contains("size") ? std::to_string(f["size"].get<std::uint64_t>()).c_str() : "-",
+                f.contains("sha256") ? f["sha256"].get<std::string>().c_str()
+                                     : std::string(64, '-').c_str(),
+                f["path"].get<std::string>().c_str());
 }
 
 int cmd_inspect(const Args& args) {
@@ -289,7 +291,7 @@ int cmd_inspect(const Args& args) {
         verify_into(run, trusted, r);
     r.doc["ok"] = r.ok;
     if (json)
-        std::cout << r.doc.dump(2) << "\n";
+        std::cout << pkg::json_text(r.doc, 2) << "\n";
     else
         print_text(r.doc);
     return r.ok ? 0 : 1;
@@ -392,8 +394,8 @@ int cmd_check(const Args& args) {
     if (graph == nullptr)
         return 1;
     const auto& g = *graph;
-    std::printf("%s: valid: %zu operators, %zu scopes, %zu kernel metadata files\n", path.c_str(),
-                g.ops.size(), g.scopes.size(), g.kernels.size());
+    skforge::cli::print_safe("%s: valid: %zu operators, %zu scopes, %zu kernel metadata files\n",
+                             path.c_str(), g.ops.size(), g.scopes.size(), g.kernels.size());
     return 0;
 }
 
@@ -625,12 +627,13 @@ int cache_stats(const Args& args) {
                   << "\n";
         return 0;
     }
-    std::printf("cache directory  %s\nentries          %zu\ntotal size       %s\nmax size         "
-                "%s\nhits             %llu\nmisses           %llu\ncorrupt removed  %llu\n",
-                store.dir().c_str(), s.entries, format_size(s.total_size).c_str(),
-                s.max_size ? format_size(*s.max_size).c_str() : "unlimited",
-                static_cast<unsigned long long>(s.hits), static_cast<unsigned long long>(s.misses),
-                static_cast<unsigned long long>(s.corrupt));
+    skforge::cli::print_safe(
+        "cache directory  %s\nentries          %zu\ntotal size       %s\nmax size         "
+        "%s\nhits             %llu\nmisses           %llu\ncorrupt removed  %llu\n",
+        store.dir().c_str(), s.entries, format_size(s.total_size).c_str(),
+        s.max_size ? format_size(*s.max_size).c_str() : "unlimited",
+        static_cast<unsigned long long>(s.hits), static_cast<unsigned long long>(s.misses),
+        static_cast<unsigned long long>(s.corrupt));
     return 0;
 }
 
@@ -662,9 +665,10 @@ int cache_clean(const Args& args) {
                          .dump(2)
                   << "\n";
     else
-        std::printf("removed %zu entries (%s) and %zu leftovers of interrupted writers from %s\n",
-                    r.removed, skforge::compile::format_size(r.bytes).c_str(), r.leftovers,
-                    store.dir().c_str());
+        skforge::cli::print_safe(
+            "removed %zu entries (%s) and %zu leftovers of interrupted writers from %s\n",
+            r.removed, skforge::compile::format_size(r.bytes).c_str(), r.leftovers,
+            store.dir().c_str());
     return 0;
 }
 
@@ -692,11 +696,12 @@ int cache_verify(const Args& args) {
                   << "\n";
     } else {
         for (const auto& p : r.problems)
-            std::printf("%s: %s%s\n", skforge::cli::terminal_safe(p.path).c_str(),
-                        skforge::cli::terminal_safe(p.reason).c_str(),
-                        p.removed ? " (removed)" : "");
-        std::printf("%s: %zu entries checked, %zu problem(s)%s\n", store.dir().c_str(), r.checked,
-                    r.problems.size(), fix && !r.problems.empty() ? ", removed" : "");
+            skforge::cli::print_safe("%s: %s%s\n", skforge::support::printable(p.path).c_str(),
+                                     skforge::cli::terminal_safe(p.reason).c_str(),
+                                     p.removed ? " (removed)" : "");
+        skforge::cli::print_safe("%s: %zu entries checked, %zu problem(s)%s\n", store.dir().c_str(),
+                                 r.checked, r.problems.size(),
+                                 fix && !r.problems.empty() ? ", removed" : "");
     }
     return r.problems.empty() || fix ? 0 : 1;
 }

@@ -10,9 +10,11 @@
 #include "skforge/install/layout.hpp"
 #include "skforge/install/query.hpp"
 #include "skforge/install/transaction.hpp"
+#include "skforge/package/json_text.hpp"
 #include "skforge/package/path_rules.hpp"
 #include "skforge/support/error.hpp"
 #include "skforge/support/file.hpp"
+#include "skforge/support/printable.hpp"
 
 #include <boost/program_options.hpp>
 #include <climits>
@@ -58,20 +60,12 @@ struct Options {
 };
 
 // Messages from the library: information on stdout, or on stderr when stdout carries --json;
-// warnings always on stderr.
-class Console final : public skforge::support::Log {
-  public:
-    explicit Console(const Options& o) : m_quiet(o.quiet), m_to(o.json ? stderr : stdout) {}
-    void info(const std::string& m) override {
-        if (!m_quiet)
-            std::fprintf(m_to, "%s\n", m.c_str());
-    }
-    void warn(const std::string& m) override { std::fprintf(stderr, "WARN: %s\n", m.c_str()); }
+// warnings always on stderr; both printable.
+skforge::cli::ConsoleLog console(const Options& o) {
+    return skforge::cli::ConsoleLog(o.quiet, o.json ? stderr : stdout);
+}
 
-  private:
-    bool m_quiet;
-    std::FILE* m_to;
-};
+using skforge::cli::print_safe;
 
 inst::Policy make_policy(const Options& o) {
     inst::Policy p;
@@ -97,7 +91,7 @@ inst::LockWait lock_wait(const Options& o, skforge::support::Log& log) {
 }
 
 void print_json(const json& j) {
-    std::cout << j.dump(2) << "\n";
+    std::cout << pkg::json_text(j, 2) << "\n";
 }
 
 // Appends to the history after a change. The change is made by then: a history that cannot be
@@ -227,10 +221,10 @@ void print_dry_run(const Options& o, json out) {
         r["dry_run"] = true;
         auto verb = k_verb.find(r["action"].get<std::string>());
         if (!o.json && !o.quiet)
-            std::printf("would %s %s %s%s\n", verb == k_verb.end() ? "leave" : verb->second.c_str(),
-                        r["name"].get<std::string>().c_str(),
-                        r["version"].get<std::string>().c_str(),
-                        verb == k_verb.end() ? " as it is (already installed)" : "");
+            print_safe("would %s %s %s%s\n", verb == k_verb.end() ? "leave" : verb->second.c_str(),
+                       r["name"].get<std::string>().c_str(),
+                       r["version"].get<std::string>().c_str(),
+                       verb == k_verb.end() ? " as it is (already installed)" : "");
     }
     if (o.json)
         print_json(out);
@@ -274,7 +268,7 @@ void report_uninstall_paths(const inst::InstallTree& tree,
 int cmd_install(const Options& o, inst::InstallMode mode) {
     if (o.args.empty())
         throw Error("name at least one .run package", ErrorKind::usage);
-    Console log(o);
+    auto log = console(o);
     auto policy = make_policy(o);
     skforge::support::TerminalProgress bar(k_progress_min_bytes);
     // Every package is verified before anything is written.
@@ -318,17 +312,21 @@ std::string repair_source(const Options& o, const inst::InstallTree& tree,
     return name + ".run";
 }
 
+// Repairs one package. repair_package says "repairing NAME from X.run" once its checks pass; a
+// --from package is verified before the tree is opened.
 int cmd_repair(const Options& o) {
     if (o.args.size() != 1)
         throw Error("name one package to repair", ErrorKind::usage);
     const std::string& name = o.args.front();
-    Console log(o);
+    auto log = console(o);
     auto policy = make_policy(o);
+    std::optional<inst::VerifiedPackage> pkg;
+    if (!o.from.empty())
+        pkg = inst::verify_package(o.from, policy);
     Mutating m(o, log, inst::Create::no);
-    std::string from = repair_source(o, m.tree, name);
-    log.info("repairing " + name + " from " + from);
-    auto pkg = inst::verify_package(from, policy);
-    auto r = inst::repair_package(m.tree, name, pkg, policy, log);
+    if (!pkg)
+        pkg = inst::verify_package(repair_source(o, m.tree, name), policy);
+    auto r = inst::repair_package(m.tree, name, *pkg, policy, log);
     finish_installs(o, m, {r}, log);
     return 0;
 }
@@ -369,7 +367,7 @@ int dry_run_uninstall(const Options& o, skforge::support::Log& log) {
 int cmd_uninstall(const Options& o) {
     if (o.args.empty() == !o.all)
         throw Error("name the packages to uninstall, or --all", ErrorKind::usage);
-    Console log(o);
+    auto log = console(o);
     if (o.dry_run)
         return dry_run_uninstall(o, log);
     Mutating m(o, log, inst::Create::no);
@@ -452,9 +450,9 @@ void print_conflicts(const json& conflicts) {
         std::string hidden;
         for (const auto& h : c["hidden"])
             hidden += (hidden.empty() ? "" : ", ") + h["package"].get<std::string>();
-        std::printf("%s %s %s: %s wins, hiding %s\n", c["soc"].get<std::string>().c_str(),
-                    c["op"].get<std::string>().c_str(), c["key"].get<std::string>().c_str(),
-                    c["winner"].get<std::string>().c_str(), hidden.c_str());
+        print_safe("%s %s %s: %s wins, hiding %s\n", c["soc"].get<std::string>().c_str(),
+                   c["op"].get<std::string>().c_str(), c["key"].get<std::string>().c_str(),
+                   c["winner"].get<std::string>().c_str(), hidden.c_str());
     }
 }
 
@@ -463,21 +461,21 @@ void print_packages(const json& packages) {
         std::cout << "no static-kernel packages installed\n";
     for (const auto& p : packages) {
         if (p["status"] == "damaged") {
-            std::printf("%-32s DAMAGED: %s\n%-32s   %s\n", p["name"].get<std::string>().c_str(),
-                        p["problem"].get<std::string>().c_str(), "",
-                        p["fix"].get<std::string>().c_str());
+            print_safe("%-32s DAMAGED: %s\n%-32s   %s\n", p["name"].get<std::string>().c_str(),
+                       p["problem"].get<std::string>().c_str(), "",
+                       p["fix"].get<std::string>().c_str());
             continue;
         }
-        std::printf("%-32s %-16s %-10s %-16s %6zu files %12llu bytes\n",
-                    p["name"].get<std::string>().c_str(), p["version"].get<std::string>().c_str(),
-                    p["npu_arch"].get<std::string>().c_str(),
-                    p["soc_version"].get<std::string>().c_str(), p["files"].get<std::size_t>(),
-                    static_cast<unsigned long long>(p["bytes"].get<std::uint64_t>()));
+        print_safe("%-32s %-16s %-10s %-16s %6zu files %12llu bytes\n",
+                   p["name"].get<std::string>().c_str(), p["version"].get<std::string>().c_str(),
+                   p["npu_arch"].get<std::string>().c_str(),
+                   p["soc_version"].get<std::string>().c_str(), p["files"].get<std::size_t>(),
+                   static_cast<unsigned long long>(p["bytes"].get<std::uint64_t>()));
     }
 }
 
 int cmd_list(const Options& o) {
-    Console log(o);
+    auto log = console(o);
     auto tree = open_for_query(o);
     json out = json::array();
     if (tree) {
@@ -502,7 +500,7 @@ json verify_one(const inst::InstallTree& tree, const std::string& n, bool listed
     if (pd.state != inst::DirState::installed) {
         std::string detail = pd.why + "; " + inst::repair_hint(n);
         if (text)
-            std::printf("%s: damaged: %s\n", n.c_str(), detail.c_str());
+            print_safe("%s: damaged: %s\n", n.c_str(), detail.c_str());
         ++problems;
         return {{"name", n},
                 {"version", ""},
@@ -517,9 +515,9 @@ json verify_one(const inst::InstallTree& tree, const std::string& n, bool listed
         pj.push_back(
             {{"path", p.path}, {"problem", inst::problem_name(p.kind)}, {"detail", p.detail}});
         if (text)
-            std::printf("%s: %s: %s%s%s\n", n.c_str(), p.path.c_str(),
-                        std::string(inst::problem_name(p.kind)).c_str(),
-                        p.detail.empty() ? "" : ": ", p.detail.c_str());
+            print_safe("%s: %s: %s%s%s\n", n.c_str(), p.path.c_str(),
+                       std::string(inst::problem_name(p.kind)).c_str(),
+                       p.detail.empty() ? "" : ": ", p.detail.c_str());
     }
     problems += r.problems.size();
     files += r.manifest.entries.size();
@@ -531,7 +529,7 @@ json verify_one(const inst::InstallTree& tree, const std::string& n, bool listed
 }
 
 int cmd_verify(const Options& o) {
-    Console log(o);
+    auto log = console(o);
     auto tree = open_for_query(o);
     if (!tree) {
         if (!o.args.empty())
@@ -556,7 +554,7 @@ int cmd_verify(const Options& o) {
         for (const auto& p : extra) {
             tj.push_back({{"path", p.path}, {"problem", "unexpected"}, {"detail", p.detail}});
             if (!o.json)
-                std::printf("tree: %s: unexpected: %s\n", p.path.c_str(), p.detail.c_str());
+                print_safe("tree: %s: unexpected: %s\n", p.path.c_str(), p.detail.c_str());
         }
         problems += extra.size();
         if (!extra.empty())
@@ -565,8 +563,8 @@ int cmd_verify(const Options& o) {
     if (o.json)
         print_json(out);
     else if (!o.quiet)
-        std::printf("verified %zu package(s), %zu entries: %zu problem(s)\n", names.size(), files,
-                    problems);
+        print_safe("verified %zu package(s), %zu entries: %zu problem(s)\n", names.size(), files,
+                   problems);
     return problems == 0 ? 0 : 1;
 }
 
@@ -584,7 +582,7 @@ pkg::Manifest query_manifest(const inst::InstallTree& tree, const std::string& n
 template <class F> int with_package(const Options& o, F f) {
     if (o.args.size() != 1)
         throw Error("name one installed package", ErrorKind::usage);
-    Console log(o);
+    auto log = console(o);
     auto tree = open_for_query(o);
     if (!tree)
         throw Error(o.args.front() + " is not installed (nothing is installed under '" +
@@ -608,10 +606,10 @@ int cmd_files(const Options& o) {
             print_json({{"name", name}, {"version", m.version}, {"path", root}, {"files", files}});
             return 0;
         }
-        std::printf("%s\n", root.c_str());
+        print_safe("%s\n", root.c_str());
         for (const auto& f : files)
-            std::printf("%s\n", f["path"].get<std::string>().c_str());
-        std::printf("%s/%s\n", root.c_str(), std::string(pkg::k_manifest_path).c_str());
+            print_safe("%s\n", f["path"].get<std::string>().c_str());
+        print_safe("%s/%s\n", root.c_str(), std::string(pkg::k_manifest_path).c_str());
         return 0;
     });
 }
@@ -662,7 +660,7 @@ int cmd_info(const Options& o) {
             return 0;
         }
         auto unknown = [](const std::string& s) { return s.empty() ? std::string("unknown") : s; };
-        std::printf(
+        print_safe(
             "Name:           %s\nVersion:        %s\nNPU arch:       %s\nSoC:            %s\n"
             "Toolchain:      %s\nSignature:      %s\nSigner key id:  %s\n"
             "Installed at:   %s\nInstalled by:   %s\nInstalled from: %s\n"
@@ -677,9 +675,9 @@ int cmd_info(const Options& o) {
         for (const auto& k : kernels) {
             std::string who =
                 k["winner"] == name ? "loaded" : "hidden by " + k["winner"].get<std::string>();
-            std::printf("  %s %s %s: %s (%s)\n", k["soc"].get<std::string>().c_str(),
-                        k["op"].get<std::string>().c_str(), k["key"].get<std::string>().c_str(),
-                        k["binPath"].get<std::string>().c_str(), who.c_str());
+            print_safe("  %s %s %s: %s (%s)\n", k["soc"].get<std::string>().c_str(),
+                       k["op"].get<std::string>().c_str(), k["key"].get<std::string>().c_str(),
+                       k["binPath"].get<std::string>().c_str(), who.c_str());
         }
         return 0;
     });
@@ -723,18 +721,18 @@ void print_key_uses(const json& kernels) {
         const auto& ps = k["providers"];
         for (std::size_t i = 0; i + 1 < ps.size(); ++i)
             hidden += (hidden.empty() ? "" : ", ") + ps[i]["package"].get<std::string>();
-        std::printf("  %s %s %s: %s wins (%s)%s\n", k["soc"].get<std::string>().c_str(),
-                    k["op"].get<std::string>().c_str(), k["key"].get<std::string>().c_str(),
-                    k["winner"].get<std::string>().c_str(),
-                    ps.back()["binPath"].get<std::string>().c_str(),
-                    hidden.empty() ? "" : ("; hides " + hidden).c_str());
+        print_safe("  %s %s %s: %s wins (%s)%s\n", k["soc"].get<std::string>().c_str(),
+                   k["op"].get<std::string>().c_str(), k["key"].get<std::string>().c_str(),
+                   k["winner"].get<std::string>().c_str(),
+                   ps.back()["binPath"].get<std::string>().c_str(),
+                   hidden.empty() ? "" : ("; hides " + hidden).c_str());
     }
 }
 
 int cmd_owner(const Options& o) {
     if (o.args.size() != (o.key.empty() ? 1u : 0u))
         throw Error("name one PATH, or --key KEY", ErrorKind::usage);
-    Console log(o);
+    auto log = console(o);
     std::string given = inst::choose_install_path(o.install_path);
     auto tree = open_for_query(o);
     if (!tree)
@@ -769,54 +767,70 @@ int cmd_owner(const Options& o) {
         print_json(j);
     } else {
         if (o.key.empty())
-            std::printf("%s: %s\n",
-                        !owner           ? "no installed package owns"
-                        : owner->empty() ? "the install tree itself (skinstall derives it)"
-                                         : owner->c_str(),
-                        (tree->shown() + "/" + rel).c_str());
+            print_safe("%s: %s\n",
+                       !owner           ? "no installed package owns"
+                       : owner->empty() ? "the install tree itself (skinstall derives it)"
+                                        : owner->c_str(),
+                       (tree->shown() + "/" + rel).c_str());
         else if (kernels.empty())
-            std::printf("no installed package provides a kernel for key %s\n", o.key.c_str());
+            print_safe("no installed package provides a kernel for key %s\n", o.key.c_str());
         print_key_uses(kernels);
     }
     return found ? 0 : 1;
 }
 
+// One history line as text: TIME USER ACTION PACKAGE OLD -> NEW RESULT[: detail]  [command].
+// Each field is one printable line: a field with a newline cannot forge another history line.
+std::string history_text(const json& l) {
+    auto s = [&](const char* k) {
+        return l.contains(k) && l[k].is_string()
+                   ? skforge::support::printable(l[k].get<std::string>())
+                   : std::string();
+    };
+    std::string versions = s("old_version").empty() ? s("new_version")
+                           : s("new_version").empty()
+                               ? s("old_version")
+                               : s("old_version") + " -> " + s("new_version");
+    return s("time") + " " + s("user") + " " + s("action") + " " +
+           (s("package").empty() ? "-" : s("package")) + " " + (versions.empty() ? "-" : versions) +
+           " " + s("result") + (s("detail").empty() ? "" : ": " + s("detail")) + "  [" +
+           s("command") + "]";
+}
+
+// The history, oldest first; a line that is not a history line is shown as unreadable (text) or
+// {"unreadable": ...} (--json) with a warning, never the command's failure.
 int cmd_history(const Options& o) {
-    Console log(o);
+    auto log = console(o);
     auto tree = open_for_query(o);
-    std::vector<json> lines;
+    std::vector<inst::HistoryEntry> entries;
     if (tree) {
         inst::TreeLock lock(*tree, inst::LockMode::shared, lock_wait(o, log));
-        lines = inst::read_history(*tree);
+        entries = inst::read_history(*tree);
     }
-    if (o.json) {
+    std::size_t unreadable = 0;
+    json lines = json::array();
+    for (const auto& e : entries) {
+        unreadable += e.readable() ? 0u : 1u;
+        if (o.json)
+            lines.push_back(e.as_json());
+        else if (e.readable())
+            print_safe("%s\n", history_text(e.line).c_str());
+        else
+            print_safe("(unreadable) %s\n", skforge::support::printable(e.text).c_str());
+    }
+    if (o.json)
         print_json(lines);
-        return 0;
-    }
-    if (lines.empty())
+    else if (entries.empty())
         std::cout << "no history\n";
-    for (const auto& l : lines) {
-        if (l.contains("unreadable")) {
-            std::printf("(unreadable) %s\n", l["unreadable"].get<std::string>().c_str());
-            continue;
-        }
-        auto s = [&](const char* k) {
-            return l.contains(k) && l[k].is_string() ? l[k].get<std::string>() : std::string();
-        };
-        std::string versions = s("old_version").empty() ? s("new_version")
-                               : s("new_version").empty()
-                                   ? s("old_version")
-                                   : s("old_version") + " -> " + s("new_version");
-        std::printf("%s %s %s %s %s %s%s  [%s]\n", s("time").c_str(), s("user").c_str(),
-                    s("action").c_str(), s("package").empty() ? "-" : s("package").c_str(),
-                    versions.empty() ? "-" : versions.c_str(), s("result").c_str(),
-                    s("detail").empty() ? "" : (": " + s("detail")).c_str(), s("command").c_str());
-    }
+    if (unreadable > 0)
+        log.warn(std::to_string(unreadable) + " line(s) of the history in '" + tree->shown() +
+                 "/log' are not history lines (damaged or written by something else); shown as "
+                 "unreadable");
     return 0;
 }
 
 int cmd_recover(const Options& o) {
-    Console log(o);
+    auto log = console(o);
     auto tree =
         inst::InstallTree::open(inst::choose_install_path(o.install_path), inst::Create::yes);
     tree->require_writable();
@@ -887,7 +901,7 @@ void cleanup_candidate(const Options& o, const inst::InstallTree& tree, const st
 int cmd_cleanup(const Options& o) {
     if (o.args.size() != 1 || o.outputs.empty())
         throw Error("usage: skinstall cleanup-from-log LOG --outputs DIR", ErrorKind::usage);
-    Console log(o);
+    auto log = console(o);
     std::string text = skforge::support::read_file(o.args.front());
     auto stems = run_names(o.outputs, log);
     std::string given = inst::choose_install_path(o.install_path);
@@ -1025,12 +1039,17 @@ const std::map<std::string, Adder>& option_table() {
     return table;
 }
 
+// What a command's positional arguments are: package names are checked by the manifest's rule
+// before the command does anything.
+enum class Args { other, package_names };
+
 struct Spec {
     const char* name;
     const char* args; ///< positional arguments, for the usage line
     const char* help;
     std::vector<const char*> options;
     std::function<int(const Options&)> run;
+    Args kind = Args::other;
 };
 
 const std::vector<const char*> k_install_opts = {
@@ -1056,12 +1075,14 @@ const std::vector<Spec>& specs() {
          "restore an installed (or damaged) package's files from its .run",
          {"from", "trusted-key", "require-signature", "json", "quiet", "lock-timeout", "log-file",
           "install-for-all"},
-         cmd_repair},
+         cmd_repair,
+         Args::package_names},
         {"uninstall",
          "NAME... | --all",
          "remove packages",
          {"all", "force", "json", "quiet", "dry-run", "lock-timeout", "log-file"},
-         cmd_uninstall},
+         cmd_uninstall,
+         Args::package_names},
         {"list",
          "",
          "installed packages in install order (damaged ones marked)",
@@ -1071,12 +1092,14 @@ const std::vector<Spec>& specs() {
          "[NAME...]",
          "check installed files against their manifests, like rpm -V",
          {"json", "quiet", "lock-timeout"},
-         cmd_verify},
+         cmd_verify,
+         Args::package_names},
         {"files",
          "NAME",
          "the files of an installed package, like dpkg -L",
          {"json", "lock-timeout"},
-         cmd_files},
+         cmd_files,
+         Args::package_names},
         {"owner",
          "PATH | --key KEY",
          "the package a file belongs to and whose kernel wins for a key, like dpkg -S",
@@ -1086,7 +1109,8 @@ const std::vector<Spec>& specs() {
          "NAME",
          "version, SoC, signer, installation time and user, size, kernels",
          {"json", "lock-timeout"},
-         cmd_info},
+         cmd_info,
+         Args::package_names},
         {"history",
          "",
          "what skinstall changed in this tree, oldest first",
@@ -1126,6 +1150,19 @@ std::string shell_quote(const std::string& a) {
     return q + "'";
 }
 
+// Every name and path-like value on the command line, checked before any work: a refusal (exit 2)
+// leaves the tree and its history untouched.
+void check_arguments(const Spec& s, const Options& o, const po::variables_map& vm) {
+    if (s.kind == Args::package_names)
+        for (const auto& a : o.args)
+            inst::require_package_name(a);
+    if (vm.count("log-file"))
+        if (auto why = inst::log_file_problem(o.log_file))
+            throw Error("--log-file '" + o.log_file + "' " + *why, ErrorKind::usage);
+    if (vm.count("from"))
+        skforge::cli::require_input_file("--from", o.from);
+}
+
 int run_spec(const Spec& s, const std::vector<std::string>& args) {
     Options o;
     po::options_description desc("Options");
@@ -1139,12 +1176,13 @@ int run_spec(const Spec& s, const std::vector<std::string>& args) {
     po::positional_options_description pos;
     pos.add("args", -1);
     po::variables_map vm;
-    po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+    po::store(skforge::cli::parse_options(args, all, pos), vm);
     if (vm.count("help") && vm["help"].as<bool>()) {
         print_help(s, desc);
         return 0;
     }
     po::notify(vm);
+    check_arguments(s, o, vm);
     o.command_line = std::string("skinstall ") + s.name;
     for (const auto& a : args)
         o.command_line += " " + shell_quote(a);

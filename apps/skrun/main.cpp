@@ -1,23 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
-// skrun: runs an installed host package, fused (one launch per SuperKernel) and, with
-// --compare-unfused, one launch per operator, and compares every output bitwise.
+// skrun: runs an installed package through libskforge_runtime (include/skforge/runtime.h), fused
+// (one launch per SuperKernel) and, with --compare-unfused, one launch per operator, and compares
+// every output bitwise, the first run as well as the last.
 #include "../common/cli_main.hpp"
-#include "skforge/install/layout.hpp"
-#include "skforge/install/query.hpp"
-#include "skforge/runtime/package.hpp"
+#include "skforge/runtime.h"
+#include "skforge/runtime/data.hpp"
 #include "skforge/support/error.hpp"
 
 #include <algorithm>
 #include <boost/program_options.hpp>
-#include <chrono>
 #include <clocale>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
-#include <thread>
+#include <optional>
 
 namespace po = boost::program_options;
-namespace inst = skforge::install;
 namespace rt = skforge::runtime;
 using skforge::support::Error;
 using skforge::support::ErrorKind;
@@ -25,7 +26,7 @@ using skforge::support::ErrorKind;
 namespace {
 
 struct Options {
-    std::string name, install_path, inputs = "random";
+    std::string name, install_path, inputs = "random", device = "host";
     std::uint64_t seed = 1;
     unsigned iterations = 10, cores = 0;
     bool compare = false, json = false, drop_side_waits = false;
@@ -36,16 +37,112 @@ struct Timing {
     double median_ms = 0, min_ms = 0;
 };
 
-template <typename Run> Timing time_runs(Run run, unsigned iterations) {
+// Throws the library's message unless `code` is SKF_OK.
+void check(int code) {
+    if (code != SKF_OK)
+        throw Error(skf_last_error(),
+                    code == SKF_E_ARGUMENT ? ErrorKind::usage : ErrorKind::failure);
+}
+
+// The device string for skf_open: --device host|npu[:N], with --cores for the host.
+std::string device_string(const Options& o) {
+    if (o.device == "host")
+        return o.cores != 0 ? "host:" + std::to_string(o.cores) : "host";
+    if (o.device == "npu")
+        return "npu:0";
+    if (o.device.starts_with("npu:"))
+        return o.device;
+    throw Error("--device must be host, npu or npu:<id>, not '" + o.device + "'", ErrorKind::usage);
+}
+
+struct Free {
+    void operator()(void* p) const noexcept { std::free(p); }
+};
+using Memory = std::unique_ptr<std::byte, Free>;
+
+Memory zeroed(std::size_t bytes) {
+    std::size_t n = (bytes + 63) / 64 * 64;
+    void* p = std::aligned_alloc(64, n == 0 ? 64 : n);
+    if (p == nullptr)
+        throw Error("out of memory allocating " + std::to_string(bytes) + " bytes");
+    std::memset(p, 0, n == 0 ? 64 : n);
+    return Memory(static_cast<std::byte*>(p));
+}
+
+// The package's bindable tensors and one set of memory for them.
+struct Tensor {
+    skf_tensor_info info;
+    int role;
+};
+using Set = std::vector<Memory>;
+
+// An open package, closed with the object.
+class Handle {
+  public:
+    explicit Handle(const Options& o) {
+        check(skf_open(o.install_path.empty() ? nullptr : o.install_path.c_str(), o.name.c_str(),
+                       device_string(o).c_str(), &m_pkg));
+        for (std::size_t i = 0; i < skf_tensor_count(m_pkg); ++i) {
+            Tensor t{};
+            check(skf_tensor_info_at(m_pkg, i, &t.info));
+            t.role = skf_tensor_role(m_pkg, i);
+            m_tensors.push_back(t);
+        }
+    }
+    ~Handle() { skf_close(m_pkg); }
+    Handle(const Handle&) = delete;
+    Handle& operator=(const Handle&) = delete;
+    skf_package* get() const { return m_pkg; }
+    const std::vector<Tensor>& tensors() const { return m_tensors; }
+
+    // Memory for every tensor, the graph inputs filled as the options say.
+    Set make_set(const Options& o) const {
+        Set set;
+        for (std::size_t i = 0; i < m_tensors.size(); ++i) {
+            const auto& t = m_tensors[i].info;
+            set.push_back(zeroed(t.bytes));
+            if (m_tensors[i].role != SKF_ROLE_INPUT)
+                continue;
+            if (o.inputs == "random")
+                rt::random_fill(set.back().get(), t.bytes, t.dtype, i, o.seed);
+            else
+                rt::read_tensor_file(set.back().get(), t.bytes, o.inputs, t.name, t.dtype);
+        }
+        return set;
+    }
+    void bind(const Set& set) const {
+        for (std::size_t i = 0; i < m_tensors.size(); ++i)
+            check(skf_bind(m_pkg, m_tensors[i].info.name, set[i].get()));
+    }
+    // A copy of every tensor a run writes.
+    Set snapshot(const Set& set) const {
+        Set copy;
+        for (std::size_t i = 0; i < m_tensors.size(); ++i) {
+            copy.push_back(zeroed(m_tensors[i].info.bytes));
+            std::memcpy(copy.back().get(), set[i].get(), m_tensors[i].info.bytes);
+        }
+        return copy;
+    }
+
+  private:
+    skf_package* m_pkg = nullptr;
+    std::vector<Tensor> m_tensors;
+};
+
+// One run untimed (the first, whose results are kept in `first`), then `iterations` timed ones.
+template <typename Run>
+Timing time_runs(const Handle& h, const Set& set, Set& first, Run run, unsigned iterations) {
     Timing t;
-    t.launches = run(); // warm-up: page faults, first calls through the PLT
+    skf_stats stats{};
+    check(run());
+    check(skf_get_stats(h.get(), &stats));
+    t.launches = stats.last_launches;
+    first = h.snapshot(set);
     std::vector<double> ms;
     for (unsigned i = 0; i < iterations; ++i) {
-        auto start = std::chrono::steady_clock::now();
-        run();
-        ms.push_back(
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                .count());
+        check(run());
+        check(skf_get_stats(h.get(), &stats));
+        ms.push_back(static_cast<double>(stats.last_nanoseconds) / 1e6);
     }
     if (!ms.empty()) {
         std::sort(ms.begin(), ms.end());
@@ -55,112 +152,151 @@ template <typename Run> Timing time_runs(Run run, unsigned iterations) {
     return t;
 }
 
-void fill_inputs(const rt::Package& pkg, rt::Tensors& t, const Options& o) {
-    if (o.inputs == "random")
-        pkg.random_inputs(t, o.seed);
+struct Comparison {
+    std::size_t compared = 0;
+    std::vector<rt::Difference> first, last; ///< differences after the first run, the last run
+    std::size_t differing = 0;               ///< tensors that differ in either
+};
+
+// Compares every tensor both modes write (all but graph inputs), after the first run and after
+// the last: a fused run that reads what an earlier run left behind differs only in the first.
+Comparison compare(const Handle& h, const Set& f1, const Set& u1, const Set& f, const Set& u) {
+    Comparison c;
+    for (std::size_t i = 0; i < h.tensors().size(); ++i) {
+        const auto& t = h.tensors()[i];
+        if (t.role == SKF_ROLE_INPUT)
+            continue;
+        ++c.compared;
+        auto a = rt::compare_bytes(t.info.name, f1[i].get(), u1[i].get(), t.info.bytes);
+        auto b = rt::compare_bytes(t.info.name, f[i].get(), u[i].get(), t.info.bytes);
+        if (a.differing_bytes != 0)
+            c.first.push_back(a);
+        if (b.differing_bytes != 0)
+            c.last.push_back(b);
+        c.differing += a.differing_bytes != 0 || b.differing_bytes != 0 ? 1 : 0;
+    }
+    return c;
+}
+
+nlohmann::json timing_json(const Timing& t) {
+    return {{"launches", t.launches}, {"median_ms", t.median_ms}, {"min_ms", t.min_ms}};
+}
+
+// A difference and the run (from 1) after which it was seen.
+struct RunDifference {
+    rt::Difference d;
+    unsigned run = 1;
+};
+
+// The first run's differences, then the last run's in tensors the first showed none in.
+std::vector<RunDifference> merged_differences(const Comparison& c, unsigned last_run) {
+    std::vector<RunDifference> out;
+    for (const auto& d : c.first)
+        out.push_back({d, 1});
+    for (const auto& d : c.last)
+        if (std::none_of(c.first.begin(), c.first.end(),
+                         [&](const rt::Difference& f) { return f.tensor == d.tensor; }))
+            out.push_back({d, last_run});
+    return out;
+}
+
+nlohmann::json differences_json(const std::vector<rt::Difference>& list, unsigned run) {
+    nlohmann::json diffs = nlohmann::json::array();
+    for (const auto& d : list)
+        diffs.push_back({{"tensor", d.tensor},
+                         {"run", run},
+                         {"first_byte", d.first_byte},
+                         {"differing_bytes", d.differing_bytes}});
+    return diffs;
+}
+
+void print_json(const Options& o, const Handle& h, const Timing& f, const std::optional<Timing>& u,
+                const std::optional<Comparison>& cmp) {
+    nlohmann::json j = {{"package", o.name},
+                        {"graph", skf_graph_name(h.get())},
+                        {"device", skf_device(h.get())},
+                        {"operators", skf_operator_count(h.get())},
+                        {"superkernels", skf_segment_count(h.get())},
+                        {"iterations", o.iterations},
+                        {"fused", timing_json(f)}};
+    std::string dev = skf_device(h.get());
+    if (dev.starts_with("host:"))
+        j["workers"] = std::stoul(dev.substr(5));
+    if (u) {
+        j["unfused"] = timing_json(*u);
+        j["speedup"] = f.median_ms > 0 ? u->median_ms / f.median_ms : 0.0;
+        j["compared"] = cmp->compared;
+        j["identical"] = cmp->differing == 0;
+        nlohmann::json diffs = nlohmann::json::array();
+        for (const auto& r : merged_differences(*cmp, o.iterations + 1))
+            diffs.push_back(differences_json({r.d}, r.run)[0]);
+        j["differences"] = diffs;
+        j["first_run_differences"] = differences_json(cmp->first, 1);
+        j["last_run_differences"] = differences_json(cmp->last, o.iterations + 1);
+    }
+    std::cout << j.dump(2) << "\n";
+}
+
+void print_text(const Options& o, const Handle& h, const Timing& f, const std::optional<Timing>& u,
+                const std::optional<Comparison>& cmp) {
+    std::string dev = skf_device(h.get());
+    if (dev.starts_with("host:"))
+        dev = dev.substr(5) + " workers";
+    std::printf("%s: graph %s, %zu operators, %zu SuperKernels, %s, inputs %s\n", o.name.c_str(),
+                skf_graph_name(h.get()), skf_operator_count(h.get()), skf_segment_count(h.get()),
+                dev.c_str(),
+                o.inputs == "random" ? ("random (seed " + std::to_string(o.seed) + ")").c_str()
+                                     : o.inputs.c_str());
+    std::printf("  fused:     %4llu launches per run, %9.3f ms per run (median of %u, min %.3f)\n",
+                static_cast<unsigned long long>(f.launches), f.median_ms, o.iterations, f.min_ms);
+    if (!u)
+        return;
+    std::printf("  op-by-op:  %4llu launches per run, %9.3f ms per run (median of %u, min %.3f)\n",
+                static_cast<unsigned long long>(u->launches), u->median_ms, o.iterations,
+                u->min_ms);
+    std::printf("  speedup:   %.2fx fused\n", f.median_ms > 0 ? u->median_ms / f.median_ms : 0.0);
+    if (cmp->differing == 0)
+        std::printf("  compare:   %zu tensor%s bitwise identical (first and last run)\n",
+                    cmp->compared, cmp->compared == 1 ? "" : "s");
     else
-        pkg.read_inputs(t, o.inputs);
+        std::printf("  compare:   %zu of %zu tensors DIFFER\n", cmp->differing, cmp->compared);
+}
+
+void report_differences(const std::vector<RunDifference>& list) {
+    for (const auto& r : list)
+        std::fprintf(stderr,
+                     "skrun: %s differs fused vs op-by-op after run %u: %llu bytes, first at "
+                     "byte %llu\n",
+                     r.d.tensor.c_str(), r.run,
+                     static_cast<unsigned long long>(r.d.differing_bytes),
+                     static_cast<unsigned long long>(r.d.first_byte));
 }
 
 int run(const Options& o) {
-    std::string root = inst::choose_install_path(o.install_path);
-    auto tree = inst::InstallTree::open(root, inst::Create::no);
-    if (!tree)
-        throw Error("no static kernels are installed under " + root);
-    inst::TreeLock lock(*tree, inst::LockMode::shared);
-    auto order = tree->install_order();
-    if (std::find(order.begin(), order.end(), o.name) == order.end()) {
-        std::string list;
-        for (const auto& n : order)
-            list += (list.empty() ? "" : ", ") + n;
-        throw Error("package '" + o.name + "' is not installed under " + tree->shown() +
-                    " (installed: " + (list.empty() ? "none" : list) + ")");
-    }
-    // Its code is about to run: check every file against the manifest first.
-    auto checked = inst::check_installed(*tree, o.name);
-    if (!checked.problems.empty()) {
-        const auto& p = checked.problems.front();
-        throw Error("package '" + o.name + "' does not match its manifest (" + p.path + ": " +
-                        std::string(inst::problem_name(p.kind)) + ", and " +
-                        std::to_string(checked.problems.size() - 1) +
-                        " more); run 'skinstall verify " + o.name + "'",
-                    ErrorKind::integrity);
-    }
-    auto pkg = rt::Package::open(tree->shown() + "/" + o.name);
-    unsigned cores = o.cores != 0 ? o.cores : std::max(1u, std::thread::hardware_concurrency());
-    rt::Device device(cores);
-
-    rt::Tensors fused(pkg.tensors());
-    fill_inputs(pkg, fused, o);
-    rt::Runner fused_runner(pkg, device, fused);
-    fused_runner.drop_side_waits(o.drop_side_waits);
-    Timing f = time_runs([&] { return fused_runner.run_fused(); }, o.iterations);
-
+    Handle h(o);
+    check(skf_debug_drop_side_waits(h.get(), o.drop_side_waits ? 1 : 0));
+    Set fused = h.make_set(o), fused_first;
+    h.bind(fused);
+    Timing f = time_runs(
+        h, fused, fused_first, [&] { return skf_run(h.get(), nullptr); }, o.iterations);
     std::optional<Timing> u;
-    std::optional<rt::Comparison> cmp;
+    std::optional<Comparison> cmp;
+    Set unfused, unfused_first;
     if (o.compare) {
-        rt::Tensors unfused(pkg.tensors());
-        fill_inputs(pkg, unfused, o);
-        rt::Runner unfused_runner(pkg, device, unfused);
-        u = time_runs([&] { return unfused_runner.run_unfused(); }, o.iterations);
-        cmp = pkg.compare(fused, unfused);
+        unfused = h.make_set(o);
+        h.bind(unfused);
+        u = time_runs(
+            h, unfused, unfused_first, [&] { return skf_run_unfused(h.get(), nullptr); },
+            o.iterations);
+        cmp = compare(h, fused_first, unfused_first, fused, unfused);
     }
-    bool same = !cmp || cmp->differences.empty();
-    if (o.json) {
-        nlohmann::json j = {
-            {"package", o.name},
-            {"graph", pkg.graph()},
-            {"operators", pkg.ops().size()},
-            {"superkernels", pkg.segments().size()},
-            {"workers", cores},
-            {"iterations", o.iterations},
-            {"fused",
-             {{"launches", f.launches}, {"median_ms", f.median_ms}, {"min_ms", f.min_ms}}}};
-        if (u) {
-            j["unfused"] = {
-                {"launches", u->launches}, {"median_ms", u->median_ms}, {"min_ms", u->min_ms}};
-            j["speedup"] = f.median_ms > 0 ? u->median_ms / f.median_ms : 0.0;
-            j["compared"] = cmp->compared;
-            j["identical"] = same;
-            nlohmann::json diffs = nlohmann::json::array();
-            for (const auto& d : cmp->differences)
-                diffs.push_back({{"tensor", d.tensor},
-                                 {"first_byte", d.first_byte},
-                                 {"differing_bytes", d.differing_bytes}});
-            j["differences"] = diffs;
-        }
-        std::cout << j.dump(2) << "\n";
-    } else {
-        std::printf("%s: graph %s, %zu operators, %zu SuperKernels, %u workers, inputs %s\n",
-                    o.name.c_str(), pkg.graph().c_str(), pkg.ops().size(), pkg.segments().size(),
-                    cores,
-                    o.inputs == "random" ? ("random (seed " + std::to_string(o.seed) + ")").c_str()
-                                         : o.inputs.c_str());
-        std::printf(
-            "  fused:     %4llu launches per run, %9.3f ms per run (median of %u, min %.3f)\n",
-            static_cast<unsigned long long>(f.launches), f.median_ms, o.iterations, f.min_ms);
-        if (u) {
-            std::printf(
-                "  op-by-op:  %4llu launches per run, %9.3f ms per run (median of %u, min %.3f)\n",
-                static_cast<unsigned long long>(u->launches), u->median_ms, o.iterations,
-                u->min_ms);
-            std::printf("  speedup:   %.2fx fused\n",
-                        f.median_ms > 0 ? u->median_ms / f.median_ms : 0.0);
-            if (same)
-                std::printf("  compare:   %zu tensor%s bitwise identical\n", cmp->compared,
-                            cmp->compared == 1 ? "" : "s");
-            else
-                std::printf("  compare:   %zu of %zu tensors DIFFER\n", cmp->differences.size(),
-                            cmp->compared);
-        }
-    }
-    if (!same)
-        for (const auto& d : cmp->differences)
-            std::fprintf(stderr,
-                         "skrun: %s differs fused vs op-by-op: %llu bytes, first at byte %llu\n",
-                         d.tensor.c_str(), static_cast<unsigned long long>(d.differing_bytes),
-                         static_cast<unsigned long long>(d.first_byte));
-    return same ? 0 : 1;
+    if (o.json)
+        print_json(o, h, f, u, cmp);
+    else
+        print_text(o, h, f, u, cmp);
+    if (cmp && cmp->differing != 0)
+        report_differences(merged_differences(*cmp, o.iterations + 1));
+    return cmp && cmp->differing != 0 ? 1 : 0;
 }
 
 // Parses the command line into `o`; false when --help or --version was answered.
@@ -168,10 +304,12 @@ bool parse(const std::vector<std::string>& args, Options& o) {
     skforge::cli::check_option_words(args);
     skforge::cli::CommandLine cl(
         "skrun", "skrun NAME [options]",
-        "Runs the installed host package NAME (skc compile --npu-arch host): each\n"
-        "SuperKernel as one launch on worker threads standing in for AI cores.\n"
+        "Runs the installed package NAME through libskforge_runtime: each SuperKernel\n"
+        "as one launch, on worker threads standing in for AI cores (--device host, for\n"
+        "packages of skc compile --npu-arch host). --device npu:N loads CANN's runtime;\n"
+        "NPU launches are not built yet (share/doc/runtime.md).\n"
         "--compare-unfused also runs every operator as its own launch, compares every\n"
-        "output bitwise and prints both timings.",
+        "output bitwise after the first and the last run and prints both timings.",
         "Exit status: 0 success (every output identical), 1 failure or an output\n"
         "differs, 2 usage error. See share/doc/host-target.md.");
     cl.positional("NAME", o.name);
@@ -185,9 +323,11 @@ bool parse(const std::vector<std::string>& args, Options& o) {
     add("compare-unfused", po::bool_switch(&o.compare),
         "also run op-by-op and compare every output bitwise");
     add("iterations", skforge::cli::integer_value(o.iterations, "--iterations", 1, 1000000),
-        "timed runs of each mode after a warm-up run (default 10)");
+        "timed runs of each mode after its first run (default 10)");
     add("cores", skforge::cli::integer_value(o.cores, "--cores", 0, 256),
         "worker threads standing in for AI cores, 0: one per core (default)");
+    add("device", po::value(&o.device)->value_name("host|npu[:N]"),
+        "where to run: host worker threads (default), or NPU N (default 0)");
     add("json", po::bool_switch(&o.json), "print the result as JSON");
     add("debug-drop-side-waits", po::bool_switch(&o.drop_side_waits),
         "test switch: the fused run skips its waits on AICPU tiling and prefetch operators, "

@@ -174,6 +174,21 @@ installed_version() {
     [ ! -e root/opp/static_kernel/ai_core/kern ]
 }
 
+@test "module: a name that is not a package name is refused before skinstall runs (issue 26)" {
+    kern_run 1.0.0
+    mkdir -p root
+    "$SKINSTALL" install kern-1.0.0.run --install-path "$W/root" -q
+    before=$(tree_digest root)
+    for name in "victim/../kern" ".." "kern/"; do
+        module_play "name: '$name'" "state: absent" "force: true"
+        run play task.yml
+        [ "$status" -ne 0 ]
+        [[ "$(result msg)" == *"'$name' is not a package name"*"letters, digits and '._+-'"* ]]
+        [ "$(tree_digest root)" = "$before" ]
+    done
+    [ "$(installed_version)" = 1.0.0 ]
+}
+
 # rollout VERSION [extra -e]: the collection's playbook, one batch, on localhost.
 rollout() {
     local v=$1

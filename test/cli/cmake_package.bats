@@ -171,3 +171,30 @@ EOF2
     [ "$(mtime pb/pkgs/signed_one.run)" != "$before" ]
 }
 
+
+@test "find_package(skforge) gives skforge::runtime: a C program links it and runs" {
+    mkdir p
+    cat >p/CMakeLists.txt <<'EOF2'
+cmake_minimum_required(VERSION 3.20)
+project(p C)
+find_package(skforge 0.1 REQUIRED)
+add_executable(v v.c)
+target_link_libraries(v PRIVATE skforge::runtime)
+EOF2
+    cat >p/v.c <<'EOF2'
+#include <skforge/runtime.h>
+#include <stdio.h>
+int main(void) {
+    skf_package* pkg;
+    int rc = skf_open(NULL, "x", "tpu", &pkg);
+    printf("%s %s %d %s\n", skf_version(), SKF_VERSION, rc, skf_last_error());
+    return 0;
+}
+EOF2
+    cmake -S p -B pb -DCMAKE_PREFIX_PATH="$(PREFIX)" -DCMAKE_C_FLAGS="-fsanitize=address,undefined" >configure.log
+    cmake --build pb >build.log 2>&1 || { cat build.log; false; }
+    run pb/v
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$output" = "0.1.0 0.1.0 -1 device 'tpu': expected host, host:<workers> (1 to 256) or npu:<id>" ]
+}

@@ -121,8 +121,16 @@ PY
     [ "$status" -eq 1 ]
     # Fused, each copy of the kernel counted its own calls; op-by-op one copy counted both.
     [[ "$output" == *"2 of 3 tensors DIFFER"* ]]
-    [[ "$output" == *"z differs fused vs op-by-op: "*" bytes, first at byte 0"* ]]
-    [[ "$output" == *"w differs fused vs op-by-op: "*" bytes, first at byte 0"* ]]
+    [[ "$output" == *"z differs fused vs op-by-op after run 1: "*" bytes, first at byte 0"* ]]
+    [[ "$output" == *"w differs fused vs op-by-op after run 1: "*" bytes, first at byte 0"* ]]
+    # The first run is compared, and the JSON says which run each difference was seen after.
+    run "$SKRUN" hostdemo --install-path root --compare-unfused --iterations 2 --json
+    [ "$status" -eq 1 ]
+    echo "$output" | sed -n '/^{/,/^}/p' | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+assert not j["identical"], j
+assert sorted((d["tensor"], d["run"]) for d in j["differences"]) == [("w", 1), ("z", 1)], j'
     # Without the comparison there is nothing to disagree with.
     run "$SKRUN" hostdemo --install-path root
     [ "$status" -eq 0 ]

@@ -187,21 +187,24 @@ bool reaches_segment(const PlanContext& ctx, const Open& open, int outside, Mark
     return found;
 }
 
-// True for an operator segmentation sees through: it takes no place in its scope and cuts
-// nothing. Ignored OpTypes run nothing; operators beside the cores (AICPU tiling, prefetch) run
-// on their own engines, synchronised with the SuperKernel by notify/wait inside its launch.
+// True for an operator that takes no place in its scope and cuts nothing: ignored OpTypes (GE
+// drops their scope mark first) and operators beside the cores (AICPU tiling, prefetch).
 bool seen_through(const Op& op) {
     return ignored_by_segmentation(op.type) || graph::runs_beside_cores(op.kind);
 }
 
-// The operators outside the segment, run after it starts, that `i` depends on, in order. An
-// operator seen through (seen_through) is walked through: what it depends on counts instead.
+// The operators outside the segment, run after it starts, that `i` depends on, in order. Only
+// an operator beside the cores is walked through (what it depends on counts instead): the
+// SuperKernel waits for it inside its launch (notify/wait). An operator of an ignored type is a
+// dependency like any other: in GE such a node runs nothing (Data, Const, Variable) or is the
+// event itself (Send, Recv), but here it runs a kernel, after the launch, so a member that reads
+// what it writes must not be in a SuperKernel launched before it.
 std::vector<int> late_dependencies(const PlanContext& ctx, const Open& open, int i, Marks& marks) {
     std::vector<int> late;
     walk_back(ctx, i, marks, [&](int d) {
         if (d <= open.start || in_segment(ctx, open, d))
             return Step::skip;
-        if (seen_through(ctx.graph.ops[static_cast<std::size_t>(d)]))
+        if (graph::runs_beside_cores(ctx.graph.ops[static_cast<std::size_t>(d)].kind))
             return Step::through;
         late.push_back(d);
         return Step::skip;
@@ -209,6 +212,17 @@ std::vector<int> late_dependencies(const PlanContext& ctx, const Open& open, int
     std::sort(late.begin(), late.end());
     late.erase(std::unique(late.begin(), late.end()), late.end());
     return late;
+}
+
+// How a split names the operator it waits for: an ignored OpType says so, since the user may
+// expect segmentation to see through it.
+std::string late_name(const PlanContext& ctx, int op) {
+    const Op& o = ctx.graph.ops[static_cast<std::size_t>(op)];
+    std::string out = "'" + o.name + "'";
+    if (ignored_by_segmentation(o.type))
+        out += " (a " + o.type +
+               " operator: segmentation ignores its type, but here it runs a kernel)";
+    return out;
 }
 
 // Why `i` cannot join the open segment, or nullopt. The fused kernel launches where its first
@@ -227,9 +241,7 @@ std::optional<std::pair<Reason, std::string>> must_split(const PlanContext& ctx,
     auto late = late_dependencies(ctx, open, i, marks);
     if (late.empty())
         return std::nullopt;
-    auto name = [&](int op) {
-        return "'" + ctx.graph.ops[static_cast<std::size_t>(op)].name + "'";
-    };
+    auto name = [&](int op) { return late_name(ctx, op); };
     for (int d : late)
         if (reaches_segment(ctx, open, d, marks))
             return std::pair{

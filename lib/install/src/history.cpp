@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <fcntl.h>
 #include <pwd.h>
@@ -91,7 +92,7 @@ void append_history(const InstallTree& tree, const std::vector<json>& lines,
         return;
     std::string text;
     for (const auto& l : lines)
-        text += l.dump() + "\n";
+        text += package::json_text(l) + "\n";
     append_tree_log(tree, text);
     if (extra_file.empty())
         return;
@@ -102,8 +103,24 @@ void append_history(const InstallTree& tree, const std::vector<json>& lines,
     append_to(support::UniqueFd(fd), text, extra_file);
 }
 
-std::vector<json> read_history(const InstallTree& tree) {
-    std::vector<json> out;
+json HistoryEntry::as_json() const {
+    return readable() ? line : json{{"unreadable", text}};
+}
+
+namespace {
+
+HistoryEntry history_entry(std::string text) {
+    json j = package::parse_json_quiet(text);
+    if (j.is_object() && j.contains("time") && j["time"].is_string() && j.contains("action") &&
+        j["action"].is_string())
+        return {std::move(j), {}};
+    return {nullptr, std::move(text)};
+}
+
+} // namespace
+
+std::vector<HistoryEntry> read_history(const InstallTree& tree) {
+    std::vector<HistoryEntry> out;
     auto dir = open_dir_beneath(tree.ai_core(), k_log_dir);
     if (!dir)
         return out;
@@ -116,13 +133,37 @@ std::vector<json> read_history(const InstallTree& tree) {
             std::size_t end = text->find('\n', start);
             std::string line = text->substr(start, end == std::string::npos ? end : end - start);
             start = end == std::string::npos ? text->size() : end + 1;
-            if (line.empty())
-                continue;
-            json j = package::parse_json_quiet(line);
-            out.push_back(j.is_object() ? j : json{{"unreadable", line}});
+            if (!line.empty())
+                out.push_back(history_entry(std::move(line)));
         }
     }
     return out;
+}
+
+std::optional<std::string> log_file_problem(const std::string& path) {
+    if (path.empty())
+        return "is empty";
+    if (path.ends_with('/'))
+        return "ends in '/': name a file";
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0) {
+        if (S_ISLNK(st.st_mode))
+            return "is a symbolic link (a history line is never written through one)";
+        if (S_ISDIR(st.st_mode))
+            return "is a directory: name a file";
+        if (!S_ISREG(st.st_mode))
+            return "is not a regular file";
+        return std::nullopt;
+    }
+    if (errno != ENOENT)
+        return std::string("cannot be examined: ") + std::strerror(errno);
+    auto slash = path.rfind('/');
+    std::string parent = slash == std::string::npos ? "."
+                         : slash == 0               ? "/"
+                                                    : path.substr(0, slash);
+    if (::stat(parent.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+        return "is in '" + parent + "', which is not an existing directory";
+    return std::nullopt;
 }
 
 } // namespace skforge::install

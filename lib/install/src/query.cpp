@@ -2,9 +2,11 @@
 #include "skforge/install/query.hpp"
 
 #include "skforge/install/history.hpp"
+#include "skforge/install/index.hpp"
 #include "skforge/package/json_text.hpp"
 #include "skforge/support/error.hpp"
 #include "skforge/support/parallel.hpp"
+#include "skforge/support/printable.hpp"
 #include "skforge/support/sha256.hpp"
 
 #include <algorithm>
@@ -198,6 +200,11 @@ std::vector<Problem> check_tree(const InstallTree& tree) {
             continue;
         if (dir && name == k_config_dir) {
             check_config(*open_dir_beneath(ai, name), out);
+            for (const auto& soc : stale_global_indexes(tree))
+                out.push_back({std::string(k_config_dir) + "/" + soc + "/" + k_index_file,
+                               ProblemKind::digest,
+                               "not the merge of the installed packages' indexes in install "
+                               "order; 'skinstall recover' rebuilds it"});
             continue;
         }
         if (dir && name == k_log_dir) {
@@ -238,6 +245,14 @@ std::optional<std::string> owner_of(const InstallTree& tree, const std::string& 
     return std::nullopt;
 }
 
+void require_package_name(const std::string& name) {
+    if (auto why = package::check_package_name(name))
+        throw Error("'" + support::printable(name) + "' is not a package name: it " + *why +
+                        " (a package name, like a manifest's, is one directory name under ai_core/ "
+                        "of letters, digits and '._+-', starting with a letter, digit or '_')",
+                    support::ErrorKind::usage);
+}
+
 std::string repair_hint(const std::string& name) {
     return "restore it with 'skinstall repair " + name + " --from " + name +
            ".run' (the same package and version), or remove it with 'skinstall uninstall --force " +
@@ -273,6 +288,7 @@ bool only_install_record(const Dir& dir) {
 } // namespace
 
 PackageDir classify_package_dir(const InstallTree& tree, const std::string& name, bool listed) {
+    require_package_name(name);
     PackageDir out;
     std::optional<Dir> dir;
     try {

@@ -153,7 +153,7 @@ void seal_stage(const Dir& stage, const package::Manifest& m, const Modes& modes
 }
 
 void write_journal(const InstallTree& tree, const json& j) {
-    write_file_at(tree.ai_core(), k_journal, j.dump() + "\n", tree.modes().file(0644));
+    write_file_at(tree.ai_core(), k_journal, package::json_text(j) + "\n", tree.modes().file(0644));
 }
 
 void clear_journal(const InstallTree& tree) {
@@ -274,7 +274,8 @@ void note_left_behind(const Dir& pkg, const package::Manifest& m, support::Log& 
     if (kept.empty())
         return;
     write_file_at(pkg, k_left_behind,
-                  json({{"name", m.name}, {"version", m.version}, {"kept", kept}}).dump() + "\n",
+                  package::json_text({{"name", m.name}, {"version", m.version}, {"kept", kept}}) +
+                      "\n",
                   0644);
     log.warn("keeping '" + pkg.path + "': it holds files " + m.name +
              " did not install; 'skinstall uninstall --force " + m.name +
@@ -422,11 +423,10 @@ StagedPackage decide_package(const InstallTree& tree, const VerifiedPackage& pkg
 std::string render_install_record(const VerifiedPackage& pkg) {
     char buf[PATH_MAX];
     std::string from = ::realpath(pkg.run->path().c_str(), buf) ? buf : pkg.run->path();
-    return json({{"installed_by", invoking_user()},
-                 {"from", from},
-                 {"signature", package::signature_state_name(pkg.signature)},
-                 {"signer_key_id", pkg.signer_key_id}})
-               .dump() +
+    return package::json_text({{"installed_by", invoking_user()},
+                               {"from", from},
+                               {"signature", package::signature_state_name(pkg.signature)},
+                               {"signer_key_id", pkg.signer_key_id}}) +
            "\n";
 }
 
@@ -549,6 +549,7 @@ InstallResult install_package(const InstallTree& tree, const VerifiedPackage& pk
 
 InstallResult repair_package(const InstallTree& tree, const std::string& name,
                              const VerifiedPackage& pkg, const Policy& policy, support::Log& log) {
+    require_package_name(name);
     if (pkg.manifest.name != name)
         throw Error(pkg.run->path() + " holds package '" + pkg.manifest.name + "', not '" + name +
                     "'; repair restores a package from its own .run");
@@ -557,7 +558,12 @@ InstallResult repair_package(const InstallTree& tree, const std::string& name,
     if (classify_package_dir(tree, name, listed).state == DirState::absent)
         throw Error(name + " is not installed in '" + tree.shown() +
                     "'; install it with 'skinstall install " + pkg.run->path() + "'");
-    return install_package(tree, pkg, InstallMode::reinstall, policy, log);
+    // Said only once every check has passed (the version and the directory's state included).
+    InstallRequest request(InstallMode::reinstall);
+    decide_package(tree, pkg, request, log);
+    require_package_writable(tree, name);
+    log.info("repairing " + name + " from " + pkg.run->path());
+    return install_package(tree, pkg, request, policy, log);
 }
 
 std::vector<InstallResult> plan_installs(const InstallTree& tree,
@@ -620,7 +626,11 @@ UninstallResult remove_whole(const InstallTree& tree, const std::string& name, c
                             : pd.why);
     if (act == Act::dry_run)
         return {name, "", "removed"};
-    require_package_writable(tree, name);
+    // ai_core/NAME itself a symbolic link: only the link goes (remove_tree never follows it), so
+    // nothing behind it needs to be writable or is even opened.
+    auto st = stat_at(tree.ai_core(), name);
+    if (!st || !S_ISLNK(st->st_mode))
+        require_package_writable(tree, name);
     write_journal(tree, {{"op", "uninstall"}, {"name", name}, {"whole", true}});
     fault_point("journal written");
     finish_uninstall(tree, name, true, log);
@@ -634,6 +644,7 @@ UninstallResult remove_whole(const InstallTree& tree, const std::string& name, c
 
 UninstallResult uninstall_package(const InstallTree& tree, const std::string& name, Force force,
                                   support::Log& log, Act act) {
+    require_package_name(name);
     auto order = tree.install_order();
     bool listed = std::find(order.begin(), order.end(), name) != order.end();
     auto pd = classify_package_dir(tree, name, listed);
@@ -739,7 +750,8 @@ std::string recover(const InstallTree& tree, support::Log& log) {
                     sweep(*dir, "config/" + soc + "/");
         }
     }
-    // Packages installed by the shell fallback update config.ini but not the index: rebuild
+    // A package's own scripts killed between their renames, or those of packages from an older
+    // skforge (which did not write the index), leave config.ini ahead of the index: rebuild
     // everything derived so config.ini, the index and list agree again.
     if (read_file_at(ai, k_config_ini)) {
         std::vector<std::string> present;

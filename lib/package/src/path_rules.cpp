@@ -10,38 +10,11 @@
 
 namespace skforge::package {
 
-namespace {
-
-// Length of the UTF-8 sequence starting with `lead`, or 0 for a byte that cannot start one.
-std::size_t utf8_length(std::uint8_t lead) {
-    if (lead < 0x80)
-        return 1;
-    if (lead >= 0xc2 && lead <= 0xdf)
-        return 2;
-    if (lead >= 0xe0 && lead <= 0xef)
-        return 3;
-    if (lead >= 0xf0 && lead <= 0xf4)
-        return 4;
-    return 0;
-}
-
-} // namespace
-
 std::optional<std::string> check_utf8(std::string_view text) {
     for (std::size_t i = 0; i < text.size();) {
-        auto lead = static_cast<std::uint8_t>(text[i]);
-        std::size_t len = utf8_length(lead);
-        if (len == 0 || i + len > text.size())
-            return "is not valid UTF-8 (byte " + std::to_string(i) + ")";
-        std::uint32_t cp = len == 1 ? lead : (lead & (0xffu >> (len + 1)));
-        for (std::size_t k = 1; k < len; ++k) {
-            auto cont = static_cast<std::uint8_t>(text[i + k]);
-            if ((cont & 0xc0) != 0x80)
-                return "is not valid UTF-8 (byte " + std::to_string(i + k) + ")";
-            cp = (cp << 6) | (cont & 0x3fu);
-        }
-        bool overlong = (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
-        if (overlong || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+        std::uint32_t cp = 0;
+        std::size_t len = support::utf8_sequence(text, i, cp);
+        if (len == 0)
             return "is not valid UTF-8 (byte " + std::to_string(i) + ")";
         i += len;
     }

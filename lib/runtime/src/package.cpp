@@ -46,13 +46,6 @@ Block block(std::uint64_t bytes) {
     return Block(static_cast<std::byte*>(aligned_bytes(bytes)));
 }
 
-std::uint64_t splitmix(std::uint64_t& state) {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 OpKind op_kind(const std::string& text, const std::string& op, const std::string& file) {
     if (text == "kernel")
         return OpKind::kernel;
@@ -96,9 +89,12 @@ void Tensors::Free::operator()(void* p) const noexcept {
     std::free(p);
 }
 
-Tensors::Tensors(const std::vector<TensorInfo>& infos) {
-    for (const auto& t : infos)
-        m_data.emplace_back(static_cast<std::byte*>(aligned_bytes(t.bytes)));
+Tensors::Tensors(const std::vector<TensorInfo>& infos, Allocate what) {
+    for (const auto& t : infos) {
+        bool own = what == Allocate::all || !(t.graph_input || t.graph_output);
+        m_data.emplace_back(own ? static_cast<std::byte*>(aligned_bytes(t.bytes)) : nullptr);
+    }
+    m_bound.assign(infos.size(), nullptr);
 }
 
 Package::~Package() {
@@ -251,79 +247,6 @@ Package Package::open(const std::string& dir) {
     return p;
 }
 
-void Package::random_inputs(Tensors& t, std::uint64_t seed) const {
-    for (std::size_t i = 0; i < m_tensors.size(); ++i) {
-        const auto& info = m_tensors[i];
-        if (!info.graph_input)
-            continue;
-        std::uint64_t state = seed * 0x100000001b3ull + i;
-        std::uint64_t n = info.bytes / sk_dtype_size(info.dt);
-        sk_tensor view{t.data(i), info.dt, 0, {}};
-        for (std::uint64_t e = 0; e < n; ++e) {
-            std::uint64_t r = splitmix(state);
-            switch (info.dt) {
-            case SK_DT_INT8:
-                static_cast<std::int8_t*>(t.data(i))[e] =
-                    static_cast<std::int8_t>(static_cast<int>(r % 255) - 127);
-                break;
-            case SK_DT_UINT8:
-            case SK_DT_BOOL:
-                static_cast<std::uint8_t*>(t.data(i))[e] = static_cast<std::uint8_t>(r % 2);
-                break;
-            case SK_DT_INT16:
-                static_cast<std::int16_t*>(t.data(i))[e] = static_cast<std::int16_t>(r % 16);
-                break;
-            case SK_DT_INT32:
-                static_cast<std::int32_t*>(t.data(i))[e] = static_cast<std::int32_t>(r % 16);
-                break;
-            case SK_DT_INT64:
-                static_cast<std::int64_t*>(t.data(i))[e] = static_cast<std::int64_t>(r % 16);
-                break;
-            default:
-                sk_store(&view, static_cast<std::int64_t>(e),
-                         static_cast<float>(r >> 40) / static_cast<float>(1u << 23) - 1.0f);
-            }
-        }
-    }
-}
-
-void Package::read_inputs(Tensors& t, const std::string& dir) const {
-    for (std::size_t i = 0; i < m_tensors.size(); ++i) {
-        const auto& info = m_tensors[i];
-        if (!info.graph_input)
-            continue;
-        std::string path = dir + "/" + info.name + ".bin";
-        if (!std::filesystem::is_regular_file(path))
-            throw Error(path + ": missing: every graph input needs <name>.bin");
-        std::string bytes = support::read_file(path);
-        if (bytes.size() != info.bytes)
-            throw Error(path + ": " + std::to_string(bytes.size()) + " bytes, but " + info.name +
-                        " (" + info.dtype + ") needs " + std::to_string(info.bytes));
-        std::memcpy(t.data(i), bytes.data(), bytes.size());
-    }
-}
-
-Comparison Package::compare(const Tensors& a, const Tensors& b) const {
-    Comparison c;
-    for (std::size_t i = 0; i < m_tensors.size(); ++i) {
-        const auto& info = m_tensors[i];
-        if (info.arena || info.graph_input)
-            continue;
-        ++c.compared;
-        const auto* x = static_cast<const unsigned char*>(a.data(i));
-        const auto* y = static_cast<const unsigned char*>(b.data(i));
-        Difference d{info.name, 0, 0};
-        for (std::uint64_t k = 0; k < info.bytes; ++k)
-            if (x[k] != y[k]) {
-                if (d.differing_bytes++ == 0)
-                    d.first_byte = k;
-            }
-        if (d.differing_bytes != 0)
-            c.differences.push_back(d);
-    }
-    return c;
-}
-
 // ---- Runner ---------------------------------------------------------------------------------
 
 struct Runner::Prepared {
@@ -378,8 +301,7 @@ Runner::Runner(const Package& package, Device& device, Tensors& tensors)
     prepare_side();
     const auto& infos = package.tensors();
     auto view = [&](std::size_t t) {
-        sk_tensor v{
-            tensors.data(t), infos[t].dt, static_cast<std::uint32_t>(infos[t].shape.size()), {}};
+        sk_tensor v{nullptr, infos[t].dt, static_cast<std::uint32_t>(infos[t].shape.size()), {}};
         for (std::size_t d = 0; d < infos[t].shape.size() && d < SK_MAX_RANK; ++d)
             v.shape[d] = infos[t].shape[d];
         return v;
@@ -398,15 +320,32 @@ Runner::Runner(const Package& package, Device& device, Tensors& tensors)
         p.params = block(static_cast<std::uint64_t>(s.param_block_size));
         p.workspace = block(s.workspace_bytes);
         p.sync.assign(s.sync_slots + 1, 0);
-        for (const auto& [t, off] : s.parameters) {
-            void* ptr = tensors.data(t);
-            std::memcpy(p.params.get() + off, &ptr, sizeof ptr);
-        }
         void* ws = p.workspace.get();
         std::memcpy(p.params.get() + s.workspace_param_offset, &ws, sizeof ws);
         m_prepared->segments.push_back(std::move(p));
     }
+    point_tensors();
     point_side_slots();
+}
+
+// Every argument table and parameter block to the tensors' memory as bound now.
+void Runner::point_tensors() {
+    const auto& ops = m_package.ops();
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+        auto& args = m_prepared->ops[i].args;
+        std::size_t k = 0;
+        for (auto t : ops[i].inputs)
+            args[k++].data = m_tensors.data(t);
+        for (auto t : ops[i].outputs)
+            args[k++].data = m_tensors.data(t);
+    }
+    const auto& segments = m_package.segments();
+    for (std::size_t i = 0; i < segments.size(); ++i)
+        for (const auto& [t, off] : segments[i].parameters) {
+            void* ptr = m_tensors.data(t);
+            std::memcpy(m_prepared->segments[i].params.get() + off, &ptr, sizeof ptr);
+        }
+    m_pointed = m_tensors.generation();
 }
 
 void Runner::drop_side_waits(bool drop) {
@@ -510,6 +449,8 @@ void Runner::run_side_streams() {
 }
 
 std::uint64_t Runner::run_fused() {
+    if (m_pointed != m_tensors.generation())
+        point_tensors();
     std::uint64_t before = m_device.launches();
     auto& p = *m_prepared;
     std::fill_n(p.flags.get(), std::max<std::size_t>(1, p.target.size()) * Prepared::k_stride, 0);
@@ -542,6 +483,8 @@ std::uint64_t Runner::run_fused() {
 }
 
 std::uint64_t Runner::run_unfused() {
+    if (m_pointed != m_tensors.generation())
+        point_tensors();
     std::uint64_t before = m_device.launches();
     for (std::size_t i = 0; i < m_package.ops().size(); ++i) {
         if (m_package.ops()[i].kind == OpKind::kernel)
@@ -549,6 +492,19 @@ std::uint64_t Runner::run_unfused() {
         else
             run_beside(i);
     }
+    return m_device.launches() - before;
+}
+
+std::uint64_t Runner::run_segment(std::size_t segment) {
+    if (m_pointed != m_tensors.generation())
+        point_tensors();
+    std::uint64_t before = m_device.launches();
+    bool dropped = m_drop_side_waits;
+    m_drop_side_waits = true; // the waits of this one SuperKernel point at a set flag
+    point_side_slots();
+    launch_segment(segment);
+    m_drop_side_waits = dropped;
+    point_side_slots();
     return m_device.launches() - before;
 }
 

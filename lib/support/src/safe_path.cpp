@@ -62,14 +62,6 @@ std::optional<std::string> check_relative_path(std::string_view path) {
     }
 }
 
-std::string printable(std::string_view text) {
-    std::string out(text);
-    for (char& c : out)
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
-            c = '?';
-    return out;
-}
-
 namespace {
 
 bool is_within(const fs::path& root, const fs::path& p) {

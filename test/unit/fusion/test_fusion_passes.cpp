@@ -239,8 +239,12 @@ TEST_CASE("layout: copies at func-align boundaries", "[fusion][passes]") {
 
 namespace {
 
-// A random valid graph: two streams, events, scopes, three kernel kinds.
-std::string random_graph(std::mt19937& rng, int n) {
+// A random valid graph: two streams, events, scopes, three kernel kinds; with `ignored` > 0,
+// about one operator in `ignored` is of a type segmentation ignores (Data, Const, Recv, ...),
+// in the scope or not.
+std::string random_graph(std::mt19937& rng, int n, unsigned ignored = 0) {
+    static constexpr const char* k_ignored[] = {"Data", "Const", "Variable",
+                                                "Send", "Recv",  "ConstPlaceHolder"};
     const char* kinds[] = {"vec", "cube", "mix"};
     std::string y = header("scopes: {s: \"early-start=" + std::to_string(rng() % 3) + "\"}\n");
     std::vector<std::string> produced[2] = {{"x"}, {"x"}};
@@ -265,10 +269,16 @@ std::string random_graph(std::mt19937& rng, int n) {
             produced[0].push_back(pending_tensor);
         }
         std::string name = "o" + std::to_string(i);
-        y += "  - {name: " + name + ", type: T" + kinds[rng() % 3] +
-             ", kernel: {json_path: kernels/" + kinds[rng() % 3] + ".json}, inputs: [" + inputs +
-             "], outputs: [{name: " + name + ", shape: [" + std::to_string(64 * (1 + rng() % 64)) +
-             "], dtype: float16}], " + extra + "}\n";
+        std::string type = std::string("T") + kinds[rng() % 3];
+        if (ignored > 0 && rng() % ignored == 0) {
+            type = k_ignored[rng() % std::size(k_ignored)];
+            if (rng() % 2)
+                extra.erase(0, std::string_view("scope: s, ").size()); // out of the scope
+        }
+        y += "  - {name: " + name + ", type: " + type + ", kernel: {json_path: kernels/" +
+             kinds[rng() % 3] + ".json}, inputs: [" + inputs + "], outputs: [{name: " + name +
+             ", shape: [" + std::to_string(64 * (1 + rng() % 64)) + "], dtype: float16}], " +
+             extra + "}\n";
         mine.push_back(name);
     }
     if (pending)
@@ -531,4 +541,41 @@ TEST_CASE("cores: debug core counts that leave a kernel type no cores are an err
         CHECK_THAT(f.first(), Catch::Contains("g.yaml:") && Catch::Contains("SuperKernel s: ") &&
                                   Catch::Contains(c.message) && Catch::Contains("for 'a'"));
     }
+}
+
+TEST_CASE("properties with ignored operators between members: every dependency is ordered",
+          "[fusion][passes][property]") {
+    // The SuperKernel is launched where its first operator was and everything outside it runs
+    // in graph order around the launches, so a member may depend only on members (ordered
+    // inside the launch, as the property test above checks) and on operators that ran before
+    // the launch; an ignored operator is no exception, as it runs a kernel here.
+    std::mt19937 rng(21);
+    std::size_t ignored_between = 0;
+    for (int round = 0; round < 25; ++round) {
+        test::GraphFixture f;
+        std::string yaml = random_graph(rng, 20 + static_cast<int>(rng() % 60), 3);
+        INFO(yaml);
+        REQUIRE(f.load(yaml));
+        auto plan = fusion::make_plan(f.graph, f.diags);
+        REQUIRE_FALSE(f.diags.has_errors());
+        auto deps = graph::dependencies(f.graph);
+        for (std::size_t k = 0; k < plan.segments.size(); ++k) {
+            const auto& s = plan.segments[k];
+            int start = s.ops.front();
+            for (int j : s.ops)
+                for (int d : deps[static_cast<std::size_t>(j)]) {
+                    const auto& dep = plan.ops[static_cast<std::size_t>(d)];
+                    bool member = dep.segment == static_cast<int>(k);
+                    INFO("segment "
+                         << s.name << ": " << f.graph.ops[static_cast<std::size_t>(j)].name
+                         << " depends on " << f.graph.ops[static_cast<std::size_t>(d)].name);
+                    CHECK((member || d < start));
+                }
+            for (int i = start; i < s.ops.back(); ++i)
+                ignored_between +=
+                    fusion::ignored_by_segmentation(f.graph.ops[static_cast<std::size_t>(i)].type);
+        }
+    }
+    // The generator does put ignored operators between members.
+    CHECK(ignored_between > 0);
 }

@@ -185,18 +185,26 @@ TEST_CASE("super_kernel_optimize false comes before an operator's no_fusion mark
     CHECK(reason(p, 0) == "FUSION_DISABLED");
 }
 
+namespace {
+
+constexpr const char* k_ignored_types[] = {
+    "Send", "SendNotify", "SendMem", "Recv",     "RecvNotify",      "RecvMem",
+    "Data", "Variable",   "Const",   "Constant", "ConstPlaceHolder"};
+
+} // namespace
+
 TEST_CASE("Send, Recv, Data, Variable and Const are neither fused nor cut a scope",
           "[fusion][segment]") {
-    for (const char* type : {"Send", "SendNotify", "SendMem", "Recv", "RecvNotify", "RecvMem",
-                             "Data", "Variable", "Const", "Constant", "ConstPlaceHolder"}) {
+    for (const char* type : k_ignored_types) {
         INFO(type);
         test::GraphFixture f;
-        // A fusible kernel in the scope, and a TBE one that would cut it were it a member.
+        // A fusible kernel in the scope, and a TBE one that would cut it were it a member; the
+        // members do not read what either writes.
         auto p = plan_of(
             f, header() + op("a", "vec", "x", "scope: s") +
                    op("i", "vec", "a_out", std::string("scope: s, type: ") + type) +
                    op("t", "vec", "x", std::string("scope: s, engine: tbe, type: ") + type) +
-                   op("b", "vec", "i_out", "scope: s"));
+                   op("b", "vec", "a_out", "scope: s"));
         REQUIRE(p.segments.size() == 1);
         CHECK(p.segments[0].name == "s");
         CHECK(names(f, p.segments[0]) == std::vector<std::string>{"a", "b"});
@@ -206,16 +214,78 @@ TEST_CASE("Send, Recv, Data, Variable and Const are neither fused nor cut a scop
     }
 }
 
-TEST_CASE("a dependency through an ignored operator counts as a dependency on what it reads",
+TEST_CASE("a member that reads an ignored operator run after the launch starts a new segment",
+          "[fusion][segment]") {
+    for (const char* type : k_ignored_types) {
+        INFO(type);
+        const std::string as = std::string("type: ") + type;
+        test::GraphFixture f;
+        // The three-Square case: a -> d1 -> b -> d2 -> c. d1 and d2 run kernels after the
+        // launch, so b and c cannot be in a SuperKernel launched where a was.
+        auto p =
+            plan_of(f, header() + op("a", "vec", "x", "scope: s") +
+                           op("d1", "vec", "a_out", "scope: s, " + as) +
+                           op("b", "vec", "d1_out", "scope: s") + op("d2", "vec", "b_out", as) +
+                           op("c", "vec", "d2_out", "scope: s"));
+        REQUIRE(p.segments.size() == 3);
+        CHECK(p.segments[0].name == "s_split_0_0");
+        CHECK(p.segments[1].name == "s_split_1_1");
+        CHECK(p.segments[2].name == "s_split_2_2");
+        for (std::size_t k : {1u, 2u}) {
+            const auto& seg = p.segments[k];
+            REQUIRE(seg.split_reason);
+            CHECK(fusion::reason_code(*seg.split_reason) == "EXIST_DEADLOCK");
+            CHECK_THAT(seg.split_detail,
+                       Catch::Contains("'d" + std::to_string(k) + "' (a " + std::string(type) +
+                                       " operator: segmentation ignores its type, but here it "
+                                       "runs a kernel)") &&
+                           Catch::Contains("depends on the segment itself"));
+        }
+        // One that reads only what ran before: the member depends on an outside operator run
+        // after the start.
+        test::GraphFixture g;
+        auto q = plan_of(g, header() + op("a", "vec", "x", "scope: s") +
+                                op("d", "vec", "x", "scope: s, " + as) +
+                                op("b", "vec", "d_out, a_out", "scope: s"));
+        REQUIRE(q.segments.size() == 2);
+        CHECK(fusion::reason_code(*q.segments[1].split_reason) == "EXTERNAL_DEPEND");
+        CHECK_THAT(q.segments[1].split_detail,
+                   Catch::Contains("'d' (a " + std::string(type) + " operator"));
+        // Before the segment's first operator it has run when the launch starts: whole.
+        test::GraphFixture h;
+        auto r = plan_of(h, header() + op("d", "vec", "x", "scope: s, " + as) +
+                                op("a", "vec", "d_out", "scope: s") +
+                                op("b", "vec", "a_out, d_out", "scope: s"));
+        REQUIRE(r.segments.size() == 1);
+        CHECK(names(h, r.segments[0]) == std::vector<std::string>{"a", "b"});
+    }
+}
+
+TEST_CASE("an ignored operator on another stream between members splits where it is read",
           "[fusion][segment]") {
     test::GraphFixture f;
-    // b reads r (a Recv, ignored), which reads o: outside, late, independent of the segment.
+    // d (Recv) on stream 1 waits for a, b waits for d: b cannot be launched with a.
+    auto p = plan_of(f, header() + op("a", "vec", "x", "scope: s, send_event_list: [1]") +
+                            op("d", "vec", "a_out",
+                               "type: Recv, stream_id: 1, recv_event_list: [1], "
+                               "send_event_list: [2]") +
+                            op("m", "vec", "a_out", "scope: s") +
+                            op("b", "vec", "d_out, m_out", "scope: s, recv_event_list: [2]"));
+    REQUIRE(p.segments.size() == 2);
+    CHECK(names(f, p.segments[0]) == std::vector<std::string>{"a", "m"});
+    CHECK(fusion::reason_code(*p.segments[1].split_reason) == "EXIST_DEADLOCK");
+    CHECK_THAT(p.segments[1].split_detail, Catch::Contains("'d' (a Recv operator"));
+}
+
+TEST_CASE("a dependency through an ignored operator is a dependency on it", "[fusion][segment]") {
+    test::GraphFixture f;
+    // b reads r (a Recv, ignored), which reads o: both outside and late.
     auto p =
         plan_of(f, header() + op("a", "vec", "x", "scope: s") + op("o", "vec", "x") +
                        op("r", "vec", "o_out", "type: Recv") + op("b", "vec", "r_out", "scope: s"));
     REQUIRE(p.segments.size() == 2);
     CHECK(fusion::reason_code(*p.segments[1].split_reason) == "EXTERNAL_DEPEND");
-    CHECK_THAT(p.segments[1].split_detail, Catch::Contains("'o'"));
+    CHECK_THAT(p.segments[1].split_detail, Catch::Contains("depends on 'r' (a Recv operator"));
 }
 
 TEST_CASE("strict-scope-check=abort refuses a scope that is split or loses operators",

@@ -23,3 +23,15 @@ TEST_CASE("deep documents are refused before the parser recurses", "[package][js
     CHECK_THROWS_WITH(parse_json_limited("{", "/x/bad.json"),
                       Catch::Contains("'/x/bad.json' is not valid JSON"));
 }
+
+TEST_CASE("json_text: invalid UTF-8 replaced, C1 controls escaped, the rest as is",
+          "[package][json_text]") {
+    nlohmann::json j = {{"p", "/x\xff.run"},
+                        {"c", "a\xc2\x9b"
+                              "b\x1b"},
+                        {"u", "\xe4\xb8\xad"}};
+    CHECK(json_text(j) ==
+          "{\"c\":\"a\\u009bb\\u001b\",\"p\":\"/x\xef\xbf\xbd.run\",\"u\":\"\xe4\xb8\xad\"}");
+    CHECK(nlohmann::json::parse(json_text(j))["c"] == "a\xc2\x9b"
+                                                      "b\x1b");
+}

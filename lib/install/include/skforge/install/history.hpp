@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,12 +34,28 @@ nlohmann::json history_line(const std::string& command, const std::string& packa
 
 /// Appends `lines` to the tree's history (creating log/ 0755 and the file 0640, rotating at the
 /// cap) and, when `extra_file` is not empty, to that file too (a site's system log, created
-/// 0640). Each line goes out in one write. The caller holds the exclusive lock.
+/// 0640). Each line goes out in one write, as JSON with invalid UTF-8 replaced (a path or a
+/// command line that is not UTF-8 never makes it fail). The caller holds the exclusive lock.
 void append_history(const InstallTree& tree, const std::vector<nlohmann::json>& lines,
                     const std::string& extra_file = "");
 
-/// Every line of the tree's history, oldest first (the rotated file, then the current one);
-/// lines that are not JSON objects are returned as {"unreadable": text}.
-std::vector<nlohmann::json> read_history(const InstallTree& tree);
+/// One line of the history as read back: `line` when it is a history line (a JSON object with
+/// string "time" and "action"), else null with the raw `text` (a damaged or foreign line).
+struct HistoryEntry {
+    nlohmann::json line;
+    std::string text;
+    bool readable() const { return !line.is_null(); }
+    /// `line`, or `{"unreadable": text}` for a line that is not a history line.
+    nlohmann::json as_json() const;
+};
+
+/// Every line of the tree's history, oldest first (the rotated file, then the current one).
+/// Never throws for what a line holds: one damaged line hides nothing else.
+std::vector<HistoryEntry> read_history(const InstallTree& tree);
+
+/// Why `path` cannot take `--log-file`'s history lines, or nullopt: not empty, not a directory
+/// (nor ending in '/'), not a symbolic link, a regular file when it exists, its directory
+/// existing. Checked before a command does any work, so a bad --log-file changes nothing.
+std::optional<std::string> log_file_problem(const std::string& path);
 
 } // namespace skforge::install

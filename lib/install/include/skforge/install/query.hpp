@@ -70,6 +70,12 @@ struct PackageDir {
 /// lists (`listed`) or with a manifest.json is damaged when it cannot be read, never foreign.
 PackageDir classify_package_dir(const InstallTree& tree, const std::string& name, bool listed);
 
+/// Throws a usage Error unless `name` is a package name by the rule a manifest's name follows
+/// (package::check_package_name), quoting it printable, saying why and stating the rule. Every
+/// name a command is given (its arguments, a request's field) passes here before any work, so
+/// `victim/../other` never reaches the tree.
+void require_package_name(const std::string& name);
+
 /// The commands that repair or remove a damaged package, for messages.
 std::string repair_hint(const std::string& name);
 

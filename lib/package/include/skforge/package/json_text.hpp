@@ -4,6 +4,7 @@
 #include "skforge/support/json_depth.hpp"
 
 #include <nlohmann/json.hpp>
+#include <string>
 #include <string_view>
 
 namespace skforge::package {
@@ -17,5 +18,11 @@ nlohmann::json parse_json_limited(std::string_view text, std::string_view origin
 /// The same limit for callers that judge the document themselves: null when `text` nests too
 /// deep, a discarded value when it is not JSON, else the document. Never throws.
 nlohmann::json parse_json_quiet(std::string_view text);
+
+/// `j` as JSON text (`indent` as nlohmann's dump takes it), with every invalid UTF-8 sequence in
+/// its strings replaced by U+FFFD (text from paths and files that is not UTF-8 never makes
+/// writing a record, a log line or a --json result fail) and control characters, C1 included,
+/// escaped (JSON on a terminal sends it no escape sequence).
+std::string json_text(const nlohmann::json& j, int indent = -1);
 
 } // namespace skforge::package

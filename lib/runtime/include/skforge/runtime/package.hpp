@@ -72,11 +72,27 @@ struct Step {
     std::size_t index;
 };
 
-/// Memory for every tensor of a program, 64-byte aligned.
+/// Which tensors a Tensors set gives memory of its own.
+enum class Allocate {
+    all,         ///< every tensor
+    not_graph_io ///< all but graph inputs and outputs, which the caller binds
+};
+
+/// Memory for the tensors of a program, 64-byte aligned and zeroed, each of which may be bound
+/// to memory of the caller's instead.
 class Tensors {
   public:
-    explicit Tensors(const std::vector<TensorInfo>& infos);
-    void* data(std::size_t i) const { return m_data[i].get(); }
+    explicit Tensors(const std::vector<TensorInfo>& infos, Allocate what = Allocate::all);
+    /// The tensor's memory: the bound memory, else its own (nullptr when it has none).
+    void* data(std::size_t i) const { return m_bound[i] != nullptr ? m_bound[i] : m_data[i].get(); }
+    /// Binds tensor `i` to `memory` (nullptr: back to its own memory, if any).
+    void bind(std::size_t i, void* memory) {
+        m_bound[i] = memory;
+        ++m_generation;
+    }
+    bool bound(std::size_t i) const { return m_bound[i] != nullptr; }
+    /// Changes with every bind, so that a Runner knows to point its launches anew.
+    std::uint64_t generation() const { return m_generation; }
     std::size_t size() const { return m_data.size(); }
 
   private:
@@ -84,19 +100,8 @@ class Tensors {
         void operator()(void* p) const noexcept;
     };
     std::vector<std::unique_ptr<std::byte, Free>> m_data;
-};
-
-/// Which tensors differ between two runs.
-struct Difference {
-    std::string tensor;
-    std::uint64_t first_byte = 0; ///< offset of the first differing byte
-    std::uint64_t differing_bytes = 0;
-};
-
-/// How two runs compare.
-struct Comparison {
-    std::size_t compared = 0; ///< tensors compared bitwise
-    std::vector<Difference> differences;
+    std::vector<void*> m_bound;
+    std::uint64_t m_generation = 0;
 };
 
 /// An installed host package, its libraries loaded.
@@ -119,16 +124,6 @@ class Package {
     const std::vector<SegmentInfo>& segments() const { return m_segments; }
     const std::vector<Step>& steps() const { return m_steps; }
 
-    /// Fills the graph inputs with pseudo-random values from `seed` (floats in [-1, 1), int8 in
-    /// [-127, 127], other integers in [0, 16)); the same seed gives the same bytes.
-    void random_inputs(Tensors& t, std::uint64_t seed) const;
-    /// Reads each graph input from `<dir>/<tensor>.bin` (raw, little-endian); throws naming the
-    /// file when one is missing or of the wrong size.
-    void read_inputs(Tensors& t, const std::string& dir) const;
-
-    /// Compares every tensor both runs materialise (all but arena tensors), bitwise.
-    Comparison compare(const Tensors& a, const Tensors& b) const;
-
   private:
     Package() = default;
     std::string m_graph;
@@ -141,6 +136,7 @@ class Package {
 
 /// Runs a package over one set of tensors; everything a launch needs (argument tables,
 /// parameter blocks, workspaces) is prepared up front so that a run measures launches and work.
+/// A run after a bind points the launches at the tensors' new memory first.
 class Runner {
   public:
     Runner(const Package& package, Device& device, Tensors& tensors);
@@ -153,6 +149,9 @@ class Runner {
     /// Runs every operator as its own launch; returns the launches made. Operators beside the
     /// cores run in order on the calling thread and are no launches.
     std::uint64_t run_unfused();
+    /// Launches SuperKernel `segment` alone (one launch); its waits on operators beside the
+    /// cores count as satisfied (whoever runs the rest ran them). Returns the launches made.
+    std::uint64_t run_segment(std::size_t segment);
 
     /// Test only: the fused run skips every wait on an operator beside the cores and runs those
     /// operators only after everything else, their outputs cleared first (what a missing wait
@@ -169,11 +168,13 @@ class Runner {
     void run_side_streams();
     void prepare_side();
     void point_side_slots();
+    void point_tensors();
     const Package& m_package;
     Device& m_device;
     Tensors& m_tensors;
     std::unique_ptr<Prepared> m_prepared;
     bool m_drop_side_waits = false;
+    std::uint64_t m_pointed = 0; ///< the Tensors generation the launches point at
 };
 
 } // namespace skforge::runtime

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "skforge/support/printable.hpp"
+
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -24,10 +26,6 @@ std::optional<std::string> check_name_component(std::string_view name);
 /// Why `path` is not a plain relative path, or nullopt: non-empty, not absolute, no NUL byte,
 /// no empty, "." or ".." component, components of at most 255 bytes.
 std::optional<std::string> check_relative_path(std::string_view path);
-
-/// `text` with every control character (NUL included) shown as '?', for messages that quote a
-/// name or path as given.
-std::string printable(std::string_view text);
 
 /// `relative`, once it is known to stay under the directory `base`: a plain relative path
 /// (check_relative_path) none of whose existing parts under `base` is a symbolic link leading

@@ -127,8 +127,27 @@ skinstall:
 """
 
 import json
+import re
 
 from ansible.module_utils.basic import AnsibleModule
+
+# The rule skinstall and skc pack apply to every package name (check_package_name in
+# lib/package/src/path_rules.cpp): one directory name under ai_core/. Checked before anything
+# runs, so a name such as 'victim/../other' never reaches the tree.
+NAME_RULE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._+-]{0,254}\Z")
+RESERVED_NAMES = ("config", "config.ini", "uninstall.sh", "version.info", "log",
+                  "static_kernel.lock")
+
+
+def name_problem(name):
+    """Why `name` is not a package name, or None."""
+    if not NAME_RULE.match(name):
+        return ("'%s' is not a package name: a package name, like a manifest's, is one directory "
+                "name under ai_core/ of 1 to 255 letters, digits and '._+-', starting with a "
+                "letter, digit or '_'" % name)
+    if name in RESERVED_NAMES:
+        return "'%s' is not a package name: it is reserved for the install tree's own files" % name
+    return None
 
 
 class Skinstall:
@@ -244,6 +263,10 @@ def main():
                      ("state", "absent", ["name", "src"], True)],
         supports_check_mode=True,
     )
+    if module.params["name"] is not None:
+        why = name_problem(module.params["name"])
+        if why:
+            module.fail_json(msg=why)
     sk = Skinstall(module)
     if module.params["state"] == "absent":
         res = ensure_absent(module, sk)

@@ -1,0 +1,109 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# libskforge_runtime's clients on every example package, installed for the host target: a C
+# program written against include/skforge/runtime.h alone and linked with -lskforge_runtime,
+# the Python module skforge.runtime, and skrun --device. Needs SKFORGE_RUNTIME_LIB (the built
+# libskforge_runtime.so).
+bats_require_minimum_version 1.5.0
+load helpers
+
+EX="$SKFORGE_SOURCE_DIR/share/skforge/examples"
+EXAMPLES="moe_block tbe_cut two_stream decoder"
+
+setup_file() {
+    : "${SKFORGE_RUNTIME_LIB:?SKFORGE_RUNTIME_LIB must point to libskforge_runtime.so}"
+    export ROOT="$BATS_FILE_TMPDIR/root" LIBDIR=$(dirname "$SKFORGE_RUNTIME_LIB")
+    mkdir -p "$ROOT"
+    cd "$BATS_FILE_TMPDIR"
+    export SOURCE_DATE_EPOCH=1700000000 SKFORGE_NO_SKINSTALL=1
+    for g in $EXAMPLES; do
+        "$SKC" compile "$EX/$g/graph.yaml" --npu-arch host -o out --name "$g" -q >/dev/null
+        "$SKINSTALL" install "out/$g.run" --install-path "$ROOT" --quiet
+    done
+    # The C client: C99, every warning an error, sanitized like the library it links.
+    cc -std=c99 -Wall -Wextra -pedantic -Werror -fsanitize=address,undefined \
+        -I"$SKFORGE_SOURCE_DIR/include" "$SKFORGE_SOURCE_DIR/test/runtime/skf_examples.c" \
+        -L"$LIBDIR" -lskforge_runtime -Wl,-rpath,"$LIBDIR" -o skf_examples
+}
+
+# python_asan ARGS...: python3 with the module from the source tree and the built library; an
+# ASan-built library needs the ASan runtime loaded first, and libstdc++ with it so that ASan can
+# intercept C++ throws (leaks are Python's own, not checked).
+python_asan() {
+    local preload=
+    if readelf -d "$SKFORGE_RUNTIME_LIB" | grep -q 'libasan'; then
+        preload=$(cc -print-file-name=libasan.so):$(cc -print-file-name=libstdc++.so)
+    fi
+    PYTHONPATH="$SKFORGE_SOURCE_DIR/python" SKFORGE_RUNTIME_LIBRARY="$SKFORGE_RUNTIME_LIB" \
+        LD_PRELOAD="$preload" ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" python3 "$@"
+}
+
+@test "runtime: the C client runs every example fused and op by op, bitwise equal, each SuperKernel alone in one launch" {
+    run "$BATS_FILE_TMPDIR/skf_examples" "$ROOT" $EXAMPLES
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "${lines[0]}" == "libskforge_runtime 0.1.0 (1000)" ]]
+    [[ "$output" == *"moe_block: host:"*", 8 operators, 2 SuperKernels: fused 5 launches, op by op 8 launches, 0 of 7 tensors differ"* ]]
+    for g in $EXAMPLES; do
+        grep -q "^$g: host:.* 0 of [0-9]* tensors differ" <<<"$output" || { echo "no line for $g"; false; }
+    done
+}
+
+@test "runtime: the library exports only the skf_ functions, under a versioned soname" {
+    readelf -d "$SKFORGE_RUNTIME_LIB" | grep -q 'SONAME.*\[libskforge_runtime.so.0\]'
+    nm -D --defined-only "$SKFORGE_RUNTIME_LIB" | awk '$2 ~ /[TDBW]/ {print $3}' | sed 's/@.*//' |
+        sort -u >exported
+    ! grep -v '^skf_' exported
+    for f in skf_open skf_last_error skf_tensor_count skf_tensor_info_at skf_bind skf_run \
+        skf_run_unfused skf_segment_count skf_segment_name skf_run_segment skf_close skf_version; do
+        grep -qx "$f" exported || { echo "missing: $f"; false; }
+    done
+}
+
+@test "runtime: skforge.runtime runs every example from Python: bytearray, address and data_ptr() bindings" {
+    run python_asan "$SKFORGE_SOURCE_DIR/test/python/run_examples.py" "$ROOT" $EXAMPLES
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"moe_block: host:"*"fused 5 launches, op by op 8 launches, 7 tensors compared"* ]]
+    [ "$(grep -c 'tensors compared' <<<"$output")" -eq 4 ]
+}
+
+@test "runtime: skrun --device: host by default, bad strings are usage errors, npu without CANN names set_env.sh" {
+    run "$SKRUN" moe_block --install-path "$ROOT" --device host --cores 2 --iterations 1 --json
+    [ "$status" -eq 0 ]
+    [[ "$output" == *'"device": "host:2"'* ]]
+    run "$SKRUN" moe_block --install-path "$ROOT" --device gpu
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"--device must be host, npu or npu:<id>, not 'gpu'"* ]]
+    run "$SKRUN" moe_block --install-path "$ROOT" --device npu:x
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"device 'npu:x': expected host, host:<workers> (1 to 256) or npu:<id>"* ]]
+    SKFORGE_ASCENDCL=libascendcl_missing.so run "$SKRUN" moe_block --install-path "$ROOT" --device npu
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"npu:0: cannot load CANN's runtime libascendcl_missing.so"*"set_env.sh"* ]]
+}
+
+@test "runtime: the C example of share/doc/runtime.md compiles as written and runs an example" {
+    awk '/^```c$/ {on = 1; next} /^```$/ {if (on) exit} on' "$SKFORGE_SOURCE_DIR/share/doc/runtime.md" >example.c
+    [ -s example.c ]
+    cc -std=c99 -Wall -Wextra -pedantic -Werror -fsanitize=address,undefined \
+        -I"$SKFORGE_SOURCE_DIR/include" example.c -L"$LIBDIR" -lskforge_runtime \
+        -Wl,-rpath,"$LIBDIR" -o example
+    run ./example "$ROOT" two_stream
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *" launches, "*" ns"* ]]
+    run ./example "$ROOT" nothere
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"package 'nothere' is not installed"* ]]
+}
+
+@test "runtime: the Python example of share/doc/runtime.md runs as written" {
+    awk '/^```python$/ {on = 1; next} /^```$/ {if (on) exit} on' "$SKFORGE_SOURCE_DIR/share/doc/runtime.md" |
+        sed "s|\"/usr/local/Ascend/latest\"|\"$ROOT\"|" >example.py
+    grep -q "$ROOT" example.py
+    run python_asan example.py
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"'last_launches': 8"* ]]
+}

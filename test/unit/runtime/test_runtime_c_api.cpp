@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: Apache-2.0
+// The C interface's refusals (include/skforge/runtime.h), on a package installed for real: one
+// whose program has a graph input and a prefetch (no kernel libraries), packed and installed by
+// skforge's own libraries.
+#include "skforge/install/layout.hpp"
+#include "skforge/install/transaction.hpp"
+#include "skforge/package/writer.hpp"
+#include "skforge/runtime.h"
+#include "skforge/support/log.hpp"
+#include "temp_dir.hpp"
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace skforge;
+
+namespace {
+
+const char* k_program = R"({"format": "skforge-host-program", "version": 1, "abi_version": 1,
+  "graph": "g",
+  "tensors": [{"name": "w", "dtype": "float32", "shape": [2, 8], "graph_input": true,
+               "graph_output": false, "producer": ""}],
+  "ops": [{"name": "p", "type": "Prefetch", "kind": "prefetch", "stream": 1, "library": "",
+           "symbol": "", "block_dim": 1, "workspace": 0, "core_mask": 3, "inputs": [0],
+           "outputs": [], "segment": -1}],
+  "segments": [], "steps": [{"op": 0}]})";
+
+// <dir>/root with package `pf` installed.
+struct Installed {
+    test::ScopedTempDir dir;
+    std::string root() const { return dir / "root"; }
+    Installed() {
+        std::string src = dir / "src";
+        test::write_text(src + "/host/program.json", k_program);
+        test::write_text(src + "/config/host/binary_info_config.json", "{}\n");
+        package::PackOptions o{src, dir / "pf.run", "1.0", "", ""};
+        o.name = "pf";
+        package::pack(o);
+        std::filesystem::create_directories(root());
+        install::Policy policy;
+        support::NullLog log;
+        auto pkg = install::verify_package(o.output, policy);
+        auto tree = install::InstallTree::open(root(), install::Create::yes);
+        install::TreeLock lock(*tree, install::LockMode::exclusive);
+        install::install_package(*tree, pkg, install::InstallMode::install, policy, log);
+    }
+};
+
+std::string last_error() {
+    return skf_last_error();
+}
+
+} // namespace
+
+TEST_CASE("runtime C API: opens, describes, binds and runs an installed package",
+          "[runtime][capi]") {
+    Installed f;
+    skf_package* pkg = nullptr;
+    REQUIRE(skf_open(f.root().c_str(), "pf", "host:2", &pkg) == SKF_OK);
+    CHECK(std::string(skf_device(pkg)) == "host:2");
+    CHECK(std::string(skf_graph_name(pkg)) == "g");
+    REQUIRE(skf_tensor_count(pkg) == 1);
+    skf_tensor_info info{};
+    REQUIRE(skf_tensor_info_at(pkg, 0, &info) == SKF_OK);
+    CHECK(std::string(info.name) == "w");
+    CHECK(std::string(info.dtype) == "float32");
+    CHECK(info.is_output == 0);
+    CHECK(info.rank == 2);
+    CHECK(info.dims[0] == 2);
+    CHECK(info.dims[1] == 8);
+    CHECK(info.bytes == 64);
+    CHECK(skf_tensor_role(pkg, 0) == SKF_ROLE_INPUT);
+    std::vector<float> w(16, 1.0f);
+    REQUIRE(skf_bind(pkg, "w", w.data()) == SKF_OK);
+    REQUIRE(skf_run(pkg, nullptr) == SKF_OK);
+    REQUIRE(skf_run_unfused(pkg, nullptr) == SKF_OK);
+    skf_stats st{};
+    REQUIRE(skf_get_stats(pkg, &st) == SKF_OK);
+    CHECK(st.runs == 2);
+    CHECK(st.launches == 0); // a prefetch runs beside the cores: no launch
+    CHECK(last_error().empty());
+    skf_close(pkg);
+    CHECK(std::string(skf_version()) == SKF_VERSION);
+    CHECK(skf_version_number() == SKF_VERSION_NUMBER);
+}
+
+TEST_CASE("runtime C API: refuses an unknown tensor, naming the ones there are",
+          "[runtime][capi]") {
+    Installed f;
+    skf_package* pkg = nullptr;
+    REQUIRE(skf_open(f.root().c_str(), "pf", "host:1", &pkg) == SKF_OK);
+    float x = 0;
+    CHECK(skf_bind(pkg, "v", &x) == SKF_E_NOT_FOUND);
+    CHECK(last_error() == "skf_bind: package 'pf' has no tensor 'v'; its tensors: w");
+    CHECK(skf_run_segment(pkg, "sk0", nullptr) == SKF_E_NOT_FOUND);
+    CHECK(last_error() == "skf_run_segment: package 'pf' has no SuperKernel 'sk0' (its "
+                          "SuperKernels: none)");
+    skf_tensor_info info{};
+    CHECK(skf_tensor_info_at(pkg, 1, &info) == SKF_E_ARGUMENT);
+    CHECK(last_error().find("tensor index 1 out of range") != std::string::npos);
+    CHECK(skf_segment_name(pkg, 0) == nullptr);
+    skf_close(pkg);
+}
+
+TEST_CASE("runtime C API: a run with a graph tensor unbound is refused, naming it",
+          "[runtime][capi]") {
+    Installed f;
+    skf_package* pkg = nullptr;
+    REQUIRE(skf_open(f.root().c_str(), "pf", "host", &pkg) == SKF_OK);
+    CHECK(skf_run(pkg, nullptr) == SKF_E_UNBOUND);
+    CHECK(last_error() == "skf_run: package 'pf' needs 1 unbound tensor: w (bind them with "
+                          "skf_bind)");
+    CHECK(skf_run_unfused(pkg, nullptr) == SKF_E_UNBOUND);
+    std::vector<float> w(16);
+    REQUIRE(skf_bind(pkg, "w", w.data()) == SKF_OK);
+    REQUIRE(skf_bind(pkg, "w", nullptr) == SKF_OK); // unbinds
+    CHECK(skf_run(pkg, nullptr) == SKF_E_UNBOUND);
+    skf_stats st{};
+    REQUIRE(skf_get_stats(pkg, &st) == SKF_OK);
+    CHECK(st.runs == 0);
+    skf_close(pkg);
+}
+
+TEST_CASE("runtime C API: bad device strings and arguments are refused before anything opens",
+          "[runtime][capi]") {
+    Installed f;
+    for (const char* device : {"gpu", "host:0", "host:257", "host:", "npu", "npu:", "npu:-1",
+                               "npu:1x", "HOST", "host:2 "}) {
+        skf_package* pkg = reinterpret_cast<skf_package*>(&f); // must be reset to NULL
+        CHECK(skf_open(f.root().c_str(), "pf", device, &pkg) == SKF_E_ARGUMENT);
+        CHECK(pkg == nullptr);
+        CHECK(last_error() == std::string("device '") + device +
+                                  "': expected host, host:<workers> (1 to 256) or npu:<id>");
+    }
+    skf_package* pkg = nullptr;
+    CHECK(skf_open(f.root().c_str(), nullptr, "host", &pkg) == SKF_E_ARGUMENT);
+    CHECK(skf_open(f.root().c_str(), "pf", "host", nullptr) == SKF_E_ARGUMENT);
+    CHECK(skf_open(f.root().c_str(), "nothere", "host", &pkg) == SKF_E_NOT_FOUND);
+    CHECK(last_error().find("package 'nothere' is not installed under ") != std::string::npos);
+    CHECK(last_error().find("(installed: pf)") != std::string::npos);
+    CHECK(skf_open((f.dir / "elsewhere").c_str(), "pf", "host", &pkg) != SKF_OK);
+    CHECK(pkg == nullptr);
+}
+
+TEST_CASE("runtime C API: npu without CANN's runtime names set_env.sh", "[runtime][capi]") {
+    Installed f;
+    ::setenv("SKFORGE_ASCENDCL", "libascendcl_not_here.so", 1);
+    skf_package* pkg = nullptr;
+    CHECK(skf_open(f.root().c_str(), "pf", "npu:3", &pkg) == SKF_E_DEVICE);
+    ::unsetenv("SKFORGE_ASCENDCL");
+    CHECK(pkg == nullptr);
+    CHECK(last_error().find("npu:3: cannot load CANN's runtime libascendcl_not_here.so") == 0);
+    CHECK(last_error().find("set_env.sh") != std::string::npos);
+}
+
+TEST_CASE("runtime C API: a closed handle is refused, not used", "[runtime][capi]") {
+    Installed f;
+    skf_package* pkg = nullptr;
+    REQUIRE(skf_open(f.root().c_str(), "pf", "host:1", &pkg) == SKF_OK);
+    skf_close(pkg);
+    float x = 0;
+    CHECK(skf_bind(pkg, "w", &x) == SKF_E_MISUSE);
+    CHECK(last_error() == "skf_bind: the handle is closed or did not come from skf_open");
+    CHECK(skf_run(pkg, nullptr) == SKF_E_MISUSE);
+    CHECK(skf_run_segment(pkg, "x", nullptr) == SKF_E_MISUSE);
+    CHECK(skf_tensor_count(pkg) == 0);
+    CHECK(skf_device(pkg) == nullptr);
+    skf_stats st{};
+    CHECK(skf_get_stats(pkg, &st) == SKF_E_MISUSE);
+    CHECK(skf_run(nullptr, nullptr) == SKF_E_MISUSE);
+    CHECK(last_error() == "skf_run: the handle is NULL");
+    skf_close(pkg); // closing twice is harmless
+    skf_close(nullptr);
+}
+
+TEST_CASE("runtime C API: the last error is kept per thread", "[runtime][capi]") {
+    CHECK(skf_run(nullptr, nullptr) == SKF_E_MISUSE);
+    std::string other;
+    std::thread([&] {
+        other = last_error();
+        CHECK(skf_bind(nullptr, "w", nullptr) == SKF_E_MISUSE);
+    }).join();
+    CHECK(other.empty());
+    CHECK(last_error() == "skf_run: the handle is NULL");
+}
