@@ -12,6 +12,7 @@
 #include "skforge/support/atomic_file.hpp"
 #include "skforge/support/error.hpp"
 #include "skforge/support/interrupt.hpp"
+#include "skforge/support/json.hpp"
 
 #include <boost/program_options.hpp>
 #include <chrono>
@@ -56,7 +57,7 @@ std::int64_t source_date_epoch() {
 // What pack and compile print on stdout: the result's path, or the result as one JSON object.
 void print_result(const std::string& path, const nlohmann::json& doc, bool json) {
     if (json)
-        std::cout << doc.dump(2) << "\n";
+        std::cout << skforge::support::dump_json(doc, 2) << "\n";
     else
         std::cout << path << "\n";
 }
@@ -183,7 +184,8 @@ void verify_into(const pkg::RunPackage& run, const std::vector<pkg::Key>& truste
 void print_text(const nlohmann::json& d) {
     auto line = [](const char* label, const nlohmann::json& value) {
         std::printf("%-16s %s\n", label,
-                    value.is_string() ? value.get<std::string>().c_str() : value.dump().c_str());
+                    value.is_string() ? value.get<std::string>().c_str()
+                                      : skforge::support::dump_json(value).c_str());
     };
     line("Package:", d["path"]);
     line("Name:", d["name"]);
@@ -289,7 +291,7 @@ int cmd_inspect(const Args& args) {
         verify_into(run, trusted, r);
     r.doc["ok"] = r.ok;
     if (json)
-        std::cout << r.doc.dump(2) << "\n";
+        std::cout << skforge::support::dump_json(r.doc, 2) << "\n";
     else
         print_text(r.doc);
     return r.ok ? 0 : 1;
@@ -614,14 +616,15 @@ int cache_stats(const Args& args) {
     auto s = store.stats();
     using skforge::compile::format_size;
     if (a.json) {
-        std::cout << nlohmann::json{{"dir", store.dir()},
-                                    {"entries", s.entries},
-                                    {"total_size", s.total_size},
-                                    {"max_size", size_or_null(s.max_size)},
-                                    {"hits", s.hits},
-                                    {"misses", s.misses},
-                                    {"corrupt_removed", s.corrupt}}
-                         .dump(2)
+        std::cout << skforge::support::dump_json(
+                         nlohmann::json{{"dir", store.dir()},
+                                        {"entries", s.entries},
+                                        {"total_size", s.total_size},
+                                        {"max_size", size_or_null(s.max_size)},
+                                        {"hits", s.hits},
+                                        {"misses", s.misses},
+                                        {"corrupt_removed", s.corrupt}},
+                         2)
                   << "\n";
         return 0;
     }
@@ -655,11 +658,11 @@ int cache_clean(const Args& args) {
     auto store = open_cache(a);
     auto r = store.clean(request);
     if (a.json)
-        std::cout << nlohmann::json{{"dir", store.dir()},
-                                    {"removed", r.removed},
-                                    {"removed_size", r.bytes},
-                                    {"leftovers_removed", r.leftovers}}
-                         .dump(2)
+        std::cout << skforge::support::dump_json(nlohmann::json{{"dir", store.dir()},
+                                                                {"removed", r.removed},
+                                                                {"removed_size", r.bytes},
+                                                                {"leftovers_removed", r.leftovers}},
+                                                 2)
                   << "\n";
     else
         std::printf("removed %zu entries (%s) and %zu leftovers of interrupted writers from %s\n",
@@ -684,11 +687,11 @@ int cache_verify(const Args& args) {
         auto problems = nlohmann::json::array();
         for (const auto& p : r.problems)
             problems.push_back({{"path", p.path}, {"reason", p.reason}, {"removed", p.removed}});
-        std::cout << nlohmann::json{{"dir", store.dir()},
-                                    {"checked", r.checked},
-                                    {"problems", problems},
-                                    {"ok", r.problems.empty() || fix}}
-                         .dump(2)
+        std::cout << skforge::support::dump_json(nlohmann::json{{"dir", store.dir()},
+                                                                {"checked", r.checked},
+                                                                {"problems", problems},
+                                                                {"ok", r.problems.empty() || fix}},
+                                                 2)
                   << "\n";
     } else {
         for (const auto& p : r.problems)

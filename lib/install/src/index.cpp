@@ -148,7 +148,8 @@ std::vector<KeyUse> key_uses(const std::vector<std::pair<std::string, PackageInd
                     if (use.key.empty())
                         use = {soc, op, shown_key(k), {}};
                     // A package listing the same key twice counts once: its last entry.
-                    std::erase_if(use.providers, [&](const auto& p) { return p.first == name; });
+                    std::erase_if(use.providers,
+                                  [&pkg = name](const auto& p) { return p.first == pkg; });
                     use.providers.emplace_back(name, entry["binPath"].get<std::string>());
                 }
             }

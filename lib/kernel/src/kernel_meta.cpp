@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "skforge/kernel/kernel_meta.hpp"
+#include "skforge/support/json.hpp"
 
 #include "skforge/support/hex.hpp"
 #include "skforge/support/json_depth.hpp"
@@ -201,7 +202,7 @@ std::string unknown_fields(const json& doc) {
     for (const auto& [key, value] : doc.items())
         if (std::find(k_known_keys.begin(), k_known_keys.end(), key) == k_known_keys.end())
             extra[key] = value;
-    return extra.dump();
+    return support::dump_json(extra);
 }
 
 void read_sub_operator_fields(const json& doc, KernelMeta& m, std::vector<MetaProblem>& problems) {
