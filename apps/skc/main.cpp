@@ -598,8 +598,13 @@ skforge::compile::CacheStore open_cache(const CacheArgs& a) {
     if (dir.empty())
         throw Error("no cache directory: give --cache-dir DIR or set SKFORGE_CACHE_DIR",
                     ErrorKind::usage);
-    return skforge::compile::CacheStore(
-        {dir, cache_max_size(a.max_size), skforge::compile::CacheOpen::existing, {}});
+    // What the store finds damaged and works around (stats.json) is a warning on stderr.
+    static skforge::cli::ConsoleLog warnings(true);
+    return skforge::compile::CacheStore({dir,
+                                         cache_max_size(a.max_size),
+                                         skforge::compile::CacheOpen::existing,
+                                         {},
+                                         [](const std::string& m) { warnings.warn(m); }});
 }
 
 nlohmann::json size_or_null(std::optional<std::uint64_t> size) {

@@ -136,12 +136,14 @@ compile_refused() {
     "$SKC" pack tree -o long.run --name "$long" --package-version 1.0 --npu-arch dav-2201 --soc Ascend910B1 -q
     "$SKC" pack tree -o long2.run --name "$long" --package-version 2.0 --npu-arch dav-2201 --soc Ascend910B1 -q
     # skinstall: install, upgrade, verify, uninstall.
+    mkdir -p "$W/a"
     "$SKINSTALL" install long.run --install-path "$W/a" -q
     "$SKINSTALL" upgrade long2.run --install-path "$W/a" -q
     "$SKINSTALL" verify "$long" --install-path "$W/a"
     "$SKINSTALL" uninstall "$long" --install-path "$W/a" -q
     [ ! -e "$W/a/opp/static_kernel/ai_core/$long" ]
     # The package's own scripts, whose stage and upgrade names are the longest.
+    mkdir -p "$W/b"
     sh long.run --install --install-path="$W/b" -q
     sh long2.run --upgrade --install-path="$W/b" -q
     [ -f "$W/b/opp/static_kernel/ai_core/$long/manifest.json" ]
