@@ -8,7 +8,8 @@ libboost-program-options-dev libboost-filesystem-dev libarchive-dev libyaml-cpp-
 libssl-dev zlib1g-dev catch2 nlohmann-json3-dev bats makeself zstd gzip tar coreutils
 clang-format python3 file bc openssl procps diffutils clang libclang-rt-14-dev
 ansible-core graphviz lintian rpm man-db
-libdeflate-dev libzstd-dev pigz chromium"
+libdeflate-dev libzstd-dev pigz chromium
+busybox gawk original-awk"
 missing=
 for p in $PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"

@@ -395,12 +395,12 @@ slow_tool() {
     grep -qx 'install_order=k2,k3\|install_order=k3,k2' $AI/config.ini
 }
 
-@test "the package needs only sh, coreutils, tar and gzip to install and uninstall itself" {
+@test "the package needs only sh, coreutils, awk, tar and gzip to install and uninstall itself" {
     command -v dpkg >/dev/null || skip "needs dpkg to list coreutils' programs"
     pack_tree kern
     mkdir cu root
     for f in $(dpkg -L coreutils | grep '/bin/'); do [ -f "$f" ] && ln -sf "$f" cu/; done
-    ln -s "$(command -v sh)" "$(command -v tar)" "$(command -v gzip)" cu/
+    ln -s "$(command -v sh)" "$(command -v tar)" "$(command -v gzip)" "$(command -v awk)" cu/
     run env PATH="$W/cu" sh kern.run --install-path="$W/root"
     [ "$status" -eq 0 ]
     cmp $AI/kern/tool.sh tree/tool.sh

@@ -7,7 +7,9 @@
 #include "skforge/package/path_rules.hpp"
 #include "skforge/package/template.hpp"
 #include "skforge/support/error.hpp"
+#include "skforge/support/sha256.hpp"
 
+#include <algorithm>
 #include <fcntl.h>
 #include <tuple>
 
@@ -16,67 +18,63 @@ namespace skforge::install {
 using nlohmann::json;
 using support::Error;
 
-PackageIndex read_package_index(const Dir& package_dir, const package::Manifest& manifest) {
-    PackageIndex out;
+namespace {
+
+// Calls fn(soc, text, where) for every config/<soc dir>/binary_info_config.json of a package.
+template <class F> void for_each_index_file(const Dir& package_dir, F fn) {
     auto config = open_dir_beneath(package_dir, k_config_dir);
     if (!config)
-        return out;
+        return;
     for (const auto& soc : list_dir(*config)) {
         auto st = stat_at(*config, soc);
         if (!st || !S_ISDIR(st->st_mode) || package::check_soc_dir_name(soc))
             continue;
         auto soc_dir = open_dir_beneath(*config, soc);
         auto text = soc_dir ? read_file_at(*soc_dir, k_index_file) : std::nullopt;
-        if (!text)
-            continue;
-        std::string where = config->path + "/" + soc + "/" + k_index_file;
-        json doc = package::parse_package_index(*text, where, manifest);
-        out.emplace(soc, std::move(doc));
+        if (text)
+            fn(soc, *text, config->path + "/" + soc + "/" + k_index_file);
     }
-    return out;
-}
-
-namespace {
-
-std::string entry_key(const json& entry) {
-    if (entry.contains("simplifiedKey"))
-        return "k:" + entry["simplifiedKey"].get<std::string>();
-    return "p:" + entry["binPath"].get<std::string>();
-}
-
-std::string shown_key(const std::string& key) {
-    return key.substr(2);
-}
-
-void merge_op(json& global_op, const json& package_op) {
-    std::vector<json> list = global_op.contains("staticList")
-                                 ? global_op["staticList"].get<std::vector<json>>()
-                                 : std::vector<json>{};
-    for (auto& [key, value] : package_op.items())
-        if (key != "staticList")
-            global_op[key] = value;
-    if (package_op.contains("staticList"))
-        for (const json& entry : package_op["staticList"]) {
-            std::string k = entry_key(entry);
-            std::erase_if(list, [&](const json& old) { return entry_key(old) == k; });
-            list.push_back(entry);
-        }
-    global_op["staticList"] = std::move(list);
 }
 
 } // namespace
 
-std::map<std::string, json>
+PackageIndex read_package_index(const Dir& package_dir, const package::Manifest& manifest) {
+    PackageIndex out;
+    for_each_index_file(package_dir, [&](const std::string& soc, const std::string& text,
+                                         const std::string& where) {
+        package::parse_package_index(text, where, manifest);
+        // What the scripts merge is only what the manifest vouches for; skinstall the same.
+        const auto* e = manifest.find(std::string(k_config_dir) + "/" + soc + "/" + k_index_file);
+        if (e == nullptr || e->sha256 != support::sha256_hex(text))
+            throw Error("'" + where + "' is not the index the package was installed with (" +
+                        (e == nullptr ? "its manifest does not list it"
+                                      : "its SHA-256 differs from the manifest's") +
+                        ")");
+        out.emplace(soc, scan_index_text(text));
+    });
+    return out;
+}
+
+PackageIndex read_foreign_index(const Dir& package_dir) {
+    PackageIndex out;
+    for_each_index_file(package_dir, [&](const std::string& soc, const std::string& text,
+                                         const std::string& where) {
+        if (!package::parse_json_limited(text, where).is_object())
+            throw Error("'" + where + "' is not a JSON object of OpTypes");
+        out.emplace(soc, scan_index_text(text));
+    });
+    return out;
+}
+
+std::map<std::string, std::string>
 merge_indexes(const std::vector<std::pair<std::string, PackageIndex>>& packages) {
-    std::map<std::string, json> global;
+    std::map<std::string, std::vector<const SocIndex*>> by_soc;
     for (const auto& [name, index] : packages)
-        for (const auto& [soc, doc] : index) {
-            json& g = global[soc];
-            if (g.is_null())
-                g = json::object();
-            for (auto& [op, value] : doc.items())
-                merge_op(g[op], value);
-        }
+        for (const auto& [soc, doc] : index)
+            by_soc[soc].push_back(&doc);
+    std::map<std::string, std::string> global;
+    for (const auto& [soc, in_order] : by_soc)
+        global.emplace(soc, merge_and_render(in_order));
     return global;
 }
 
@@ -100,10 +98,14 @@ void write_global_files(const InstallTree& tree, const std::vector<std::string>&
 std::optional<PackageIndex> installed_index(const InstallTree& tree, const std::string& name,
                                             std::vector<std::string>& skipped) {
     try {
-        auto manifest = read_installed_manifest(tree, name);
-        if (!manifest)
-            throw Error("config.ini lists it but '" + tree.shown() + "/" + name + "' is missing");
         auto dir = open_dir_beneath(tree.ai_core(), name);
+        if (!dir)
+            throw Error("config.ini lists it but '" + tree.shown() + "/" + name + "' is missing");
+        // Laid out by another installer (CANN's own packages have no manifest.json): its
+        // entries are kept as that installer wrote them.
+        if (!stat_at(*dir, std::string(package::k_manifest_path)))
+            return read_foreign_index(*dir);
+        auto manifest = read_installed_manifest(tree, name);
         return read_package_index(*dir, *manifest);
     } catch (const Error& e) {
         // A tree from an older skforge: repairing from the same .run cannot help, a package
@@ -135,24 +137,39 @@ installed_indexes(const InstallTree& tree, const std::vector<std::string>& order
     return indexes;
 }
 
+namespace {
+
+// The binPath an entry names, for messages ("" when it has none).
+std::string entry_bin_path(const IndexEntry& e) {
+    try {
+        auto doc = json::parse(e.text);
+        auto bin = doc.find("binPath");
+        return bin != doc.end() && bin->is_string() ? bin->get<std::string>() : "";
+    } catch (const json::exception&) {
+        return "";
+    }
+}
+
+} // namespace
+
 std::vector<KeyUse> key_uses(const std::vector<std::pair<std::string, PackageIndex>>& packages) {
     std::map<std::tuple<std::string, std::string, std::string>, KeyUse> uses;
     for (const auto& [name, index] : packages)
         for (const auto& [soc, doc] : index)
-            for (auto& [op, value] : doc.items()) {
-                if (!value.contains("staticList"))
-                    continue;
-                for (const json& entry : value["staticList"]) {
-                    std::string k = entry_key(entry);
-                    KeyUse& use = uses[{soc, op, k}];
+            for (const auto& [op, entries] : doc)
+                for (const IndexEntry& entry : entries) {
+                    KeyUse& use = uses[{soc, op, entry.key}];
                     if (use.key.empty())
-                        use = {soc, op, shown_key(k), {}};
+                        use = {soc,
+                               shown_json_text("\"" + op + "\""),
+                               entry.key.starts_with("e:") ? entry.key.substr(2)
+                                                           : shown_json_text(entry.key.substr(2)),
+                               {}};
                     // A package listing the same key twice counts once: its last entry.
                     std::erase_if(use.providers,
                                   [&pkg = name](const auto& p) { return p.first == pkg; });
-                    use.providers.emplace_back(name, entry["binPath"].get<std::string>());
+                    use.providers.emplace_back(name, entry_bin_path(entry));
                 }
-            }
     std::vector<KeyUse> out;
     for (auto& [k, use] : uses)
         out.push_back(std::move(use));
@@ -174,7 +191,7 @@ std::vector<std::string> rebuild_derived(const InstallTree& tree,
     auto global = merge_indexes(indexes);
     Dir config = tree.config_dir();
     for (const auto& [soc, doc] : global)
-        write_file_at(ensure_dir(config, soc, tree.modes().dir), k_index_file, doc.dump(2) + "\n",
+        write_file_at(ensure_dir(config, soc, tree.modes().dir), k_index_file, doc,
                       tree.modes().file(0644));
     for (const auto& name : list_dir(config)) {
         auto st = stat_at(config, name);
@@ -190,6 +207,27 @@ std::vector<std::string> rebuild_derived(const InstallTree& tree,
     tree.write_install_order(order);
     write_global_files(tree, order);
     return skipped;
+}
+
+std::vector<std::string> stale_global_indexes(const InstallTree& tree) {
+    std::vector<std::string> skipped;
+    auto global = merge_indexes(installed_indexes(tree, tree.install_order(), skipped));
+    std::vector<std::string> stale;
+    auto config = open_dir_beneath(tree.ai_core(), k_config_dir);
+    for (const auto& [soc, text] : global) {
+        auto dir = config ? open_dir_beneath(*config, soc) : std::nullopt;
+        if (!dir || read_file_at(*dir, k_index_file) != text)
+            stale.push_back(soc);
+    }
+    for (const auto& name : config ? list_dir(*config) : std::vector<std::string>{}) {
+        auto st = stat_at(*config, name);
+        if (!st || !S_ISDIR(st->st_mode) || global.contains(name))
+            continue;
+        if (auto dir = open_dir_beneath(*config, name); dir && stat_at(*dir, k_index_file))
+            stale.push_back(name);
+    }
+    std::sort(stale.begin(), stale.end());
+    return stale;
 }
 
 } // namespace skforge::install

@@ -2,6 +2,7 @@
 #include "skforge/install/query.hpp"
 
 #include "skforge/install/history.hpp"
+#include "skforge/install/index.hpp"
 #include "skforge/package/json_text.hpp"
 #include "skforge/support/error.hpp"
 #include "skforge/support/parallel.hpp"
@@ -198,6 +199,11 @@ std::vector<Problem> check_tree(const InstallTree& tree) {
             continue;
         if (dir && name == k_config_dir) {
             check_config(*open_dir_beneath(ai, name), out);
+            for (const auto& soc : stale_global_indexes(tree))
+                out.push_back({std::string(k_config_dir) + "/" + soc + "/" + k_index_file,
+                               ProblemKind::digest,
+                               "not the merge of the installed packages' indexes in install "
+                               "order; 'skinstall recover' rebuilds it"});
             continue;
         }
         if (dir && name == k_log_dir) {

@@ -739,7 +739,8 @@ std::string recover(const InstallTree& tree, support::Log& log) {
                     sweep(*dir, "config/" + soc + "/");
         }
     }
-    // Packages installed by the shell fallback update config.ini but not the index: rebuild
+    // A package's own scripts killed between their renames, or those of packages from an older
+    // skforge (which did not write the index), leave config.ini ahead of the index: rebuild
     // everything derived so config.ini, the index and list agree again.
     if (read_file_at(ai, k_config_ini)) {
         std::vector<std::string> present;

@@ -37,6 +37,14 @@ std::string entry_lines(const std::vector<ManifestEntry>& entries, const std::st
     return out;
 }
 
+// `text` to stand between single quotes in sh.
+std::string single_quoted_body(const std::string& text) {
+    std::string out;
+    for (char c : text)
+        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out;
+}
+
 } // namespace
 
 std::vector<GeneratedFile> render_generated_files(const Manifest& m) {
@@ -48,7 +56,11 @@ std::vector<GeneratedFile> render_generated_files(const Manifest& m) {
         {"VERSION", m.version},
         {"ENTRIES", entry_lines(m.entries, version_info, false)},
         {"ENTRIES_REVERSED", entry_lines(m.entries, version_info, true)},
-        {"FALLBACK_LIB", std::string(templates::k_fallback_lib_sh)}};
+        {"TOOLCHAIN", single_quoted_body(m.toolchain)},
+        {"UNINSTALL_ALL", std::string(templates::k_uninstall_all_sh)}};
+    // The shared part writes ai_core's top-level files as skinstall does, so it has placeholders
+    // too.
+    values["FALLBACK_LIB"] = render_template(templates::k_fallback_lib_sh, values);
     return {{"install.sh", render_template(templates::k_install_sh, values), 0755},
             {"uninstall.sh", render_template(templates::k_uninstall_sh, values), 0755},
             {"version.info", std::move(version_info), 0644}};

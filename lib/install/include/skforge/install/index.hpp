@@ -1,33 +1,44 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "skforge/install/index_text.hpp"
 #include "skforge/install/layout.hpp"
 #include "skforge/package/manifest.hpp"
 
 #include <map>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 namespace skforge::install {
 
-/// One package's `config/<soc dir>/binary_info_config.json`, by SoC directory name.
-using PackageIndex = std::map<std::string, nlohmann::json>;
+/// One package's `config/<soc dir>/binary_info_config.json` files, by SoC directory name.
+using PackageIndex = std::map<std::string, SocIndex>;
 
 /// Reads and checks the package index files under `package_dir/config/` (none is fine); throws
-/// naming the file and every problem (package::check_package_index, JSON nesting, special files).
+/// naming the file and every problem (package::check_package_index, JSON nesting, special files,
+/// a SHA-256 other than the manifest's).
 PackageIndex read_package_index(const Dir& package_dir, const package::Manifest& manifest);
 
-/// Merges package indexes in install order into the global one: for every OpType, staticList
-/// entries are keyed by their `simplifiedKey` (else `binPath`) and a later package's entry
-/// replaces an earlier one with the same key; binPath is kept as the package wrote it (relative
-/// to ai_core/). Other OpType fields come from the latest package that has the OpType.
-std::map<std::string, nlohmann::json>
+/// The index files of a package another installer laid out as CANN's guide shows (a directory
+/// config.ini lists, without manifest.json): taken as they are, only checked to be JSON objects;
+/// throws naming the file when one is not.
+PackageIndex read_foreign_index(const Dir& package_dir);
+
+/// Merges package indexes in install order into the global index text of each SoC
+/// (merge_and_render): for every OpType, staticList entries are keyed by their `simplifiedKey`
+/// (else `binPath`) and a later package's entry replaces an earlier one with the same key and
+/// moves to the end; entries are kept as the packages wrote them; only `staticList` is kept.
+std::map<std::string, std::string>
 merge_indexes(const std::vector<std::pair<std::string, PackageIndex>>& packages);
+
+/// The SoC directories whose global index differs from merge_indexes of the installed packages
+/// (a missing, stale or extra file); nothing is written.
+std::vector<std::string> stale_global_indexes(const InstallTree& tree);
 
 /// Rewrites everything derived from the installed packages, each file whole: config.ini (from
 /// `order`), config/<soc>/binary_info_config.json (stale SoCs removed), and ai_core's
-/// version.info and uninstall.sh (removed when nothing is installed). A package whose manifest
+/// version.info and uninstall.sh (removed when nothing is installed). A package laid out by
+/// another installer contributes its index as it is (read_foreign_index). A package whose manifest
 /// or index cannot be read stays in config.ini but contributes no kernels; one message per such
 /// package is returned (its name, what is wrong, how to fix it) so it never blocks the others.
 std::vector<std::string> rebuild_derived(const InstallTree& tree,

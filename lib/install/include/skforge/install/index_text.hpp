@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+// The global index as text: what skinstall writes and what a package's own install.sh and
+// uninstall.sh write with awk (share/skforge/fallback-lib.sh.in), byte for byte. Both read the
+// packages' index files as tokens, never as values, so they agree on any input: an entry is kept
+// as written with the whitespace outside strings removed (share/doc/installer.md, "The global
+// index").
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace skforge::install {
+
+/// One staticList entry as the global index holds it.
+struct IndexEntry {
+    /// What a later package replaces it by: "k:" + its simplifiedKey's JSON text, else "p:" +
+    /// its binPath's, else "e:" + the entry's own text.
+    std::string key;
+    std::string text; ///< the entry's JSON text without whitespace outside strings
+};
+
+/// One SoC's index: each OpType (its name as written between the quotes) with its entries.
+using SocIndex = std::map<std::string, std::vector<IndexEntry>>;
+
+/// The staticList entries of an index file, in order. `text` must already have parsed as JSON;
+/// what is not an object of OpType objects contributes nothing.
+SocIndex scan_index_text(std::string_view text);
+
+/// `text` without the whitespace (space, tab, CR, LF) outside its JSON strings.
+std::string compact_json_text(std::string_view text);
+
+/// Merges SoC indexes in install order: per OpType, an entry replaces an earlier one with the
+/// same key and goes to the end. Renders the result: "{", then per OpType with entries, in
+/// byte order of its name, `"<OpType>":{"staticList":[`, one entry per line joined by ",",
+/// `]}` (followed by "," but for the last OpType), then "}"; every line ends with "\n".
+std::string merge_and_render(const std::vector<const SocIndex*>& in_order);
+
+/// A JSON string's text as written (with its quotes) decoded for messages; other JSON text is
+/// returned unchanged.
+std::string shown_json_text(const std::string& text);
+
+} // namespace skforge::install

@@ -1,0 +1,386 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# A .run on a host without skforge: its own install.sh and uninstall.sh leave the global index
+# (ai_core/config/<soc dir>/binary_info_config.json) byte for byte as skinstall leaves it, so CANN's
+# runtime ($OPBASE_READ, written from opbase's indv_collector.cpp) finds every kernel; driven the
+# way TorchAir drives it (torchair_flow.py), alternating with skinstall, and in a tree that a
+# package laid out by CANN's own installer shares.
+load helpers
+
+HERE=$BATS_TEST_DIRNAME
+
+# pkg NAME ARCH ADD_LEN MUL_SHAPE: compiles ./NAME.run: Add on float16[ADD_LEN] and Mul on
+# float16[MUL_SHAPE], no SuperKernels; dav-2201 for Ascend910B1 (ascend910b), dav-3510 for its
+# default SoC (ascend950).
+pkg() {
+    local soc=
+    [ "$2" != dav-2201 ] || soc="soc_version: Ascend910B1"
+    npu_kernels "g$1/k" add mul
+    cat >"g$1/graph.yaml" <<EOF
+name: g
+npu_arch: $2
+$soc
+super_kernel_optimize: false
+inputs: [{name: x, shape: [$3], dtype: float16}, {name: w, shape: [$4], dtype: float16}]
+ops:
+  - {name: a, type: Add, kernel: {json_path: k/add.json, bin_path: k/add.o}, inputs: [x, x], outputs: [{name: y, shape: [$3], dtype: float16}]}
+  - {name: m, type: Mul, kernel: {json_path: k/mul.json, bin_path: k/mul.o}, inputs: [w], outputs: [{name: z, shape: [$4], dtype: float16}]}
+EOF
+    [ -d fakebin ] || fake_bisheng
+    PATH=$PWD/fakebin:$PATH ASCEND_HOME_PATH=/opt/cann "$SKC" compile "g$1/graph.yaml" --name "$1" -o "out$1" >/dev/null
+    mv "out$1/$1.run" "$1.run"
+}
+
+# Compiled once for the file (a few seconds each under the sanitizers): per architecture p1;
+# p2 (its Mul hides p1's); p3 (its Add hides p1's, a Mul of its own).
+setup_file() {
+    local arch
+    export SOURCE_DATE_EPOCH=1700000000
+    for arch in dav-2201 dav-3510; do
+        mkdir -p "$BATS_FILE_TMPDIR/$arch"
+        (
+            cd "$BATS_FILE_TMPDIR/$arch"
+            pkg p1 "$arch" 16 "16, 32"
+            pkg p2 "$arch" 32 "16, 32"
+            pkg p3 "$arch" 16 8
+        )
+    done
+}
+
+# three_packages ARCH: the file's p1, p2 and p3 for ARCH in the working directory.
+three_packages() {
+    cp "$BATS_FILE_TMPDIR/$1"/p[123].run .
+}
+
+# The TorchAir host: $ASCEND_HOME_PATH is .../ascend-toolkit/latest, a symlink to the version.
+toolkit() {
+    mkdir -p "$1/ascend-toolkit/8.5.0"
+    ln -s 8.5.0 "$1/ascend-toolkit/latest"
+}
+ai_of() { echo "$1/ascend-toolkit/8.5.0/opp/static_kernel/ai_core"; }
+
+# kernels ROOT SOC: what the runtime finds in ROOT (the toolkit), one line per key; fails when
+# it would skip anything.
+kernels() {
+    "$OPBASE_READ" "$1/ascend-toolkit/latest/opp" "$2"
+}
+
+# count ROOT SOC PACKAGE [OPTYPE]: how many keys the runtime takes from PACKAGE (for OPTYPE).
+count() {
+    local n
+    n=$(kernels "$1" "$2" | grep -c "^${4:-[A-Za-z]*} .* bin=$3/") || true
+    echo "$n"
+}
+
+# same ROOT REF SOC: ROOT's index, config.ini and top-level files are byte-identical to REF's
+# (installed by skinstall alone), and the runtime finds the same kernels in both.
+same() {
+    local a b f
+    a=$(ai_of "$1")
+    b=$(ai_of "$2")
+    for f in config/"$3"/binary_info_config.json config.ini uninstall.sh version.info; do
+        if [ -e "$b/$f" ]; then cmp "$a/$f" "$b/$f"; else [ ! -e "$a/$f" ]; fi
+    done
+    diff <(kernels "$1" "$3" | sed "s,^no index $1/,no index ,") \
+        <(kernels "$2" "$3" | sed "s,^no index $2/,no index ,")
+}
+
+# ref COMMAND ARGS...: skinstall on the reference toolkit.
+ref() {
+    "$SKINSTALL" "$@" --install-path "$W/ref/ascend-toolkit/latest" -q
+}
+
+# torchair_sequence ARCH SOC: TorchAir installs p1, p2, p3 (each from its own output directory,
+# executed with no arguments) on a host without skforge, then uninstalls them in that order at
+# exit; after every step the runtime finds exactly the winners, and the index is skinstall's.
+torchair_sequence() {
+    three_packages "$1"
+    toolkit host
+    toolkit ref
+    export ASCEND_HOME_PATH=$W/host/ascend-toolkit/latest
+    unset SKFORGE_NO_SKINSTALL
+    local p
+    for p in p1 p2 p3; do
+        mkdir "ts_$p"
+        cp "$p.run" "ts_$p/"
+    done
+    (
+        # What the host has: no skforge tool anywhere on PATH.
+        export PATH=/usr/bin:/bin
+        ! command -v skinstall && ! command -v skc
+        python3 "$HERE/torchair_flow.py" install ts_p1 state
+    )
+    ref install p1.run
+    local add1 n2 n3
+    add1=$(count host "$2" p1 Add)
+    [ "$add1" -gt 0 ] && [ "$(count host "$2" p1 Mul)" -gt 0 ]
+    same host ref "$2"
+    PATH=/usr/bin:/bin python3 "$HERE/torchair_flow.py" install ts_p2 state
+    ref install p2.run
+    [ "$(count host "$2" p1 Mul)" -eq 0 ] # hidden by p2's
+    [ "$(count host "$2" p1 Add)" -eq "$add1" ]
+    n2=$(count host "$2" p2)
+    [ "$(count host "$2" p2 Add)" -gt 0 ] && [ "$(count host "$2" p2 Mul)" -gt 0 ]
+    same host ref "$2"
+    PATH=/usr/bin:/bin python3 "$HERE/torchair_flow.py" install ts_p3 state
+    ref install p3.run
+    [ "$(count host "$2" p1)" -eq 0 ] # its Add hidden by p3's
+    [ "$(count host "$2" p2)" -eq "$n2" ]
+    n3=$(count host "$2" p3)
+    [ "$(count host "$2" p3 Add)" -gt 0 ] && [ "$(count host "$2" p3 Mul)" -gt 0 ]
+    same host ref "$2"
+    # The glob found the installed scripts.
+    grep -q "opp/static_kernel/ai_core/p3/uninstall.sh" state
+    # At exit: p1's uninstall.sh, then p2's, then p3's, as recorded.
+    PATH=/usr/bin:/bin python3 "$HERE/torchair_flow.py" uninstall state 1
+    ref uninstall p1
+    [ ! -e "$(ai_of host)/p1" ]
+    [ "$(count host "$2" p2)" -eq "$n2" ]
+    [ "$(count host "$2" p3)" -eq "$n3" ]
+    same host ref "$2"
+    PATH=/usr/bin:/bin python3 "$HERE/torchair_flow.py" uninstall state 1
+    ref uninstall p2
+    [ "$(count host "$2" p2)" -eq 0 ]
+    [ "$(count host "$2" p3)" -eq "$n3" ]
+    same host ref "$2"
+    PATH=/usr/bin:/bin python3 "$HERE/torchair_flow.py" uninstall state
+    ref uninstall p3
+    [ ! -e "$(ai_of host)/config/$2/binary_info_config.json" ]
+    [ ! -e "$(ai_of host)/uninstall.sh" ]
+    same host ref "$2"
+}
+
+@test "TorchAir's flow on a host without skforge: dav-2201 packages installed in turn and uninstalled, every kernel found, the index skinstall's" {
+    torchair_sequence dav-2201 ascend910b
+}
+
+@test "TorchAir's flow on a host without skforge: dav-3510 packages installed in turn and uninstalled, every kernel found, the index skinstall's" {
+    torchair_sequence dav-3510 ascend950
+}
+
+# step HOW COMMAND ARGS: one step on the mixed toolkit, by the .run alone ("sh") or skinstall.
+step() {
+    local how=$1
+    shift
+    if [ "$how" = sh ]; then
+        (export PATH=/usr/bin:/bin && unset SKFORGE_NO_SKINSTALL && "$@")
+    else
+        "$SKINSTALL" "$@" --install-path "$W/mix/ascend-toolkit/latest" -q
+    fi
+}
+
+@test "skinstall and the .run alone alternate in one tree: the index stays skinstall's, skinstall verify accepts it, uninstalls bring hidden kernels back" {
+    three_packages dav-2201
+    toolkit mix
+    toolkit ref
+    export ASCEND_HOME_PATH=$W/mix/ascend-toolkit/latest
+    local soc=ascend910b AI
+    AI=$(ai_of mix)
+    step sh ./p1.run
+    ref install p1.run
+    local all1 add1
+    all1=$(count mix $soc p1)
+    add1=$(count mix $soc p1 Add)
+    same mix ref $soc
+    step skinstall install p2.run
+    ref install p2.run
+    same mix ref $soc
+    "$SKINSTALL" verify --install-path "$ASCEND_HOME_PATH"
+    step sh ./p3.run --install
+    ref install p3.run
+    [ "$(count mix $soc p1)" -eq 0 ]
+    same mix ref $soc
+    "$SKINSTALL" verify --install-path "$ASCEND_HOME_PATH"
+    # The newest package goes first: what it hid is found again.
+    step sh "$AI/p3/uninstall.sh"
+    ref uninstall p3
+    [ "$(count mix $soc p1)" -eq "$add1" ] # its Add is back, its Mul still hidden by p2's
+    [ "$(count mix $soc p2)" -gt 0 ]
+    same mix ref $soc
+    "$SKINSTALL" verify --install-path "$ASCEND_HOME_PATH"
+    step skinstall install p3.run
+    ref install p3.run
+    same mix ref $soc
+    step skinstall uninstall p2
+    ref uninstall p2
+    [ "$(count mix $soc p1 Mul)" -gt 0 ] # p1's Mul is back; its Add stays hidden by p3's
+    [ "$(count mix $soc p1 Add)" -eq 0 ]
+    same mix ref $soc
+    step sh ./p3.run --uninstall
+    ref uninstall p3
+    [ "$(count mix $soc p1)" -eq "$all1" ]
+    same mix ref $soc
+    "$SKINSTALL" verify --install-path "$ASCEND_HOME_PATH"
+    # Reinstalling what is installed changes nothing, whoever does it.
+    local before
+    before=$(tree_digest mix)
+    step sh ./p1.run
+    [ "$(tree_digest mix)" = "$before" ]
+    step sh "$AI/p1/uninstall.sh"
+    ref uninstall p1
+    same mix ref $soc
+    [ -z "$(ls -A "$AI/config" | grep -v static_kernel.lock)" ]
+}
+
+# vendor_tree TOOLKIT: ai_core as CANN's operator guide shows it after the vendor's op_compiler
+# .run installed one package ("全量静态Kernel包的总索引"): config.ini, the global index and its
+# shape_info/, the lock, the package with <soc>/<OpType>/ kernels, config/<soc>/ index, scripts/
+# and uninstall.sh, and the top-level uninstall.sh and version.info. Its Add kernel for p1's Add
+# key is hidden while p1 is installed; its float32 Add kernel is its own.
+VENDOR=static_kernel_250924103634186357_988879
+vendor_tree() {
+    local ai v key
+    ai=$(ai_of "$1")
+    v=$ai/$VENDOR
+    mkdir -p "$v/ascend910b/Add" "$v/config/ascend910b" "$v/scripts" "$ai/config/ascend910b/shape_info"
+    key=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["Add"]["staticList"][0]["simplifiedKey"])' \
+        < <(sh p1.run --noexec >/dev/null && cat p1/config/ascend910b/binary_info_config.json && rm -rf p1))
+    for k in d0 f32; do
+        head -c 1000 /dev/urandom >"$v/ascend910b/Add/static_kernel_Add_float16_NCL_xxxx_$k.o"
+        printf '{"kernelName": "vendor_add_%s", "blockDim": 24, "localMemorySize": 0, "schedule_mode": 0, "workspace": {"num": 1, "size": [0], "type": [0]}}\n' $k >"$v/ascend910b/Add/static_kernel_Add_float16_NCL_xxxx_$k.json"
+    done
+    # As a Python installer writes it: indent 4, keys in its own order, non-ASCII escaped.
+    python3 - "$key" "$VENDOR" >"$v/config/ascend910b/binary_info_config.json" <<'PY'
+import json, sys
+key, name = sys.argv[1], sys.argv[2]
+def entry(k, suffix):
+    return {"simplifiedKey": k, "coreType": 2,
+            "binPath": f"{name}/ascend910b/Add/static_kernel_Add_float16_NCL_xxxx_{suffix}.o",
+            "binDesc": {"kernelName": f"vendor_add_{suffix}", "blockDim": 24, "workspace": [0]},
+            "note": "厂商"}
+print(json.dumps({"Add": {"dynamicRankSupport": False,
+                          "staticList": [entry(key, "d0"), entry("Add/d=0,p=0/0,2,(40)/0,2,(40)/0,2,(40)", "f32")]}},
+                 indent=4))
+PY
+    cp "$v/config/ascend910b/binary_info_config.json" "$ai/config/ascend910b/binary_info_config.json"
+    printf '{}\n' >"$ai/config/ascend910b/shape_info/Add.json"
+    : >"$ai/config/static_kernel.lock"
+    printf 'install_order=%s\n' "$VENDOR" >"$ai/config.ini"
+    printf '#!/bin/sh\necho vendor uninstall\n' >"$v/uninstall.sh"
+    printf '#!/bin/sh\necho vendor helper\n' >"$v/scripts/common.sh"
+    chmod 0755 "$v/uninstall.sh" "$v/scripts/common.sh"
+}
+
+@test "a tree CANN's own installer laid out keeps the vendor's kernels through installs and uninstalls, by the .run alone and by skinstall" {
+    three_packages dav-2201
+    toolkit host
+    vendor_tree host
+    toolkit ref
+    vendor_tree ref
+    local soc=ascend910b AI vendor vendor_ref before
+    AI=$(ai_of host)
+    export ASCEND_HOME_PATH=$W/host/ascend-toolkit/latest
+    before=$(kernels host $soc)
+    [ "$(grep -c " bin=$VENDOR/" <<<"$before")" -eq 2 ]
+    vendor=$(tree_digest "$AI/$VENDOR")
+    vendor_ref=$(tree_digest "$(ai_of ref)/$VENDOR")
+    (export PATH=/usr/bin:/bin && unset SKFORGE_NO_SKINSTALL && ./p1.run)
+    ref install p1.run
+    # p1's kernels, and the vendor's float32 Add; its float16 Add is hidden by p1's.
+    [ "$(count host $soc p1)" -gt 0 ]
+    kernels host $soc | grep -q " bin=$VENDOR/ascend910b/Add/static_kernel_Add_float16_NCL_xxxx_f32.o "
+    [ "$(count host $soc $VENDOR)" -eq 1 ]
+    same host ref $soc
+    grep -qx "install_order=$VENDOR,p1" "$AI/config.ini"
+    # The vendor's entries are kept as it wrote them (compacted), not re-encoded.
+    grep -qF '"note":"\u5382\u5546"' "$AI/config/$soc/binary_info_config.json"
+    (export PATH=/usr/bin:/bin && unset SKFORGE_NO_SKINSTALL && "$AI/p1/uninstall.sh")
+    ref uninstall p1
+    [ "$(kernels host $soc)" = "$before" ]
+    same host ref $soc
+    [ "$(tree_digest "$AI/$VENDOR")" = "$vendor" ]
+    [ "$(tree_digest "$(ai_of ref)/$VENDOR")" = "$vendor_ref" ]
+    [ -f "$AI/config/$soc/shape_info/Add.json" ]
+    grep -qx "install_order=$VENDOR" "$AI/config.ini"
+}
+
+@test "refusals of the .run alone leave the tree as it was: symlinked index directory or file, a file that does not match its digest" {
+    three_packages dav-2201
+    toolkit host
+    export ASCEND_HOME_PATH=$W/host/ascend-toolkit/latest
+    local AI before outside
+    AI=$(ai_of host)
+    ./p1.run
+    mkdir elsewhere
+    echo keep >elsewhere/binary_info_config.json
+    outside=$(tree_digest elsewhere)
+    # The global index's directory swapped for a symlink.
+    mv "$AI/config/ascend910b" "$W/real"
+    ln -s "$W/elsewhere" "$AI/config/ascend910b"
+    before=$(tree_digest host)
+    run ./p2.run
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"refusing symlink '$W/host/ascend-toolkit/8.5.0/opp/static_kernel/ai_core/config/ascend910b'"* ]]
+    [ "$(tree_digest host)" = "$before" ]
+    [ "$(tree_digest elsewhere)" = "$outside" ]
+    run sh "$AI/p1/uninstall.sh"
+    [ "$status" -eq 1 ]
+    [ "$(tree_digest host)" = "$before" ]
+    [ "$(tree_digest elsewhere)" = "$outside" ]
+    rm "$AI/config/ascend910b"
+    mv "$W/real" "$AI/config/ascend910b"
+    # The index file itself a symlink.
+    mv "$AI/config/ascend910b/binary_info_config.json" "$W/real.json"
+    ln -s "$W/elsewhere/binary_info_config.json" "$AI/config/ascend910b/binary_info_config.json"
+    before=$(tree_digest host)
+    run ./p2.run
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"refusing '$W/host/ascend-toolkit/8.5.0/opp/static_kernel/ai_core/config/ascend910b/binary_info_config.json': it is a symlink or not a regular file"* ]]
+    [ "$(tree_digest host)" = "$before" ]
+    [ "$(tree_digest elsewhere)" = "$outside" ]
+    rm "$AI/config/ascend910b/binary_info_config.json"
+    mv "$W/real.json" "$AI/config/ascend910b/binary_info_config.json"
+    # A kernel that does not match the manifest: refused before anything is written.
+    sh p2.run --noexec >/dev/null
+    echo changed >>p2/ascend910b/Add/add.o
+    before=$(tree_digest host)
+    run sh p2/install.sh --install-path="$ASCEND_HOME_PATH" --package-dir="$W/p2"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"does not match the package's manifest (SHA-256 differs)"* ]]
+    [ "$(tree_digest host)" = "$before" ]
+    "$SKINSTALL" verify --install-path "$ASCEND_HOME_PATH"
+}
+
+@test "an installed index changed since installation contributes nothing, in both installers' indexes alike" {
+    three_packages dav-2201
+    toolkit host
+    toolkit ref
+    export ASCEND_HOME_PATH=$W/host/ascend-toolkit/latest
+    ./p1.run
+    ref install p1.run
+    for r in host ref; do
+        sed -i 's/"coreType": 2/"coreType": 0/' "$(ai_of $r)/p1/config/ascend910b/binary_info_config.json"
+    done
+    run ./p2.run
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"package p1 contributes no kernels to the global index"* ]]
+    ref install p2.run 2>/dev/null
+    [ "$(count host ascend910b p1)" -eq 0 ]
+    [ "$(count host ascend910b p2)" -gt 0 ]
+    same host ref ascend910b
+}
+
+@test "every awk a host may have (mawk, gawk, busybox awk, the one-true-awk) writes the same index" {
+    three_packages dav-2201
+    toolkit ref
+    ref install p1.run
+    ref install p2.run
+    ref install p3.run
+    ref uninstall p2
+    local tried=0 impl
+    for impl in mawk gawk original-awk "busybox awk"; do
+        command -v "${impl%% *}" >/dev/null || continue
+        rm -rf host awkbin
+        toolkit host
+        mkdir awkbin
+        printf '#!/bin/sh\nexec %s "$@"\n' "$impl" >awkbin/awk
+        chmod 0755 awkbin/awk
+        export ASCEND_HOME_PATH=$W/host/ascend-toolkit/latest
+        for p in p1 p2 p3; do PATH=$W/awkbin:/usr/bin:/bin ./$p.run -q; done
+        PATH=$W/awkbin:/usr/bin:/bin "$(ai_of host)/p2/uninstall.sh" -q
+        same host ref ascend910b
+        tried=$((tried + 1))
+    done
+    [ "$tried" -ge 1 ]
+}
