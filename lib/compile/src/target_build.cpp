@@ -386,7 +386,7 @@ json runtime_superkernel_meta(const graph::Graph& g, const fusion::Segment& s,
     meta["localMemorySize"] = local_memory;
     meta["schedule_mode"] = schedule_mode;
     return json::parse(
-        kernel::with_runtime_fields(meta.dump(), kernel::platform_core_counts(f.soc)));
+        kernel::with_runtime_fields(support::dump_json(meta), kernel::platform_core_counts(f.soc)));
 }
 
 // Where the vendor backend's input and output of segment `s` are, under the directory the

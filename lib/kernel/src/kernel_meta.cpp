@@ -347,7 +347,7 @@ std::string with_runtime_fields(std::string_view json_text,
         doc["workspace"]["num"] = doc["workspace"].value("size", json::array()).size();
     if (cores && !doc.contains("platformInfo"))
         doc["platformInfo"] = {{"cubeCoreCnt", cores->first}, {"vectorCoreCnt", cores->second}};
-    return doc.dump(2) + "\n";
+    return support::dump_json(doc, 2) + "\n";
 }
 
 bool uses_debug_buffer(const KernelMeta& meta) {
