@@ -8,7 +8,7 @@ set -eu
 PACKAGES="build-essential cmake ninja-build pkg-config
 libboost-program-options-dev libboost-filesystem-dev libarchive-dev libyaml-cpp-dev
 libssl-dev zlib1g-dev catch2 nlohmann-json3-dev bats makeself zstd gzip tar coreutils
-clang-format python3 file bc openssl procps diffutils
+clang-format python3 file bc openssl procps diffutils clang libclang-rt-14-dev
 ansible-core graphviz lintian rpm man-db
 <<<<<<< HEAD
 libdeflate-dev libzstd-dev pigz chromium"

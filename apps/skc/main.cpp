@@ -13,6 +13,7 @@
 #include "skforge/support/atomic_file.hpp"
 #include "skforge/support/error.hpp"
 #include "skforge/support/interrupt.hpp"
+#include "skforge/support/json.hpp"
 
 #include <boost/program_options.hpp>
 #include <chrono>
@@ -185,7 +186,7 @@ void print_text(const nlohmann::json& d) {
     auto line = [](const char* label, const nlohmann::json& value) {
         skforge::cli::print_safe("%-16s %s\n", label,
                                  value.is_string() ? value.get<std::string>().c_str()
-                                                   : value.dump().c_str());
+                                                   : skforge::support::dump_json(value).c_str());
     };
     line("Package:", d["path"]);
     line("Name:", d["name"]);
@@ -598,8 +599,13 @@ skforge::compile::CacheStore open_cache(const CacheArgs& a) {
     if (dir.empty())
         throw Error("no cache directory: give --cache-dir DIR or set SKFORGE_CACHE_DIR",
                     ErrorKind::usage);
-    return skforge::compile::CacheStore(
-        {dir, cache_max_size(a.max_size), skforge::compile::CacheOpen::existing, {}});
+    // What the store finds damaged and works around (stats.json) is a warning on stderr.
+    static skforge::cli::ConsoleLog warnings(true);
+    return skforge::compile::CacheStore({dir,
+                                         cache_max_size(a.max_size),
+                                         skforge::compile::CacheOpen::existing,
+                                         {},
+                                         [](const std::string& m) { warnings.warn(m); }});
 }
 
 nlohmann::json size_or_null(std::optional<std::uint64_t> size) {
@@ -616,14 +622,15 @@ int cache_stats(const Args& args) {
     auto s = store.stats();
     using skforge::compile::format_size;
     if (a.json) {
-        std::cout << nlohmann::json{{"dir", store.dir()},
-                                    {"entries", s.entries},
-                                    {"total_size", s.total_size},
-                                    {"max_size", size_or_null(s.max_size)},
-                                    {"hits", s.hits},
-                                    {"misses", s.misses},
-                                    {"corrupt_removed", s.corrupt}}
-                         .dump(2)
+        std::cout << skforge::support::dump_json(
+                         nlohmann::json{{"dir", store.dir()},
+                                        {"entries", s.entries},
+                                        {"total_size", s.total_size},
+                                        {"max_size", size_or_null(s.max_size)},
+                                        {"hits", s.hits},
+                                        {"misses", s.misses},
+                                        {"corrupt_removed", s.corrupt}},
+                         2)
                   << "\n";
         return 0;
     }
@@ -658,11 +665,11 @@ int cache_clean(const Args& args) {
     auto store = open_cache(a);
     auto r = store.clean(request);
     if (a.json)
-        std::cout << nlohmann::json{{"dir", store.dir()},
-                                    {"removed", r.removed},
-                                    {"removed_size", r.bytes},
-                                    {"leftovers_removed", r.leftovers}}
-                         .dump(2)
+        std::cout << skforge::support::dump_json(nlohmann::json{{"dir", store.dir()},
+                                                                {"removed", r.removed},
+                                                                {"removed_size", r.bytes},
+                                                                {"leftovers_removed", r.leftovers}},
+                                                 2)
                   << "\n";
     else
         skforge::cli::print_safe(
@@ -688,11 +695,11 @@ int cache_verify(const Args& args) {
         auto problems = nlohmann::json::array();
         for (const auto& p : r.problems)
             problems.push_back({{"path", p.path}, {"reason", p.reason}, {"removed", p.removed}});
-        std::cout << nlohmann::json{{"dir", store.dir()},
-                                    {"checked", r.checked},
-                                    {"problems", problems},
-                                    {"ok", r.problems.empty() || fix}}
-                         .dump(2)
+        std::cout << skforge::support::dump_json(nlohmann::json{{"dir", store.dir()},
+                                                                {"checked", r.checked},
+                                                                {"problems", problems},
+                                                                {"ok", r.problems.empty() || fix}},
+                                                 2)
                   << "\n";
     } else {
         for (const auto& p : r.problems)

@@ -191,3 +191,106 @@ concurrently() {
     run compile a --cache-max-size 10Q --cache-dir cache
     [ "$status" -eq 2 ]
 }
+
+@test "a shard replaced by a symbolic link is never written through: a warning, then a rebuild" {
+    mkgraph
+    compile a --cache-dir cache >/dev/null
+    entry=$(entry_run cache)
+    shard=$(dirname "$entry")
+    rm -r "$shard"
+    mkdir elsewhere
+    ln -s "$W/elsewhere" "$shard"
+    run compile b --cache-dir cache
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"WARN: "*"cache shard '$shard' is a symbolic link: skc does not follow or write through it"* ]]
+    [ -z "$(ls -A elsewhere)" ] # nothing written where the link points
+    cmp a/cachedemo_host.run b/cachedemo_host.run
+    run "$SKC" cache verify --cache-dir cache
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"$shard: not a directory (a symbolic link or a file where a shard belongs)"* ]]
+    "$SKC" cache verify --cache-dir cache --fix >/dev/null
+    [ ! -L "$shard" ] && [ -d elsewhere ] # the link is gone, its target stays
+    compile c --cache-dir cache >/dev/null
+    [ -z "$(ls -A elsewhere)" ]
+    [ "$(stat_of cache entries)" = 1 ]
+}
+
+@test "FIFOs in the cache never block compile, stats or verify" {
+    mkgraph
+    compile a --cache-dir cache >/dev/null
+    entry=$(entry_run cache)
+    meta=${entry%.run}.json
+    # An entry's metadata: a damaged entry, reported by verify, removed and rebuilt by compile.
+    rm "$meta" && mkfifo "$meta"
+    run timeout 120 "$SKC" cache verify --cache-dir cache
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"$meta: cannot read '$meta': a FIFO, not a regular file"* ]]
+    run timeout 120 "$SKC" compile g/graph.yaml --npu-arch host -o b --jobs 1 --cache-dir cache
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"cache entry $entry is damaged (cannot read '$meta': a FIFO"*"rebuilding"* ]]
+    [ -f "$meta" ] && [ ! -p "$meta" ]
+    # stats.json: a warning, the counters start afresh.
+    rm cache/stats.json && mkfifo cache/stats.json
+    run timeout 120 "$SKC" cache stats --cache-dir cache
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"cache/stats.json': a FIFO, not a regular file: the cache's counters start afresh"* ]]
+    [[ "$output" == *"entries          1"* ]]
+    run timeout 120 "$SKC" compile g/graph.yaml --npu-arch host -o c --jobs 1 --cache-dir cache
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"cache hit: c/cachedemo_host.run from the shared cache"* ]]
+    # config.json: the cache is not used, the compile goes on; skc cache says why.
+    mkfifo cache/config.json
+    run timeout 120 "$SKC" compile g/graph.yaml --npu-arch host -o d --jobs 1 --cache-dir cache
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"shared cache not used: cannot read '$W/cache/config.json': a FIFO"* ||
+        "$output" == *"shared cache not used: cannot read 'cache/config.json': a FIFO"* ]]
+    run timeout 120 "$SKC" cache stats --cache-dir cache
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"config.json': a FIFO, not a regular file"* ]]
+    # The lock: the cache is not used.
+    rm cache/config.json cache/lock && mkfifo cache/lock
+    run timeout 120 "$SKC" compile g/graph.yaml --npu-arch host -o e --jobs 1 --cache-dir cache
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"cache lock '"*"cache/lock' is not a regular file"* ]]
+}
+
+@test "numbers out of range and values of the wrong type in cache files are warnings, never a failure" {
+    mkgraph
+    compile a --cache-dir cache >/dev/null
+    entry=$(entry_run cache)
+    meta=${entry%.run}.json
+    python3 - "$meta" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+open(sys.argv[1], "w").write(json.dumps(m).replace('"size": %d' % m["size"], '"size": 1e30'))
+PY
+    grep -q '"size": 1e30' "$meta"
+    run "$SKC" cache verify --cache-dir cache
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"$meta: malformed metadata: \"size\" is missing or not an integer in range"* ]]
+    [[ "$output" != *"the metadata says 0"* ]]
+    # A counter that is not a number.
+    echo '{"hits": "many", "misses": 2}' >cache/stats.json
+    run "$SKC" cache stats --cache-dir cache --json
+    [ "$status" -eq 0 ]
+    [[ "$output" == *'stats.json: "hits" is "many", not a count: taken as 0'* ]]
+    [[ "$output" == *'"hits": 0'* ]]
+    run compile b --cache-dir cache
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"is damaged (malformed metadata"*"rebuilding"* ]]
+    # The output directory's cache: an entry that is not an object, then a file that is not JSON.
+    ocache=$(echo b/static_kernel_cache/skforge-*_host.json)
+    echo '{"x": 5, "y": {"run": 1}}' >"$ocache"
+    run compile b --cache-dir cache
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"entry \"x\" is not an object with \"run\" and \"sha256\" strings: dropped"* ]]
+    [[ "$output" == *"cache hit: b/cachedemo_host.run from the shared cache"* ]]
+    rm "$ocache" && mkfifo "$ocache"
+    run timeout 120 "$SKC" compile g/graph.yaml --npu-arch host -o b --jobs 1 --cache-dir cache
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"a FIFO, not a regular file: the output directory's cache starts afresh"* ]]
+}

@@ -143,3 +143,32 @@ PY
     [ "$status" -eq 1 ]
     [[ "$output" == *"graph.yaml:"*"scope 'sk_attn' has strict-scope-check=abort and cannot be fused whole: 'transpose' is left out (OP_UNSUPPORT: TBE kernel"* ]]
 }
+
+@test "check refuses kernel files that are FIFOs or devices at once, naming each" {
+    mkdir -p g
+    mkfifo g/meta.json
+    cat >g/graph.yaml <<'EOF2'
+name: devices
+npu_arch: host
+inputs: [{name: x, shape: [64], dtype: float32}]
+ops:
+  - {name: a, type: Add, kernel: {json_path: meta.json}, inputs: [x, x],
+     outputs: [{name: y, shape: [64], dtype: float32}]}
+  - {name: b, type: Add, kernel: {json_path: /dev/zero, bin_path: /dev/zero}, inputs: [y, y],
+     outputs: [{name: z, shape: [64], dtype: float32}]}
+  - {name: c, type: Add, kernel: {json_path: add.json, bin_path: fifo.o}, inputs: [z, z],
+     outputs: [{name: w, shape: [64], dtype: float32}]}
+EOF2
+    cp "$SKFORGE_SOURCE_DIR/share/skforge/examples/host_kernels/add.json" g/
+    mkfifo g/fifo.o
+    # Without O_NONBLOCK the FIFOs would block forever and /dev/zero would be read until memory
+    # runs out; the timeout only turns such a hang into a failure.
+    for cmd in check plan; do
+        run timeout 120 "$SKC" $cmd g/graph.yaml
+        echo "$output"
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"cannot read kernel metadata: cannot read 'g/meta.json': a FIFO, not a regular file"* ]]
+        [[ "$output" == *"cannot read kernel metadata: cannot read '/dev/zero': a character device, not a regular file"* ]]
+        [[ "$output" == *"cannot read kernel binary: cannot read 'g/fifo.o': a FIFO, not a regular file"* ]]
+    done
+}

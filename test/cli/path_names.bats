@@ -129,3 +129,40 @@ compile_refused() {
     [ "$status" -eq 0 ]
     [ -f "$OUT/names_host.run" ]
 }
+
+@test "the longest name pack and compile accept installs, upgrades and uninstalls everywhere" {
+    long=$(printf 'n%.0s' $(seq 1 229))
+    make_tree tree
+    "$SKC" pack tree -o long.run --name "$long" --package-version 1.0 --npu-arch dav-2201 --soc Ascend910B1 -q
+    "$SKC" pack tree -o long2.run --name "$long" --package-version 2.0 --npu-arch dav-2201 --soc Ascend910B1 -q
+    # skinstall: install, upgrade, verify, uninstall.
+    mkdir -p "$W/a"
+    "$SKINSTALL" install long.run --install-path "$W/a" -q
+    "$SKINSTALL" upgrade long2.run --install-path "$W/a" -q
+    "$SKINSTALL" verify "$long" --install-path "$W/a"
+    "$SKINSTALL" uninstall "$long" --install-path "$W/a" -q
+    [ ! -e "$W/a/opp/static_kernel/ai_core/$long" ]
+    # The package's own scripts, whose stage and upgrade names are the longest.
+    mkdir -p "$W/b"
+    sh long.run --install --install-path="$W/b" -q
+    sh long2.run --upgrade --install-path="$W/b" -q
+    [ -f "$W/b/opp/static_kernel/ai_core/$long/manifest.json" ]
+    sh "$W/b/opp/static_kernel/ai_core/$long/uninstall.sh" -q
+    [ ! -e "$W/b/opp/static_kernel/ai_core/$long" ]
+    # One byte more is refused at pack, with the rule, and nothing is written.
+    run "$SKC" pack tree -o longer.run --name "${long}n" --package-version 1.0 --npu-arch dav-2201
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"is longer than 229 bytes (the installers' stage directory"* ]]
+    [ ! -e longer.run ]
+}
+
+@test "compile writes its logs and cache for a name of the longest length" {
+    mkgraph sk1 Add Add_host
+    long=$(printf 'c%.0s' $(seq 1 229))
+    run "$SKC" compile g/graph.yaml --npu-arch host -o out --name "$long" --jobs 1 -q
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ -f "out/$long.run" ]
+    [ -f "out/${long}_compile_log/${long}_compile_succ.log" ]
+    [ -z "$(find out -name '.*')" ]
+}

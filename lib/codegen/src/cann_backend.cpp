@@ -3,6 +3,7 @@
 // driver skc runs. The shapes follow CANN's super_kernel.compile and its option parser (see
 // share/doc/cann-conformance.md for the sources); the driver is skforge's own.
 #include "skforge/codegen/cann_backend.hpp"
+#include "skforge/support/json.hpp"
 
 #include "skforge/codegen/ascendc.hpp"
 #include "skforge/support/error.hpp"
@@ -153,7 +154,7 @@ std::string cann_kernel_info(const graph::Graph& g, const fusion::Plan& plan,
     ordered_json info;
     info["op_list"] = std::move(ops);
     info["super_kernel_options"] = cann_options_string(s.options);
-    return info.dump(2) + "\n";
+    return support::dump_json(info, 2) + "\n";
 }
 
 std::string cann_kernel_name(const graph::Graph& g, const fusion::Segment& s) {

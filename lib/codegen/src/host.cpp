@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The host backend: generates each SuperKernel's entry as C++ and the program skrun follows.
 #include "skforge/codegen/host.hpp"
+#include "skforge/support/json.hpp"
 
 #include "skforge/kernel/host_dtype.hpp"
 #include "skforge/support/error.hpp"
@@ -353,7 +354,7 @@ std::string host_program_json(const graph::Graph& g, const fusion::Plan& plan,
                     {"ops", ops},
                     {"segments", segments},
                     {"steps", steps}};
-    return program.dump(1) + "\n";
+    return support::dump_json(program, 1) + "\n";
 }
 
 } // namespace skforge::codegen

@@ -17,6 +17,7 @@
 #include "skforge/support/error.hpp"
 #include "skforge/support/fault.hpp"
 #include "skforge/support/file.hpp"
+#include "skforge/support/json.hpp"
 #include "skforge/support/sha256.hpp"
 
 #include <algorithm>
@@ -89,6 +90,14 @@ constexpr std::int64_t k_stale_temp_ms = 3600 * 1000;
 // A .run is a shell script: executable, as skc pack writes it.
 constexpr mode_t k_run_mode = 0755;
 
+// The store's own small JSON files (an entry's metadata, config.json, stats.json) are read
+// within this limit; a .run is copied and hashed, never read whole, so it has none.
+constexpr std::uint64_t k_max_small_json = std::uint64_t(1) << 20;
+constexpr support::ReadLimits k_small_json{k_max_small_json, support::Follow::no};
+constexpr support::ReadLimits k_run_file{UINT64_MAX, support::Follow::no};
+
+using Warn = std::function<void(const std::string&)>;
+
 bool is_key(std::string_view s) {
     return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
                return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
@@ -100,17 +109,70 @@ void require_key(const std::string& key) {
         throw Error("cache key '" + key + "' is not 64 lower-case hex digits");
 }
 
+// The store's directory, open once. Every file inside is reached relative to this descriptor or
+// to a shard's, never following a symbolic link (O_NOFOLLOW, AT_SYMLINK_NOFOLLOW): a link put
+// inside the store cannot make skc read or write anywhere else.
+struct Root {
+    int fd;
+    const std::string& dir;
+};
+
+// One shard directory DIR/<key[0:2]>, open; `fd` empty when it does not exist.
+struct Shard {
+    UniqueFd fd;
+    std::string path;
+    std::string file(const std::string& name) const { return path + "/" + name; }
+};
+
+std::string shard_of(const std::string& key) {
+    return key.substr(0, 2);
+}
+
+// True when `name` exists in the directory open at `dir_fd` (a link counts, unfollowed).
+bool exists_at(int dir_fd, const std::string& name) {
+    struct stat st {};
+    return ::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+enum class Create { no, yes };
+
+// Opens the shard `name`; throws when it is anything but a directory (a symbolic link is not
+// followed, whatever it points to).
+Shard open_shard(const Root& root, const std::string& name, Create create) {
+    Shard s{UniqueFd(), root.dir + "/" + name};
+    if (create == Create::yes && ::mkdirat(root.fd, name.c_str(), 0777) != 0 && errno != EEXIST)
+        throw support::io_error("cannot create the cache directory", s.path, errno);
+    s.fd.reset(::openat(root.fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (s.fd)
+        return s;
+    int err = errno;
+    struct stat st {};
+    if (::fstatat(root.fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode))
+        throw Error(
+            "cache shard '" + s.path + "' is " +
+            (S_ISLNK(st.st_mode) ? "a symbolic link" : "not a directory") +
+            ": skc does not follow or write through it (skc cache verify --fix removes it)");
+    if (err != ENOENT || create == Create::yes)
+        throw support::io_error("cannot open the cache directory", s.path, err);
+    return s;
+}
+
 // An fcntl open-file-description lock on the whole of DIR/lock, held for the object's life.
 class StoreLock {
   public:
     enum class Kind { shared, exclusive };
-    StoreLock(const std::string& dir, Kind kind) {
-        const std::string path = dir + "/lock";
+    StoreLock(const Root& root, Kind kind) {
+        const std::string path = root.dir + "/lock";
         // A shared lock needs only read access: a cache one may read but not write still hits.
+        // O_NONBLOCK: a FIFO put there opens at once and is refused below.
         int access = kind == Kind::shared ? O_RDONLY : O_RDWR;
-        m_fd.reset(::open(path.c_str(), access | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666));
+        m_fd.reset(::openat(root.fd, "lock", access | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
+                            0666));
         if (!m_fd)
             throw support::io_error("cannot open the cache lock", path, errno);
+        struct stat st {};
+        if (::fstat(m_fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
+            throw Error("cache lock '" + path + "' is not a regular file");
         struct flock fl {};
         fl.l_type = kind == Kind::shared ? F_RDLCK : F_WRLCK;
         fl.l_whence = SEEK_SET; // l_start = l_len = 0: the whole file; l_pid must be 0
@@ -154,20 +216,6 @@ void clone_or_copy(int in, int out, const std::string& what) {
     }
 }
 
-// SHA-256 of the whole file open at `fd`, read through positioned reads.
-std::string sha256_of(int fd, std::string_view path) {
-    support::Sha256 h;
-    std::vector<std::uint8_t> buf(std::size_t(1) << 20);
-    for (std::uint64_t offset = 0;;) {
-        std::size_t n = support::pread_full(fd, buf, offset, path);
-        if (n == 0)
-            break;
-        h.update(std::span<const std::uint8_t>(buf.data(), n));
-        offset += n;
-    }
-    return support::digest_hex(h.finish());
-}
-
 struct stat stat_fd(int fd, const std::string& path) {
     struct stat st {};
     if (::fstat(fd, &st) != 0)
@@ -181,7 +229,7 @@ void check_run(int fd, const std::string& path, const CacheEntry& e) {
     auto size = static_cast<std::uint64_t>(stat_fd(fd, path).st_size);
     if (size != e.size)
         throw Error(std::to_string(size) + " bytes, the metadata says " + std::to_string(e.size));
-    std::string sha = sha256_of(fd, path);
+    std::string sha = support::sha256_fd(fd, path).sha256;
     if (sha != e.sha256)
         throw Error("SHA-256 " + sha + ", the metadata says " + e.sha256);
     package::RunPackage run(path);
@@ -198,124 +246,150 @@ json entry_json(const CacheEntry& e) {
             {"last_used", e.last_used}};
 }
 
-// The metadata at `path` for `key`; throws an Error saying what is wrong with it.
-CacheEntry read_meta(const std::string& path, const std::string& key) {
-    json j;
-    try {
-        j = json::parse(support::read_file(path));
-        CacheEntry e{j.at("key").get<std::string>(), j.at("sha256").get<std::string>(),
-                     j.at("size").get<std::uint64_t>(), j.at("created").get<std::int64_t>(),
-                     j.at("last_used").get<std::int64_t>()};
-        if (e.key != key || e.sha256.size() != 64)
-            throw Error("it describes another entry");
-        return e;
-    } catch (const json::exception& ex) {
-        throw Error("malformed metadata: " + std::string(ex.what()));
-    }
+// The JSON document `name` in the directory open at `dir_fd` (at `path`): a regular file of at
+// most k_max_small_json bytes, not a link. Throws an Error saying what is wrong.
+json read_small_json(int dir_fd, const std::string& name, const std::string& path) {
+    json j = support::parse_json(support::read_file_at(dir_fd, name, path, k_small_json));
+    if (j.is_discarded())
+        throw Error("'" + path + "' is not JSON");
+    if (!j.is_object())
+        throw Error("'" + path + "' is not a JSON object");
+    return j;
 }
 
-void write_json(const std::string& path, const json& j) {
-    support::AtomicFile f(path, 0644);
-    f.write(j.dump(2) + "\n");
+// The metadata of `key` in shard `s`; throws an Error saying what is wrong with it.
+CacheEntry read_meta(const Shard& s, const std::string& key) {
+    const std::string name = key + ".json";
+    json j = read_small_json(s.fd.get(), name, s.file(name));
+    using support::json_get;
+    auto k = json_get<std::string>(j, "key");
+    auto sha = json_get<std::string>(j, "sha256");
+    auto size = json_get<std::uint64_t>(j, "size");
+    auto created = json_get<std::int64_t>(j, "created");
+    auto used = json_get<std::int64_t>(j, "last_used");
+    const std::pair<const char*, bool> fields[] = {{"key", bool(k)},
+                                                   {"sha256", bool(sha)},
+                                                   {"size", bool(size)},
+                                                   {"created", bool(created)},
+                                                   {"last_used", bool(used)}};
+    for (const auto& [field, ok] : fields)
+        if (!ok)
+            throw Error(std::string("malformed metadata: \"") + field + "\" is missing or not " +
+                        (std::string_view(field) == "key" || std::string_view(field) == "sha256"
+                             ? "a string"
+                             : "an integer in range"));
+    if (*k != key || sha->size() != 64)
+        throw Error("it describes another entry");
+    return {*k, *sha, *size, *created, *used};
+}
+
+// Writes `j` as `name` in the directory open at `dir_fd` (at `dir`), whole or not at all.
+void write_json_at(int dir_fd, const std::string& dir, const std::string& name, const json& j) {
+    support::AtomicFile f(dir_fd, dir, name, 0644);
+    f.write(support::dump_json(j, 2) + "\n");
     f.commit();
 }
 
-// Removes `path` if it exists; true when it did.
-bool remove_file(const std::string& path) {
-    if (::unlink(path.c_str()) == 0)
+// Removes `name` from the directory open at `dir_fd` (at `dir`) if it is there (a link itself,
+// never what it points to); true when it was.
+bool remove_at(int dir_fd, const std::string& dir, const std::string& name) {
+    if (::unlinkat(dir_fd, name.c_str(), 0) == 0)
         return true;
     if (errno != ENOENT)
-        throw support::io_error("cannot remove", path, errno);
+        throw support::io_error("cannot remove", dir + "/" + name, errno);
     return false;
+}
+
+// A file of the store: `name` in the root (`shard` empty) or in one shard.
+struct Item {
+    std::string shard, name;
+};
+
+std::string item_path(const Root& root, const Item& i) {
+    return root.dir + "/" + (i.shard.empty() ? "" : i.shard + "/") + i.name;
+}
+
+// Removes the file `i` (unfollowed); true when it was there.
+bool remove_item(const Root& root, const Item& i) {
+    if (i.shard.empty())
+        return remove_at(root.fd, root.dir, i.name);
+    Shard s = open_shard(root, i.shard, Create::no);
+    return s.fd && remove_at(s.fd.get(), s.path, i.name);
 }
 
 // What one scan of the store found.
 struct Scan {
     std::vector<CacheEntry> entries;
-    std::vector<CacheProblem> bad;        // metadata without a usable .run, or unreadable
-    std::vector<std::string> orphans;     // <key>.run without metadata
-    std::vector<std::string> stale_temps; // temporaries older than k_stale_temp_ms
+    std::vector<CacheProblem> bad; // metadata without a usable .run, or unreadable
+    std::vector<Item> damaged;     // the files of `bad`, in the same order
+    std::vector<Item> orphans;     // <key>.run without metadata
+    std::vector<Item> stale_temps; // temporaries older than k_stale_temp_ms
+    std::vector<Item> strays;      // a link or file where a shard directory belongs
 };
 
-class Paths {
-  public:
-    explicit Paths(std::string dir) : m_dir(std::move(dir)) {}
-    std::string shard(const std::string& key) const { return m_dir + "/" + key.substr(0, 2); }
-    std::string run(const std::string& key) const { return shard(key) + "/" + key + ".run"; }
-    std::string meta(const std::string& key) const { return shard(key) + "/" + key + ".json"; }
-    std::string stats() const { return m_dir + "/stats.json"; }
-    std::string config() const { return m_dir + "/config.json"; }
-
-  private:
-    std::string m_dir;
-};
-
-// Adds `name` in the directory open at `fd` (at `path`) to the stale temporaries when it is
-// one: a dot file older than k_stale_temp_ms.
-void note_temp(int fd, const std::string& path, const std::string& name, std::int64_t now,
+// Adds `name` in the directory open at `fd` to the stale temporaries when it is one: a dot file
+// older than k_stale_temp_ms.
+void note_temp(int fd, const std::string& shard, const std::string& name, std::int64_t now,
                Scan& scan) {
     struct stat st {};
     if (name.starts_with(".") && ::fstatat(fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
         S_ISREG(st.st_mode) && now - std::int64_t(st.st_mtime) * 1000 > k_stale_temp_ms)
-        scan.stale_temps.push_back(path + "/" + name);
+        scan.stale_temps.push_back({shard, name});
 }
 
 // Sorts the files of one shard into the scan.
-void scan_shard(const std::string& dir, const std::string& shard, std::int64_t now, Scan& scan) {
-    const std::string path = dir + "/" + shard;
-    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
-    if (!fd)
-        throw support::io_error("cannot open the cache directory", path, errno);
-    auto names = support::list_directory(fd.get(), path);
+void scan_shard(const Root& root, const std::string& shard, std::int64_t now, Scan& scan) {
+    Shard s = open_shard(root, shard, Create::no);
+    if (!s.fd)
+        return; // removed since the directory was listed
+    auto names = support::list_directory(s.fd.get(), s.path);
     auto has = [&](const std::string& n) {
         return std::binary_search(names.begin(), names.end(), n);
     };
     for (const auto& name : names) {
         std::string stem = name.substr(0, name.rfind('.'));
         if (name.starts_with(".")) {
-            note_temp(fd.get(), path, name, now, scan);
+            note_temp(s.fd.get(), shard, name, now, scan);
         } else if (is_key(stem) && stem.starts_with(shard) && name.ends_with(".run")) {
             if (!has(stem + ".json"))
-                scan.orphans.push_back(path + "/" + name);
+                scan.orphans.push_back({shard, name});
         } else if (is_key(stem) && stem.starts_with(shard) && name.ends_with(".json")) {
             try {
-                CacheEntry e = read_meta(path + "/" + name, stem);
+                CacheEntry e = read_meta(s, stem);
                 if (!has(stem + ".run"))
                     throw Error("its .run is missing");
                 scan.entries.push_back(e);
             } catch (const Error& e) {
-                scan.bad.push_back({path + "/" + name, e.what(), false});
+                scan.bad.push_back({s.file(name), e.what(), false});
+                scan.damaged.push_back({shard, name});
             }
         }
     }
 }
 
-Scan scan_store(const std::string& dir, std::int64_t now) {
+Scan scan_store(const Root& root, std::int64_t now) {
     Scan scan;
-    UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!fd)
-        throw support::io_error("cannot open the cache directory", dir, errno);
-    for (const auto& name : support::list_directory(fd.get(), dir)) {
+    for (const auto& name : support::list_directory(root.fd, root.dir)) {
         struct stat st {};
         bool shard = name.size() == 2 && is_key(name + std::string(62, '0'));
-        if (shard && ::fstatat(fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-            S_ISDIR(st.st_mode))
-            scan_shard(dir, name, now, scan);
+        if (!shard || ::fstatat(root.fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+            note_temp(root.fd, "", name, now, scan); // stats.json's, config.json's
+        else if (S_ISDIR(st.st_mode))
+            scan_shard(root, name, now, scan);
         else
-            note_temp(fd.get(), dir, name, now, scan); // stats.json's, config.json's
+            scan.strays.push_back({"", name});
     }
     return scan;
 }
 
-// Removes an entry: metadata first, so that the entry is gone before its .run is.
-std::uint64_t remove_entry(const Paths& paths, const CacheEntry& e) {
-    remove_file(paths.meta(e.key));
-    remove_file(paths.run(e.key));
-    return e.size;
+// Removes the entry of `key`: metadata first, so that the entry is gone before its .run is.
+void remove_entry(const Root& root, const std::string& key) {
+    remove_item(root, {shard_of(key), key + ".json"});
+    remove_item(root, {shard_of(key), key + ".run"});
 }
 
 // Removes least recently used entries of `entries` until their sizes add up to at most `limit`.
-CleanResult evict_to(const Paths& paths, std::vector<CacheEntry> entries, std::uint64_t limit) {
+CleanResult evict_to(const Root& root, std::vector<CacheEntry> entries, std::uint64_t limit) {
     std::uint64_t total = 0;
     for (const auto& e : entries)
         total += e.size;
@@ -326,70 +400,78 @@ CleanResult evict_to(const Paths& paths, std::vector<CacheEntry> entries, std::u
     for (const auto& e : entries) {
         if (total <= limit)
             break;
-        total -= remove_entry(paths, e);
+        remove_entry(root, e.key);
+        total -= e.size;
         r.bytes += e.size;
         ++r.removed;
     }
     return r;
 }
 
-// The counters of DIR/stats.json; missing or damaged, they start afresh.
-json read_counters(const Paths& paths) {
+// The counters of DIR/stats.json; missing they start at zero, damaged with a warning.
+json read_counters(const Root& root, const Warn& warn) {
+    if (!exists_at(root.fd, "stats.json"))
+        return json::object();
     try {
-        json j = json::parse(support::read_file(paths.stats()));
-        if (j.is_object())
-            return j;
-    } catch (const std::exception&) {
+        return read_small_json(root.fd, "stats.json", root.dir + "/stats.json");
+    } catch (const Error& e) {
+        warn(std::string(e.what()) + ": the cache's counters start afresh");
     }
     return json::object();
 }
 
-// Adds one to each counter in `names` (under the exclusive lock).
-void count(const Paths& paths, std::initializer_list<const char*> names) {
-    json j = read_counters(paths);
-    for (const char* name : names)
-        j[name] = j.value(name, std::uint64_t(0)) + 1;
-    write_json(paths.stats(), j);
+// The counter `name` of `j`; one that is not a count is taken as 0, with a warning.
+std::uint64_t counter(const json& j, const char* name, const Root& root, const Warn& warn) {
+    if (!j.contains(name))
+        return 0;
+    if (auto v = support::json_get<std::uint64_t>(j, name))
+        return *v;
+    std::string shown = support::dump_json(j[name]).substr(0, 40);
+    warn(root.dir + "/stats.json: \"" + name + "\" is " + shown + ", not a count: taken as 0");
+    return 0;
 }
 
-std::optional<std::uint64_t> configured_max_size(const std::string& path) {
-    std::string text;
-    try {
-        text = support::read_file(path);
-    } catch (const Error&) {
-        if (::access(path.c_str(), F_OK) != 0 && errno == ENOENT)
-            return std::nullopt; // no configuration: no limit
-        throw;
-    }
-    json j = json::parse(text, nullptr, false);
-    if (j.is_discarded() || !j.is_object())
-        throw Error(path + ": not a JSON object (expected {\"max_size\": \"10G\"})");
+// Adds one to each counter in `names` (under the exclusive lock).
+void count(const Root& root, std::initializer_list<const char*> names, const Warn& warn) {
+    json j = read_counters(root, warn);
+    for (const char* name : names)
+        j[name] = counter(j, name, root, warn) + 1;
+    write_json_at(root.fd, root.dir, "stats.json", j);
+}
+
+std::optional<std::uint64_t> configured_max_size(const Root& root) {
+    if (!exists_at(root.fd, "config.json"))
+        return std::nullopt; // no configuration: no limit
+    const std::string path = root.dir + "/config.json";
+    json j = read_small_json(root.fd, "config.json", path);
     if (!j.contains("max_size"))
         return std::nullopt;
     const json& v = j["max_size"];
-    if (v.is_number_unsigned())
-        return v.get<std::uint64_t>();
-    if (v.is_string())
-        if (auto size = parse_size(v.get<std::string>()))
+    if (auto bytes = support::json_as<std::uint64_t>(v))
+        return bytes;
+    if (auto text = support::json_as<std::string>(v))
+        if (auto size = parse_size(*text))
             return size;
-    throw Error(path + ": max_size " + v.dump() +
-                " is not a size (bytes, or digits with K, M, G or T)");
+    throw Error(path + ": max_size " + support::dump_json(v).substr(0, 40) +
+                " is not a size (bytes, or digits with K, M, G or T; expected {\"max_size\": "
+                "\"10G\"})");
 }
 
-// Puts a verified copy of the entry for `key` at `dest`; returns what is wrong with the entry
-// instead ("" when none), `dest` then untouched. `found` gets the metadata when it was read.
-// Only what is wrong with the entry is returned: failing to write `dest` throws.
-std::string copy_out(const Paths& paths, const std::string& key, const std::string& dest,
+// Puts a verified copy of the entry for `key` (in shard `s`) at `dest`; returns what is wrong
+// with the entry instead ("" when none), `dest` then untouched. `found` gets the metadata when
+// it was read. Only what is wrong with the entry is returned: failing to write `dest` throws.
+std::string copy_out(const Shard& s, const std::string& key, const std::string& dest,
                      std::optional<CacheEntry>& found) {
     support::AtomicFile out(dest, k_run_mode);
     UniqueFd in;
+    const std::string run = key + ".run";
     try {
-        found = read_meta(paths.meta(key), key);
-        in = support::open_read(paths.run(key), false);
+        found = read_meta(s, key);
+        in = support::open_regular_at(s.fd.get(), run, s.file(run), k_run_file);
     } catch (const Error& e) {
         return e.what();
     }
-    clone_or_copy(in.get(), out.fd(), paths.run(key));
+    clone_or_copy(in.get(), out.fd(), s.file(run));
     try {
         check_run(out.fd(), out.temp_path(), *found);
     } catch (const Error& e) {
@@ -402,12 +484,19 @@ std::string copy_out(const Paths& paths, const std::string& key, const std::stri
 // True when the metadata of `e`'s key still says what `e` says: between a lookup's shared and
 // exclusive lock another process may have removed or replaced the entry, and then it is neither
 // touched nor removed.
-bool still(const Paths& paths, const CacheEntry& e) {
+bool still(const Shard& s, const CacheEntry& e) {
     try {
-        return read_meta(paths.meta(e.key), e.key).sha256 == e.sha256;
+        return s.fd && read_meta(s, e.key).sha256 == e.sha256;
     } catch (const Error&) {
         return false;
     }
+}
+
+UniqueFd open_root(const std::string& dir) {
+    UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!fd)
+        throw support::io_error("cannot open the cache directory", dir, errno);
+    return fd;
 }
 
 } // namespace
@@ -415,6 +504,8 @@ bool still(const Paths& paths, const CacheEntry& e) {
 CacheStore::CacheStore(CacheStoreOptions options) : m_options(std::move(options)) {
     if (m_options.dir.empty())
         throw Error("the cache directory is empty", support::ErrorKind::usage);
+    if (!m_options.warn)
+        m_options.warn = [](const std::string&) {};
     struct stat st {};
     if (::stat(m_options.dir.c_str(), &st) != 0) {
         if (errno != ENOENT || m_options.open == CacheOpen::existing)
@@ -427,8 +518,9 @@ CacheStore::CacheStore(CacheStoreOptions options) : m_options(std::move(options)
     } else if (!S_ISDIR(st.st_mode)) {
         throw Error("cache directory '" + m_options.dir + "' is not a directory");
     }
+    m_root = open_root(m_options.dir);
     m_max_size = m_options.max_size ? m_options.max_size
-                                    : configured_max_size(Paths(m_options.dir).config());
+                                    : configured_max_size(Root{m_root.get(), m_options.dir});
 }
 
 std::int64_t CacheStore::now() const {
@@ -441,37 +533,41 @@ std::int64_t CacheStore::now() const {
 
 FetchResult CacheStore::fetch(const std::string& key, const std::string& dest) {
     require_key(key);
-    const Paths paths(m_options.dir);
+    const Root root{m_root.get(), m_options.dir};
     std::optional<CacheEntry> found;
     std::string problem;
     bool absent = false;
     {
         // Shared: entries are not removed while this one is copied out.
-        StoreLock lock(m_options.dir, StoreLock::Kind::shared);
-        absent = ::access(paths.meta(key).c_str(), F_OK) != 0;
+        StoreLock lock(root, StoreLock::Kind::shared);
+        Shard s = open_shard(root, shard_of(key), Create::no);
+        absent = !s.fd || !exists_at(s.fd.get(), key + ".json");
         if (!absent)
-            problem = copy_out(paths, key, dest, found);
+            problem = copy_out(s, key, dest, found);
     }
+    const std::string run_path = root.dir + "/" + shard_of(key) + "/" + key + ".run";
     if (absent) {
-        StoreLock lock(m_options.dir, StoreLock::Kind::exclusive);
-        count(paths, {"misses"});
+        StoreLock lock(root, StoreLock::Kind::exclusive);
+        count(root, {"misses"}, m_options.warn);
         return {FetchOutcome::miss, {}};
     }
     if (!problem.empty()) {
-        StoreLock lock(m_options.dir, StoreLock::Kind::exclusive);
-        if (!found || still(paths, *found)) // unreadable metadata, or the entry found bad
-            remove_entry(paths, CacheEntry{key, {}, 0, 0, 0});
-        count(paths, {"corrupt", "misses"});
+        StoreLock lock(root, StoreLock::Kind::exclusive);
+        // Unreadable metadata, or the entry found bad and still the same one.
+        if (!found || still(open_shard(root, shard_of(key), Create::no), *found))
+            remove_entry(root, key);
+        count(root, {"corrupt", "misses"}, m_options.warn);
         return {FetchOutcome::corrupt,
-                "cache entry " + paths.run(key) + " is damaged (" + problem + "): removed"};
+                "cache entry " + run_path + " is damaged (" + problem + "): removed"};
     }
     try {
-        StoreLock lock(m_options.dir, StoreLock::Kind::exclusive);
-        if (still(paths, *found)) {
+        StoreLock lock(root, StoreLock::Kind::exclusive);
+        Shard s = open_shard(root, shard_of(key), Create::no);
+        if (still(s, *found)) {
             found->last_used = std::max(found->last_used, now());
-            write_json(paths.meta(key), entry_json(*found));
+            write_json_at(s.fd.get(), s.path, key + ".json", entry_json(*found));
         }
-        count(paths, {"hits"});
+        count(root, {"hits"}, m_options.warn);
     } catch (const Error&) {
         // A cache this process may read but not write: the verified copy is in place all the same.
     }
@@ -480,49 +576,51 @@ FetchResult CacheStore::fetch(const std::string& key, const std::string& dest) {
 
 CleanResult CacheStore::insert(const std::string& key, const std::string& run_path) {
     require_key(key);
-    const Paths paths(m_options.dir);
-    if (::access(paths.meta(key).c_str(), F_OK) == 0)
+    const Root root{m_root.get(), m_options.dir};
+    Shard s = open_shard(root, shard_of(key), Create::yes);
+    const std::string meta = key + ".json";
+    if (exists_at(s.fd.get(), meta))
         return {}; // another writer was first: same key, same bytes
-    if (::mkdir(paths.shard(key).c_str(), 0777) != 0 && errno != EEXIST)
-        throw support::io_error("cannot create the cache directory", paths.shard(key), errno);
     // Copy and fsync before taking the lock: the lock is held only to rename and record.
-    UniqueFd in = support::open_read(run_path);
-    support::AtomicFile tmp(paths.run(key), k_run_mode);
+    UniqueFd in = support::open_regular(run_path, {UINT64_MAX, support::Follow::yes});
+    support::AtomicFile tmp(s.fd.get(), s.path, key + ".run", k_run_mode);
     clone_or_copy(in.get(), tmp.fd(), run_path);
-    CacheEntry e{key, sha256_of(tmp.fd(), tmp.temp_path()),
-                 static_cast<std::uint64_t>(stat_fd(tmp.fd(), tmp.temp_path()).st_size), 0, 0};
+    auto digest = support::sha256_fd(tmp.fd(), tmp.temp_path());
+    CacheEntry e{key, digest.sha256, digest.size, 0, 0};
     if (::fsync(tmp.fd()) != 0)
         throw support::io_error("cannot fsync", tmp.temp_path(), errno);
     support::fault_point("cache insert: .run copied, not renamed");
-    StoreLock lock(m_options.dir, StoreLock::Kind::exclusive);
-    if (::access(paths.meta(key).c_str(), F_OK) == 0)
+    StoreLock lock(root, StoreLock::Kind::exclusive);
+    if (exists_at(s.fd.get(), meta))
         return {};
     tmp.commit();
     support::fault_point("cache insert: .run renamed, no metadata");
     e.created = e.last_used = now();
-    write_json(paths.meta(key), entry_json(e));
+    write_json_at(s.fd.get(), s.path, meta, entry_json(e));
     support::fault_point("cache insert: entry complete, not evicted");
     if (!m_max_size)
         return {};
-    return evict_to(paths, scan_store(m_options.dir, now()).entries, *m_max_size);
+    return evict_to(root, scan_store(root, now()).entries, *m_max_size);
 }
 
 std::vector<CacheEntry> CacheStore::entries() const {
-    StoreLock lock(m_options.dir, StoreLock::Kind::shared);
-    return scan_store(m_options.dir, now()).entries;
+    const Root root{m_root.get(), m_options.dir};
+    StoreLock lock(root, StoreLock::Kind::shared);
+    return scan_store(root, now()).entries;
 }
 
 CacheStats CacheStore::stats() const {
-    StoreLock lock(m_options.dir, StoreLock::Kind::shared);
+    const Root root{m_root.get(), m_options.dir};
+    StoreLock lock(root, StoreLock::Kind::shared);
     CacheStats s;
-    for (const auto& e : scan_store(m_options.dir, now()).entries) {
+    for (const auto& e : scan_store(root, now()).entries) {
         ++s.entries;
         s.total_size += e.size;
     }
-    json j = read_counters(Paths(m_options.dir));
-    s.hits = j.value("hits", std::uint64_t(0));
-    s.misses = j.value("misses", std::uint64_t(0));
-    s.corrupt = j.value("corrupt", std::uint64_t(0));
+    json j = read_counters(root, m_options.warn);
+    s.hits = counter(j, "hits", root, m_options.warn);
+    s.misses = counter(j, "misses", root, m_options.warn);
+    s.corrupt = counter(j, "corrupt", root, m_options.warn);
     s.max_size = m_max_size;
     return s;
 }
@@ -530,61 +628,71 @@ CacheStats CacheStore::stats() const {
 CleanResult CacheStore::clean(const CleanRequest& request) {
     if (request.to_max_size && !m_max_size)
         throw Error("the cache " + m_options.dir + " has no max_size to clean down to: set it in " +
-                        Paths(m_options.dir).config() + " ({\"max_size\": \"10G\"}) or give one",
+                        m_options.dir + "/config.json ({\"max_size\": \"10G\"}) or give one",
                     support::ErrorKind::usage);
-    const Paths paths(m_options.dir);
-    StoreLock lock(m_options.dir, StoreLock::Kind::exclusive);
-    Scan scan = scan_store(m_options.dir, now());
+    const Root root{m_root.get(), m_options.dir};
+    StoreLock lock(root, StoreLock::Kind::exclusive);
+    Scan scan = scan_store(root, now());
     CleanResult r;
     std::vector<CacheEntry> kept;
     const bool everything = !request.older_than_ms && !request.to_max_size;
     for (const auto& e : scan.entries) {
         if (everything || (request.older_than_ms && now() - e.last_used > *request.older_than_ms)) {
-            r.bytes += remove_entry(paths, e);
+            remove_entry(root, e.key);
+            r.bytes += e.size;
             ++r.removed;
         } else {
             kept.push_back(e);
         }
     }
     if (request.to_max_size && m_max_size) {
-        CleanResult lru = evict_to(paths, kept, *m_max_size);
+        CleanResult lru = evict_to(root, kept, *m_max_size);
         r.removed += lru.removed;
         r.bytes += lru.bytes;
     }
     for (const auto& list : {scan.orphans, scan.stale_temps})
-        for (const auto& path : list)
-            r.leftovers += remove_file(path) ? 1u : 0u;
+        for (const auto& item : list)
+            r.leftovers += remove_item(root, item) ? 1u : 0u;
     return r;
 }
 
 VerifyResult CacheStore::verify(VerifyFix fix) {
-    const Paths paths(m_options.dir);
-    StoreLock lock(m_options.dir,
+    const Root root{m_root.get(), m_options.dir};
+    StoreLock lock(root,
                    fix == VerifyFix::remove ? StoreLock::Kind::exclusive : StoreLock::Kind::shared);
-    Scan scan = scan_store(m_options.dir, now());
-    VerifyResult r{scan.entries.size(), scan.bad};
-    auto& problems = r.problems;
+    Scan scan = scan_store(root, now());
+    VerifyResult r{scan.entries.size(), {}};
+    // Records a problem; with --fix removes what it names through `remove`.
+    auto report = [&](std::string path, std::string reason, const std::function<void()>& remove) {
+        r.problems.push_back({std::move(path), std::move(reason), false});
+        if (fix == VerifyFix::remove) {
+            remove();
+            r.problems.back().removed = true;
+        }
+    };
+    for (std::size_t i = 0; i < scan.bad.size(); ++i)
+        report(scan.bad[i].path, scan.bad[i].reason,
+               [&] { remove_entry(root, scan.damaged[i].name.substr(0, 64)); });
     for (const auto& e : scan.entries) {
+        const std::string path = root.dir + "/" + shard_of(e.key) + "/" + e.key + ".run";
         try {
-            UniqueFd fd = support::open_read(paths.run(e.key), false);
-            check_run(fd.get(), paths.run(e.key), e);
+            Shard s = open_shard(root, shard_of(e.key), Create::no);
+            UniqueFd fd = support::open_regular_at(s.fd.get(), e.key + ".run", path, k_run_file);
+            check_run(fd.get(), path, e);
         } catch (const Error& ex) {
-            problems.push_back({paths.run(e.key), ex.what(), false});
+            report(path, ex.what(), [&] { remove_entry(root, e.key); });
         }
     }
-    for (const auto& path : scan.orphans)
-        problems.push_back({path, "a .run without metadata (its writer was interrupted)", false});
-    for (const auto& path : scan.stale_temps)
-        problems.push_back({path, "a temporary file left by an interrupted writer", false});
-    if (fix == VerifyFix::remove)
-        for (auto& p : problems) {
-            std::string base = support::base_name(p.path);
-            if (base.starts_with(".")) // a temporary
-                remove_file(p.path);
-            else // an entry's file: the metadata goes first, then the .run
-                remove_entry(paths, CacheEntry{base.substr(0, 64), {}, 0, 0, 0});
-            p.removed = true;
-        }
+    for (const auto& item : scan.orphans)
+        report(item_path(root, item), "a .run without metadata (its writer was interrupted)",
+               [&] { remove_item(root, item); });
+    for (const auto& item : scan.stale_temps)
+        report(item_path(root, item), "a temporary file left by an interrupted writer",
+               [&] { remove_item(root, item); });
+    for (const auto& item : scan.strays)
+        report(item_path(root, item),
+               "not a directory (a symbolic link or a file where a shard belongs): never followed",
+               [&] { remove_item(root, item); });
     return r;
 }
 

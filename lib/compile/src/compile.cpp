@@ -6,6 +6,7 @@
 #include "skforge/compile/cache_store.hpp"
 
 #include "skforge/compile/depfile.hpp"
+#include "skforge/compile/output_cache.hpp"
 
 #include "inputs.hpp"
 #include "target_build.hpp"
@@ -19,6 +20,7 @@
 #include "skforge/support/error.hpp"
 #include "skforge/support/file.hpp"
 #include "skforge/support/interrupt.hpp"
+#include "skforge/support/json.hpp"
 #include "skforge/support/safe_path.hpp"
 #include "skforge/support/sha256.hpp"
 #include "skforge/support/temp_dir.hpp"
@@ -96,7 +98,9 @@ std::string cache_key(const graph::Graph& g, const CompileOptions& o, const std:
     auto digest_of = [&](const std::string& path) -> const std::string& {
         auto it = file_digest.find(path);
         if (it == file_digest.end())
-            it = file_digest.emplace(path, support::sha256_hex(support::read_file(path))).first;
+            it = file_digest
+                     .emplace(path, support::sha256_file(path, support::k_max_read_bytes).sha256)
+                     .first;
         return it->second;
     };
     for (const auto& op : g.ops) {
@@ -158,15 +162,6 @@ struct Outputs {
     }
 };
 
-json read_cache(const std::string& path) {
-    try {
-        json j = json::parse(support::read_file(path));
-        return j.is_object() ? j : json::object();
-    } catch (const std::exception&) {
-        return json::object(); // missing or damaged: start afresh
-    }
-}
-
 void write_whole(const std::string& path, const std::string& text) {
     fs::create_directories(fs::path(path).parent_path());
     support::AtomicFile f(path, 0644);
@@ -176,12 +171,18 @@ void write_whole(const std::string& path, const std::string& text) {
 
 // Records OUTDIR/<name>.run under `key` in the output directory's cache; it replaces whatever
 // another key recorded for the same file.
-void record_run(json& cache, const std::string& key, const Outputs& out, const std::string& arch) {
+// A cache that cannot be written is a warning.
+void record_run(json& cache, const std::string& key, const Outputs& out, const std::string& arch,
+                support::Log& user) {
     for (auto it = cache.begin(); it != cache.end();)
-        it = it.value().value("run", "") == out.name + ".run" ? cache.erase(it) : std::next(it);
+        it = it.value()["run"] == out.name + ".run" ? cache.erase(it) : std::next(it);
     cache[key] = {{"run", out.name + ".run"},
-                  {"sha256", support::sha256_hex(support::read_file(out.run()))}};
-    write_whole(out.cache_file(arch), cache.dump(2) + "\n");
+                  {"sha256", support::sha256_file(out.run(), UINT64_MAX).sha256}};
+    try {
+        write_whole(out.cache_file(arch), support::dump_json(cache, 2) + "\n");
+    } catch (const std::exception& e) {
+        user.warn("output directory's cache not written: " + std::string(e.what()));
+    }
 }
 
 // The shared cache, or nullopt when there is none or it cannot be used (a warning says why: a
@@ -190,7 +191,10 @@ std::optional<CacheStore> open_shared(const CompileOptions& o, support::Log& use
     if (!o.use_cache || o.cache_dir.empty())
         return std::nullopt;
     try {
-        return CacheStore({o.cache_dir, o.cache_max_size, CacheOpen::create, {}});
+        return CacheStore(
+            {o.cache_dir, o.cache_max_size, CacheOpen::create, {}, [&user](const std::string& m) {
+                 user.warn(m);
+             }});
     } catch (const Error& e) {
         user.warn("shared cache not used: " + std::string(e.what()));
         return std::nullopt;
@@ -331,22 +335,17 @@ CompileResult run_pipeline(const CompileOptions& o, const Outputs& out, const st
     }
     // 3. Cache: the output directory's, then the shared one.
     std::string key = cache_key(g, o, arch, soc, toolchain);
-    json cache = read_cache(out.cache_file(arch));
-    for (auto it = cache.begin(); it != cache.end();) {
-        const json& e = it.value();
-        std::string run = out.dir + "/" + e.value("run", "");
-        bool live = fs::is_regular_file(run) &&
-                    e.value("sha256", "") == support::sha256_hex(support::read_file(run));
-        it = live ? std::next(it) : cache.erase(it);
-    }
-    if (o.use_cache && cache.contains(key) && cache[key].value("run", "") == out.name + ".run") {
+    json cache = read_output_cache(out.cache_file(arch), user);
+    for (auto it = cache.begin(); it != cache.end();)
+        it = output_cache_entry_live(it.value(), out.dir) ? std::next(it) : cache.erase(it);
+    if (o.use_cache && cache.contains(key) && cache[key]["run"] == out.name + ".run") {
         user.info("cache hit: " + out.run() + " is up to date");
         log += "cache hit " + key + "\n";
         return described({out.run(), true});
     }
     auto shared = open_shared(o, user);
     if (shared && fetch_shared(*shared, key, out, log, user)) {
-        record_run(cache, key, out, arch);
+        record_run(cache, key, out, arch, user);
         return described({out.run(), true});
     }
     user.info(std::string(o.use_cache ? "cache miss" : "cache disabled") + ": building " +
@@ -377,7 +376,7 @@ CompileResult run_pipeline(const CompileOptions& o, const Outputs& out, const st
         po.mtime = std::atoll(sde);
     auto packed = package::pack(po);
     log += "packed " + out.run() + " (payload sha256 " + packed.header.payload_sha256 + ")\n";
-    record_run(cache, key, out, arch);
+    record_run(cache, key, out, arch, user);
     if (shared)
         insert_shared(*shared, key, out, log, user);
     return described({out.run(), false});

@@ -16,6 +16,7 @@
 #include "skforge/support/atomic_file.hpp"
 #include "skforge/support/error.hpp"
 #include "skforge/support/file.hpp"
+#include "skforge/support/json.hpp"
 #include "skforge/support/process.hpp"
 #include "skforge/support/safe_path.hpp"
 #include "skforge/support/sha256.hpp"
@@ -385,7 +386,7 @@ json runtime_superkernel_meta(const graph::Graph& g, const fusion::Segment& s,
     meta["localMemorySize"] = local_memory;
     meta["schedule_mode"] = schedule_mode;
     return json::parse(
-        kernel::with_runtime_fields(meta.dump(), kernel::platform_core_counts(f.soc)));
+        kernel::with_runtime_fields(support::dump_json(meta), kernel::platform_core_counts(f.soc)));
 }
 
 // Where the vendor backend's input and output of segment `s` are, under the directory the
@@ -440,7 +441,8 @@ void stage_superkernel(const graph::Graph& g, const fusion::Segment& s, const Su
     json meta = superkernel_meta(g, s, f, support::sha256_hex(binary));
     if (f.arch != "host")
         meta = runtime_superkernel_meta(g, s, f, std::move(meta));
-    write_text(support::path_beneath(stage, f.dir + s.name + ".json"), meta.dump(2) + "\n");
+    write_text(support::path_beneath(stage, f.dir + s.name + ".json"),
+               support::dump_json(meta, 2) + "\n");
     write_text(support::path_beneath(stage, f.dir + s.name + f.suffix), binary);
     const fs::path source = support::path_beneath(stage, f.dir + s.name + ".cpp");
     fs::copy_file(build / "gen" / (s.name + ".cpp"), source);
@@ -473,7 +475,7 @@ std::string host_fingerprint(const graph::Graph& g) {
         if (const std::string& file = built_from(inputs[k]); !file.empty())
             h.update("kernel " + std::to_string(k) +
                      (inputs[k].object.empty() ? " source " : " object ") +
-                     support::sha256_hex(support::read_file(file)) + "\n");
+                     support::sha256_file(file, support::k_max_read_bytes).sha256 + "\n");
     return support::digest_hex(h.finish());
 }
 
@@ -578,12 +580,16 @@ void build_host_package(const graph::Graph& g, const fusion::Plan& plan, const s
         const std::string& type = inputs[k].first_op->type;
         std::string dir = "host/" + type + "/";
         std::string object = support::read_file((build / "obj" / (name + ".o")).string());
-        json meta = json::parse(support::read_file(loaded.path));
+        json meta =
+            support::parse_json(support::read_file(loaded.path, {support::k_max_json_bytes}));
+        if (!meta.is_object()) // it was one when the graph was loaded
+            throw Error("kernel metadata '" + loaded.path + "' changed during the compile");
         meta["magic"] = kernel::k_host_magic_name;
         meta["binFileName"] = name;
         meta["binFileSuffix"] = ".o";
         meta["sha256"] = support::sha256_hex(object);
-        write_text(support::path_beneath(stage, dir + name + ".json"), meta.dump(2) + "\n");
+        write_text(support::path_beneath(stage, dir + name + ".json"),
+                   support::dump_json(meta, 2) + "\n");
         write_text(support::path_beneath(stage, dir + name + ".o"), object);
         const fs::path library = support::path_beneath(stage, dir + name + ".so");
         fs::copy_file(build / "lib" / (name + ".so"), library);
@@ -610,7 +616,8 @@ void build_host_package(const graph::Graph& g, const fusion::Plan& plan, const s
                           build, stage, index, log);
         files.segment_library.push_back("host/SuperKernel/" + s.name + ".so");
     }
-    write_text(stage / "config" / "host" / "binary_info_config.json", index.dump(2) + "\n");
+    write_text(stage / "config" / "host" / "binary_info_config.json",
+               support::dump_json(index, 2) + "\n");
     write_text(stage / "host" / "program.json", codegen::host_program_json(g, plan, files));
 }
 
@@ -652,7 +659,7 @@ std::string stage_static_kernels(const graph::Graph& g, const fusion::Plan* plan
                         "magic): the runtime's index needs its core type");
         add_op_entries(index, g, deps, i, index_bin_path(package, dir + stem + ".o"), *core);
     }
-    std::string text = index.dump(2) + "\n";
+    std::string text = support::dump_json(index, 2) + "\n";
     write_text(support::path_beneath(stage_dir, "config/" + soc_dir + "/binary_info_config.json"),
                text);
     return text;
@@ -710,7 +717,7 @@ void build_npu_package(const graph::Graph& g, const fusion::Plan& plan,
         stage_superkernel(g, s, npu_files(g, s, target, soc_dir, package), build, stage, index,
                           log);
     log += "static kernels (operators left out):\n";
-    stage_static_kernels(g, &plan, package, soc_dir, stage_dir, log, index.dump());
+    stage_static_kernels(g, &plan, package, soc_dir, stage_dir, log, support::dump_json(index));
 }
 
 namespace {
@@ -741,7 +748,7 @@ std::optional<std::string> cann_meta_problem(const json& j, const fs::path& obje
     if (!j.contains("binFileName") || j["binFileName"] != name)
         return "does not name " + name + " as binFileName";
     if (j.contains("sha256") &&
-        j["sha256"] != support::sha256_hex(support::read_file(object.string())))
+        j["sha256"] != support::sha256_file(object.string(), UINT64_MAX).sha256)
         return "has a sha256 that does not match " + object.filename().string();
     return std::nullopt;
 }
@@ -759,7 +766,8 @@ void stage_cann_superkernel(const graph::Graph& g, const fusion::Segment& s, con
         if (!fs::is_regular_file(p))
             throw Error("the vendor's super_kernel.compile did not write " + p.filename().string() +
                         " for SuperKernel " + s.name + " (in " + out.string() + ")");
-    const json vendor = json::parse(support::read_file(meta.string()), nullptr, false);
+    const json vendor =
+        support::parse_json(support::read_file(meta.string(), {support::k_max_json_bytes}));
     if (auto why = cann_meta_problem(vendor, object, name))
         throw Error("the vendor's " + meta.string() + " for SuperKernel " + s.name + " " + *why);
     const std::string dir = soc_dir + "/SuperKernel/";
@@ -825,7 +833,7 @@ CannProbe probe_cann() {
 std::string cann_fingerprint(const CannProbe& probe) {
     std::error_code ec;
     std::string digest = fs::is_regular_file(probe.module, ec)
-                             ? support::sha256_hex(support::read_file(probe.module))
+                             ? support::sha256_file(probe.module, UINT64_MAX).sha256
                              : "unreadable";
     return "cann superkernel " + probe.module + " " + digest + "\n";
 }
@@ -856,7 +864,7 @@ void build_cann_package(const graph::Graph& g, const fusion::Plan& plan, const s
     for (const auto& s : plan.segments)
         stage_cann_superkernel(g, s, build, soc, soc_dir, package, stage_dir, index, log);
     log += "static kernels (operators left out):\n";
-    stage_static_kernels(g, &plan, package, soc_dir, stage_dir, log, index.dump());
+    stage_static_kernels(g, &plan, package, soc_dir, stage_dir, log, support::dump_json(index));
 }
 
 void write_npu_sources(const graph::Graph& g, const fusion::Plan& plan,
@@ -867,7 +875,8 @@ void write_npu_sources(const graph::Graph& g, const fusion::Plan& plan,
         write_text(support::path_beneath(out_dir, dir + s.name + ".cpp"),
                    codegen::npu_entry_source(g, s, target));
         json meta = superkernel_meta(g, s, npu_files(g, s, target, soc_dir), "");
-        write_text(support::path_beneath(out_dir, dir + s.name + ".json"), meta.dump(2) + "\n");
+        write_text(support::path_beneath(out_dir, dir + s.name + ".json"),
+                   support::dump_json(meta, 2) + "\n");
         write_vendor_compiler_inputs(g, plan, s,
                                      support::path_beneath(out_dir, soc_dir + "/SuperKernel"), log);
         log += "SuperKernel " + s.name + ": " + std::to_string(s.ops.size()) + " sub-kernels -> " +

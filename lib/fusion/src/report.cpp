@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "skforge/fusion/report.hpp"
+#include "skforge/support/json.hpp"
 
 #include "metadata_text.hpp"
 #include "report_counts.hpp"
@@ -292,7 +293,7 @@ void plan_json(const graph::Graph& g, const Plan& p,
     out += "{\n";
     for (auto& [k, v] : head.items()) {
         append_string(out, k);
-        out += ": " + v.dump() + ",\n";
+        out += ": " + support::dump_json(v) + ",\n";
     }
     out += "\"segments\": [";
     sink(out.view());

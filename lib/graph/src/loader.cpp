@@ -633,7 +633,8 @@ void load_kernels(Graph& g, Diagnostics& diags) {
             LoadedKernel k{path, {}, false};
             try {
                 std::vector<kernel::MetaProblem> problems;
-                k.meta = kernel::parse_kernel_meta(support::read_file(path), problems);
+                k.meta = kernel::parse_kernel_meta(
+                    support::read_file(path, {support::k_max_json_bytes}), problems);
                 for (const auto& p : problems)
                     diags.error(op.kernel.where,
                                 "kernel metadata '" + op.kernel.json_path + "': " + p.message);
@@ -652,9 +653,9 @@ void load_kernels(Graph& g, Diagnostics& diags) {
         if (found == binary_digest.end()) {
             std::string digest;
             try {
-                auto bytes = support::read_file(bin);
-                kernel.binary_size = bytes.size();
-                digest = support::sha256_hex(bytes);
+                auto file = support::sha256_file(bin, support::k_max_read_bytes);
+                kernel.binary_size = file.size;
+                digest = file.sha256;
             } catch (const support::Error& e) {
                 diags.error(op.kernel.where, std::string("cannot read kernel binary: ") + e.what());
             }

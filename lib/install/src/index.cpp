@@ -166,7 +166,8 @@ std::vector<KeyUse> key_uses(const std::vector<std::pair<std::string, PackageInd
                                                            : shown_json_text(entry.key.substr(2)),
                                {}};
                     // A package listing the same key twice counts once: its last entry.
-                    std::erase_if(use.providers, [&](const auto& p) { return p.first == name; });
+                    std::erase_if(use.providers,
+                                  [&pkg = name](const auto& p) { return p.first == pkg; });
                     use.providers.emplace_back(name, entry_bin_path(entry));
                 }
     std::vector<KeyUse> out;

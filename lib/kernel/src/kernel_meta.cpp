@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "skforge/kernel/kernel_meta.hpp"
+#include "skforge/support/json.hpp"
 
 #include "skforge/support/hex.hpp"
 #include "skforge/support/json_depth.hpp"
@@ -205,7 +206,7 @@ std::string unknown_fields(const json& doc) {
     for (const auto& [key, value] : doc.items())
         if (std::find(k_known_keys.begin(), k_known_keys.end(), key) == k_known_keys.end())
             extra[key] = value;
-    return extra.dump();
+    return support::dump_json(extra);
 }
 
 // A field `key` of `obj` (named `where` in messages) that must be an unsigned number of at most
@@ -346,7 +347,7 @@ std::string with_runtime_fields(std::string_view json_text,
         doc["workspace"]["num"] = doc["workspace"].value("size", json::array()).size();
     if (cores && !doc.contains("platformInfo"))
         doc["platformInfo"] = {{"cubeCoreCnt", cores->first}, {"vectorCoreCnt", cores->second}};
-    return doc.dump(2) + "\n";
+    return support::dump_json(doc, 2) + "\n";
 }
 
 bool uses_debug_buffer(const KernelMeta& meta) {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "skforge/package/manifest.hpp"
+#include "skforge/support/json.hpp"
 
 #include "skforge/package/json_text.hpp"
 #include "skforge/support/error.hpp"
@@ -112,7 +113,7 @@ std::string manifest_to_json(const Manifest& m) {
                 {"toolchain", m.toolchain},
                 {"inputs_digest", m.inputs_digest},
                 {"files", std::move(files)}};
-    return doc.dump(2) + "\n";
+    return support::dump_json(doc, 2) + "\n";
 }
 
 namespace {

@@ -40,6 +40,10 @@ std::optional<std::string> check_entry_path(std::string_view path) {
 std::optional<std::string> check_package_name(std::string_view name) {
     if (auto bad = support::check_name_component(name))
         return bad;
+    if (name.size() > k_max_package_name_bytes)
+        return "is longer than " + std::to_string(k_max_package_name_bytes) +
+               " bytes (the installers' stage directory .skforge-stage-<name>.old.XXXXXX must "
+               "fit in one 255-byte file name)";
     for (auto reserved : k_reserved_names)
         if (name == reserved)
             return "is reserved: ai_core/" + std::string(reserved) +

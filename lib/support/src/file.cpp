@@ -41,22 +41,51 @@ UniqueFd open_read(const std::string& path, bool follow) {
 
 namespace {
 
-// The size of the regular file open at `fd`, or 0 (not regular, or fstat failed).
-std::size_t regular_size(const UniqueFd& fd) {
-    struct stat st {};
-    return ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) ? static_cast<std::size_t>(st.st_size)
-                                                              : 0;
+// What a file that is not a regular one is, for messages.
+const char* kind_of(mode_t mode) {
+    if (S_ISDIR(mode))
+        return "a directory";
+    if (S_ISFIFO(mode))
+        return "a FIFO";
+    if (S_ISCHR(mode))
+        return "a character device";
+    if (S_ISBLK(mode))
+        return "a block device";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    if (S_ISLNK(mode))
+        return "a symbolic link";
+    return "not a regular file";
 }
 
-// Reads what is left of the file open at `fd`, expecting about `size` bytes. Straight into the
-// string (a graph can be tens of megabytes: growing it would copy it several times); a file that
-// grows meanwhile is read to its end all the same.
-std::string read_rest(const UniqueFd& fd, std::size_t size, const std::string& path) {
-    std::string out(size + 1, '\0');
+Error too_large(const std::string& path, std::uint64_t max_bytes) {
+    return Error("cannot read '" + path + "': larger than the limit of " +
+                 std::to_string(max_bytes) + " bytes");
+}
+
+// The size of the regular file open at `fd`.
+std::size_t file_size(const UniqueFd& fd, const std::string& path) {
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0)
+        throw io_error("cannot stat", path, errno);
+    return static_cast<std::size_t>(st.st_size);
+}
+
+// Reads what is left of the file open at `fd`, expecting about `size` bytes and never more
+// than `max_bytes`. Straight into the string (a graph can be tens of megabytes: growing it would
+// copy it several times); a file that grows meanwhile is read to its end all the same.
+std::string read_rest(const UniqueFd& fd, std::size_t size, const std::string& path,
+                      std::uint64_t max_bytes) {
+    // One byte more than the limit tells a file over it from one exactly at it.
+    const std::uint64_t cap = max_bytes == UINT64_MAX ? max_bytes : max_bytes + 1;
+    std::string out(std::min<std::uint64_t>(size + 1, cap), '\0');
     std::size_t have = 0;
     for (;;) {
-        if (have == out.size())
-            out.resize(out.size() * 2 + 65536);
+        if (have == out.size()) {
+            if (have > max_bytes)
+                throw too_large(path, max_bytes);
+            out.resize(std::min<std::uint64_t>(out.size() * 2 + 65536, cap));
+        }
         ssize_t n = ::read(fd.get(), out.data() + have, out.size() - have);
         if (n < 0) {
             if (errno == EINTR)
@@ -67,15 +96,49 @@ std::string read_rest(const UniqueFd& fd, std::size_t size, const std::string& p
             break;
         have += static_cast<std::size_t>(n);
     }
+    if (have > max_bytes)
+        throw too_large(path, max_bytes);
     out.resize(have);
     return out;
 }
 
 } // namespace
 
-std::string read_file(const std::string& path) {
-    UniqueFd fd = open_read(path);
-    return read_rest(fd, regular_size(fd), path);
+UniqueFd open_regular_at(int dir_fd, const std::string& name, const std::string& path,
+                         ReadLimits limits) {
+    int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY |
+                (limits.follow == Follow::no ? O_NOFOLLOW : 0);
+    UniqueFd fd(::openat(dir_fd, name.c_str(), flags));
+    if (!fd) {
+        int err = errno;
+        struct stat st {};
+        if (err == ELOOP && limits.follow == Follow::no &&
+            ::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+            throw Error("cannot read '" + path + "': it is a symbolic link");
+        throw io_error("cannot open", path, err);
+    }
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0)
+        throw io_error("cannot stat", path, errno);
+    if (!S_ISREG(st.st_mode))
+        throw Error("cannot read '" + path + "': " + kind_of(st.st_mode) + ", not a regular file");
+    if (static_cast<std::uint64_t>(st.st_size) > limits.max_bytes)
+        throw too_large(path, limits.max_bytes);
+    return fd;
+}
+
+UniqueFd open_regular(const std::string& path, ReadLimits limits) {
+    return open_regular_at(AT_FDCWD, path, path, limits);
+}
+
+std::string read_file_at(int dir_fd, const std::string& name, const std::string& path,
+                         ReadLimits limits) {
+    UniqueFd fd = open_regular_at(dir_fd, name, path, limits);
+    return read_rest(fd, file_size(fd, path), path, limits.max_bytes);
+}
+
+std::string read_file(const std::string& path, ReadLimits limits) {
+    return read_file_at(AT_FDCWD, path, path, limits);
 }
 
 SharedText share_text(std::string text) {
@@ -89,12 +152,12 @@ SharedText share_text(std::string text) {
     return {owned, &owned->view};
 }
 
-SharedText read_file_shared(const std::string& path) {
+SharedText read_file_shared(const std::string& path, ReadLimits limits) {
     constexpr std::size_t k_map_from = 1 << 20; // smaller files are read: mapping costs more
-    UniqueFd fd = open_read(path);
-    const std::size_t size = regular_size(fd);
+    UniqueFd fd = open_regular(path, limits);
+    const std::size_t size = file_size(fd, path);
     if (size < k_map_from)
-        return share_text(read_rest(fd, size, path));
+        return share_text(read_rest(fd, size, path, limits.max_bytes));
     struct Mapping {
         void* addr = nullptr;
         std::size_t size = 0;
@@ -111,7 +174,7 @@ SharedText read_file_shared(const std::string& path) {
     m->size = size;
     void* addr = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
     if (addr == MAP_FAILED)
-        return share_text(read_rest(fd, size, path));
+        return share_text(read_rest(fd, size, path, limits.max_bytes));
     m->addr = addr;
     m->view = std::string_view(static_cast<const char*>(addr), m->size);
     return {m, &m->view};

@@ -2,9 +2,11 @@
 #include "skforge/support/sha256.hpp"
 
 #include "skforge/support/error.hpp"
+#include "skforge/support/file.hpp"
 #include "skforge/support/hex.hpp"
 
 #include <openssl/evp.h>
+#include <vector>
 
 namespace skforge::support {
 
@@ -38,6 +40,28 @@ std::string sha256_hex(std::string_view text) {
     Sha256 h;
     h.update(text);
     return digest_hex(h.finish());
+}
+
+FileDigest sha256_fd(int fd, std::string_view path, std::uint64_t max_bytes) {
+    Sha256 h;
+    std::vector<std::uint8_t> buf(std::size_t(1) << 20);
+    std::uint64_t offset = 0;
+    for (;;) {
+        std::size_t n = pread_full(fd, buf, offset, path);
+        if (n == 0)
+            break;
+        h.update(std::span<const std::uint8_t>(buf.data(), n));
+        offset += n;
+        if (offset > max_bytes)
+            throw Error("cannot read '" + std::string(path) + "': larger than the limit of " +
+                        std::to_string(max_bytes) + " bytes");
+    }
+    return {digest_hex(h.finish()), offset};
+}
+
+FileDigest sha256_file(const std::string& path, std::uint64_t max_bytes, Follow follow) {
+    UniqueFd fd = open_regular(path, {max_bytes, follow});
+    return sha256_fd(fd.get(), path, max_bytes);
 }
 
 std::string digest_hex(const Digest& digest) {

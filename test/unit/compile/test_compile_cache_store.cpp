@@ -133,6 +133,75 @@ TEST_CASE("a damaged entry is reported, removed, and the destination left alone"
     CHECK(store.fetch(key, dir / "out/a.run").outcome == FetchOutcome::miss);
 }
 
+TEST_CASE("metadata with numbers out of range is a damaged entry, not a conversion",
+          "[compile][cache]") {
+    test::ScopedTempDir dir;
+    std::string run = make_run(dir, "a", "a");
+    CacheStore store({dir / "cache", std::nullopt, CacheOpen::create, {}});
+    const std::string key = key_of("a");
+    store.insert(key, run);
+    std::string meta = dir / "cache" + "/" + key.substr(0, 2) + "/" + key + ".json";
+    const std::string sha = store.entries().at(0).sha256;
+    for (const char* size : {"1e30", "-5", "1.5", "\"12\""}) {
+        INFO(size);
+        test::write_text(meta, "{\"key\":\"" + key + "\",\"sha256\":\"" + sha +
+                                   "\",\"size\":" + size + ",\"created\":1,\"last_used\":1}");
+        auto r = store.verify(VerifyFix::report);
+        REQUIRE(r.problems.size() == 1);
+        CHECK(r.problems[0].path == meta);
+        CHECK(r.problems[0].reason ==
+              "malformed metadata: \"size\" is missing or not an integer in range");
+    }
+    auto r = store.fetch(key, dir / "out.run");
+    CHECK(r.outcome == FetchOutcome::corrupt);
+    CHECK_THAT(r.problem, Catch::Contains("\"size\""));
+    CHECK_FALSE(fs::exists(dir / "out.run"));
+}
+
+TEST_CASE("a shard that is a symbolic link is never followed: not read, not written, reported",
+          "[compile][cache]") {
+    test::ScopedTempDir dir;
+    std::string run = make_run(dir, "a", "a");
+    const std::string key = key_of("a");
+    CacheStore store({dir / "cache", std::nullopt, CacheOpen::create, {}});
+    fs::create_directories(dir / "elsewhere");
+    fs::create_directory_symlink(dir / "elsewhere", dir / "cache" + "/" + key.substr(0, 2));
+    CHECK_THROWS_WITH(store.insert(key, run), Catch::Contains("is a symbolic link"));
+    CHECK_THROWS_WITH(store.fetch(key, dir / "out.run"), Catch::Contains("is a symbolic link"));
+    CHECK(fs::is_empty(dir / "elsewhere"));
+    auto v = store.verify(VerifyFix::report);
+    REQUIRE(v.problems.size() == 1);
+    CHECK(v.problems[0].path == dir / "cache" + "/" + key.substr(0, 2));
+    store.verify(VerifyFix::remove); // removes the link, never what it points to
+    CHECK_FALSE(fs::is_symlink(dir / "cache" + "/" + key.substr(0, 2)));
+    CHECK(fs::is_directory(dir / "elsewhere"));
+    store.insert(key, run);
+    CHECK(store.fetch(key, dir / "out.run").outcome == FetchOutcome::hit);
+    CHECK(fs::is_empty(dir / "elsewhere"));
+}
+
+TEST_CASE("counters that are not counts are warned about and start at zero", "[compile][cache]") {
+    test::ScopedTempDir dir;
+    std::vector<std::string> warnings;
+    CacheStoreOptions o{dir / "cache", std::nullopt, CacheOpen::create, {}, {}};
+    o.warn = [&](const std::string& m) { warnings.push_back(m); };
+    CacheStore store(o);
+    test::write_text(dir / "cache/stats.json", R"({"hits": "many", "misses": 1e30, "corrupt": 2})");
+    auto s = store.stats();
+    CHECK(s.hits == 0);
+    CHECK(s.misses == 0);
+    CHECK(s.corrupt == 2);
+    REQUIRE(warnings.size() == 2);
+    CHECK_THAT(warnings[0], Catch::Contains(dir / "cache/stats.json") &&
+                                Catch::Contains("\"hits\" is \"many\", not a count"));
+    warnings.clear();
+    CHECK(store.fetch(key_of("x"), dir / "out.run").outcome == FetchOutcome::miss);
+    CHECK(store.stats().misses == 1);
+    test::write_text(dir / "cache/stats.json", "[1]");
+    CHECK(store.stats().hits == 0);
+    CHECK_THAT(warnings.back(), Catch::Contains("is not a JSON object"));
+}
+
 TEST_CASE("eviction removes the least recently used entries first", "[compile][cache]") {
     test::ScopedTempDir dir;
     std::string a = make_run(dir, "a", std::string(20000, 'a'));

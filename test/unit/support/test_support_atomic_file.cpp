@@ -4,6 +4,7 @@
 #include "temp_dir.hpp"
 
 #include <catch2/catch.hpp>
+#include <fcntl.h>
 #include <filesystem>
 #include <sys/stat.h>
 
@@ -52,4 +53,36 @@ TEST_CASE("AtomicFile in a missing directory names the path", "[support][atomic_
         CHECK_THAT(e.what(), Catch::Contains("the directory '" + (dir / "missing") +
                                              "' does not exist (No such file or directory)"));
     }
+}
+
+TEST_CASE("AtomicFile in a directory handle writes there even when the path becomes a link",
+          "[support][atomic_file]") {
+    test::ScopedTempDir dir;
+    fs::create_directories(dir / "real");
+    fs::create_directories(dir / "elsewhere");
+    support::UniqueFd d(::open((dir / "real").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    REQUIRE(d);
+    {
+        support::AtomicFile f(d.get(), dir / "real", "x.json", 0644);
+        f.write("{}");
+        // The directory's path now leads elsewhere: the handle still names the real one.
+        fs::rename(dir / "real", dir / "moved");
+        fs::create_directory_symlink(dir / "elsewhere", dir / "real");
+        f.commit();
+    }
+    CHECK(test::read_text(dir / "moved/x.json") == "{}");
+    CHECK(entries_in(dir / "elsewhere") == 0);
+    CHECK(entries_in(dir / "moved") == 1);
+}
+
+TEST_CASE("AtomicFile writes a file whose name leaves no room for a temporary suffix",
+          "[support][atomic_file]") {
+    test::ScopedTempDir dir;
+    const std::string name(255, 'n');
+    support::AtomicFile f(dir / name, 0644);
+    CHECK(support::base_name(f.temp_path()).size() <= 255);
+    f.write("long");
+    f.commit();
+    CHECK(test::read_text(dir / name) == "long");
+    CHECK(entries_in(dir.path()) == 1);
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "skforge/support/file.hpp"
+
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -38,6 +40,9 @@ struct CacheStoreOptions {
     std::optional<std::uint64_t> max_size; ///< overrides DIR/config.json's max_size
     CacheOpen open = CacheOpen::create;
     std::function<std::int64_t()> now; ///< Unix time in ms; empty: the system clock
+    /// Told what the store found damaged and worked around (a stats.json that is not JSON, a
+    /// counter that is not a count); empty: nothing is said.
+    std::function<void(const std::string&)> warn;
 };
 
 /// What a lookup found.
@@ -135,6 +140,7 @@ class CacheStore {
 
   private:
     CacheStoreOptions m_options;
+    support::UniqueFd m_root; // the store's directory: everything inside is reached through it
     std::optional<std::uint64_t> m_max_size;
 
     std::int64_t now() const;

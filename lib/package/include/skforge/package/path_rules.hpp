@@ -3,6 +3,7 @@
 
 #include "skforge/support/safe_path.hpp"
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,10 +29,17 @@ std::optional<std::string> check_utf8(std::string_view text);
 /// most 255 bytes, at most 32 components and at most 4096 bytes in all.
 std::optional<std::string> check_entry_path(std::string_view path);
 
+/// Longest package name (bytes). The installers stage a package in ai_core/ as
+/// `.skforge-stage-<name>.XXXXXX` and, when it replaces one, move the old aside as
+/// `.skforge-stage-<name>.old.XXXXXX` (26 bytes more than the name); that must still be one file
+/// name of at most 255 bytes, so a name that packs also installs, with skinstall and with the
+/// package's own scripts.
+inline constexpr std::size_t k_max_package_name_bytes = 229;
+
 /// Why `name` is not a package name, or nullopt: one component of letters, digits and `._+-`,
-/// starting with a letter, digit or `_`, at most 255 bytes, and none of the names skforge keeps
-/// beside the packages in ai_core/ (k_reserved_names). The installed directory and the shell
-/// scripts use it verbatim, hence the narrow alphabet.
+/// starting with a letter, digit or `_`, at most k_max_package_name_bytes, and none of the names
+/// skforge keeps beside the packages in ai_core/ (k_reserved_names). The installed directory and
+/// the shell scripts use it verbatim, hence the narrow alphabet.
 std::optional<std::string> check_package_name(std::string_view name);
 
 /// Names in ai_core/ that belong to the tree, not to a package: a package by one of these names

@@ -21,6 +21,10 @@ class AtomicFile {
   public:
     /// Creates the temporary file beside `path`; the committed file gets `mode`.
     AtomicFile(std::string path, mode_t mode);
+    /// The same in the directory open at `dir_fd` (duplicated: the caller keeps its own), as
+    /// `name` in it; `dir` is that directory's path, for messages. No symbolic link is followed:
+    /// the temporary is created, renamed and removed relative to the descriptor.
+    AtomicFile(int dir_fd, const std::string& dir, std::string name, mode_t mode);
     ~AtomicFile();
     AtomicFile(const AtomicFile&) = delete;
     AtomicFile& operator=(const AtomicFile&) = delete;
@@ -39,10 +43,15 @@ class AtomicFile {
   private:
     std::string m_path;
     std::string m_temp;
+    std::string m_name;      // in m_dir
+    std::string m_temp_name; // in m_dir
+    UniqueFd m_dir;
     mode_t m_mode;
     UniqueFd m_fd;
     std::optional<TempRegistration> m_registration;
     bool m_committed = false;
+
+    void create(const std::string& dir);
 };
 
 } // namespace skforge::support

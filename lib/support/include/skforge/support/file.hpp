@@ -38,8 +38,41 @@ class UniqueFd {
 /// Opens `path` read-only (O_CLOEXEC, and O_NOFOLLOW when `follow` is false); throws on failure.
 UniqueFd open_read(const std::string& path, bool follow = true);
 
-/// Reads the whole file at `path`; throws an Error naming the path on failure.
-std::string read_file(const std::string& path);
+/// Largest file read_file reads by default (1 GiB): graphs, kernel binaries, keys, packages'
+/// files. A file a user or another process can put in skforge's way is read within a limit, so
+/// /dev/zero or a growing file cannot exhaust memory.
+inline constexpr std::uint64_t k_max_read_bytes = std::uint64_t(1) << 30;
+/// Largest JSON document skforge reads from a file it did not just write (64 MiB): kernel
+/// metadata, the caches' metadata, configuration and counters.
+inline constexpr std::uint64_t k_max_json_bytes = std::uint64_t(64) << 20;
+
+/// Whether the last component of a path may be a symbolic link.
+enum class Follow { yes, no };
+
+/// How a file is read: its size limit and whether its last component may be a symbolic link.
+struct ReadLimits {
+    std::uint64_t max_bytes = k_max_read_bytes;
+    Follow follow = Follow::yes;
+};
+
+/// Opens `name` in the directory open at `dir_fd` (AT_FDCWD: relative to the working
+/// directory) for reading without blocking (O_NONBLOCK: a FIFO opens at once) and refuses it
+/// unless it is a regular file of at most `limits.max_bytes`; `path` names it in messages.
+/// Throws an Error naming `path` and the reason.
+UniqueFd open_regular_at(int dir_fd, const std::string& name, const std::string& path,
+                         ReadLimits limits = {});
+
+/// open_regular_at for `path`.
+UniqueFd open_regular(const std::string& path, ReadLimits limits = {});
+
+/// The whole of `name` in the directory open at `dir_fd`, opened as open_regular_at does and
+/// read within `limits.max_bytes` also when it grows meanwhile.
+std::string read_file_at(int dir_fd, const std::string& name, const std::string& path,
+                         ReadLimits limits = {});
+
+/// Reads the whole regular file at `path` (read_file_at); throws an Error naming the path on
+/// failure.
+std::string read_file(const std::string& path, ReadLimits limits = {});
 
 /// Text shared by whatever views it (a parsed document's nodes point into it).
 using SharedText = std::shared_ptr<const std::string_view>;
@@ -51,7 +84,7 @@ SharedText share_text(std::string text);
 /// read-only instead of copied: no buffer to zero and fill (for a graph of tens of megabytes,
 /// ten times faster). Like compilers that map their sources, this assumes the file is not cut
 /// short while it is read (its pages would then be gone).
-SharedText read_file_shared(const std::string& path);
+SharedText read_file_shared(const std::string& path, ReadLimits limits = {});
 
 /// Reads up to `size` bytes at `offset`; throws on error; returns fewer only at end of file.
 std::size_t pread_full(int fd, std::span<std::uint8_t> buf, std::uint64_t offset,

@@ -48,8 +48,11 @@ inline void advise_huge_pages(void* p, std::size_t bytes) {
 
 /// Asks for every cache line of `*p` ahead of use. For walks over large arrays of large
 /// objects (a graph's operators are hundreds of bytes each): the hardware's own prefetch stops
-/// at every page boundary, which such a walk crosses every few elements.
+/// at every page boundary, which such a walk crosses every few elements. `p` may be null (an
+/// empty vector's data()): nothing is asked, and no arithmetic is done on the null pointer.
 template <class T> inline void prefetch(const T* p) {
+    if (p == nullptr)
+        return;
     const char* bytes = reinterpret_cast<const char*>(p);
     for (std::size_t at = 0; at < sizeof(T); at += 64)
         __builtin_prefetch(bytes + at);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "skforge/support/file.hpp"
+
 #include <array>
 #include <cstdint>
 #include <span>
@@ -35,6 +37,23 @@ class Sha256 {
 
 /// SHA-256 of `text`, as lower-case hex.
 std::string sha256_hex(std::string_view text);
+
+/// A file's SHA-256 (lower-case hex) and size.
+struct FileDigest {
+    std::string sha256;
+    std::uint64_t size = 0;
+};
+
+/// SHA-256 of the whole file open at `fd`, read through positioned reads from offset 0 (the
+/// file's offset is left alone); throws an Error naming `path` when reading fails or the file
+/// holds more than `max_bytes`.
+FileDigest sha256_fd(int fd, std::string_view path, std::uint64_t max_bytes = UINT64_MAX);
+
+/// SHA-256 of the regular file at `path`, streamed (never read whole into memory), opened as
+/// open_regular does: without blocking, refused unless regular, within `max_bytes`, and its
+/// last component a symbolic link only with Follow::yes.
+FileDigest sha256_file(const std::string& path, std::uint64_t max_bytes,
+                       Follow follow = Follow::yes);
 
 /// Lower-case hex of a digest.
 std::string digest_hex(const Digest& digest);
