@@ -22,7 +22,8 @@ nlohmann::json parse_json_quiet(std::string_view text);
 /// `j` as JSON text (`indent` as nlohmann's dump takes it), with every invalid UTF-8 sequence in
 /// its strings replaced by U+FFFD (text from paths and files that is not UTF-8 never makes
 /// writing a record, a log line or a --json result fail) and control characters, C1 included,
-/// escaped (JSON on a terminal sends it no escape sequence).
+/// escaped (JSON on a terminal sends it no escape sequence): support::dump_json, under the name
+/// the package and install layers already use.
 std::string json_text(const nlohmann::json& j, int indent = -1);
 
 } // namespace skforge::package

@@ -15,7 +15,7 @@ nlohmann::json parse_json(std::string_view text);
 
 /// `j` as JSON text (`indent` as nlohmann's dump), every byte of a string that is not valid
 /// UTF-8 replaced by U+FFFD instead of throwing: what skforge writes never fails on a name
-/// or path read from a file or the command line.
+/// or path read from a file or the command line; C1 controls are written as \u escapes.
 std::string dump_json(const nlohmann::json& j, int indent = -1);
 
 /// `v` as a T when it is one, else nullopt; never throws and never converts out of range.
