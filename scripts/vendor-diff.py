@@ -173,10 +173,13 @@ def skforge_side(args, case_dir):
         return {"error": (proc.stderr.strip().splitlines() or ["exit %d" % proc.returncode])[0]}
     sk = os.path.join(case_dir, "static_kernel_compile_outputs", "g_dav-2201_sources",
                       "ascend910_93", "SuperKernel")
-    info = os.path.join(sk, "cann", "sk", "kernel_info.json")
-    if not os.path.exists(info):
-        return {"error": "no kernel_info written"}
-    return {"source": os.path.join(sk, "sk.cpp"), "json": os.path.join(sk, "sk.json"),
+    segments = sorted(os.listdir(os.path.join(sk, "cann"))) if os.path.isdir(
+        os.path.join(sk, "cann")) else []
+    if len(segments) != 1:
+        return {"error": f"skforge cuts the scope into {len(segments)} SuperKernels"}
+    seg = segments[0]
+    info = os.path.join(sk, "cann", seg, "kernel_info.json")
+    return {"source": os.path.join(sk, seg + ".cpp"), "json": os.path.join(sk, seg + ".json"),
             "kernel_info": json.load(open(info))}
 
 
@@ -186,13 +189,21 @@ def skforge_side(args, case_dir):
 JSON_BY_DESIGN = ("skforge", "sha256", "workspace")
 
 
+def vendor_reason(result):
+    """The vendor's own words for a refusal ([message:...] of ascendc_raise_python_err), with
+    the paths and lists it quotes cut."""
+    found = re.search(r"\[message:(?:ERROR: )?(.*?)(?:\]|$)", result.get("trace", ""), re.S)
+    text = found.group(1) if found else result["error"]
+    return re.sub(r"(: )?(oplist|op_list)?: \[\{.*", "", text.split("\n")[0])[:200]
+
+
 def compare(ours, vendor):
     """The differences between skforge's and the vendor's outputs for one case, as text."""
     if "error" in ours or "error" in vendor:
         if "error" in ours and "error" in vendor:
             return []  # both refuse
         who = "skforge refuses: " + ours["error"] if "error" in ours else \
-            "vendor refuses: " + vendor["error"].splitlines()[-1][:300]
+            "vendor refuses: " + vendor_reason(vendor)
         return [who]
     out = []
     a, ha = normalise.normalise(read(ours["source"]))
@@ -236,7 +247,7 @@ def cmd_diff(args):
         print(f"{case['name']}: {status}  ops={[op['type'][12:] for op in case['ops']]} "
               f"streams={[op['stream'] for op in case['ops']]} options={case['options']}")
         for d in diffs:
-            key = d.splitlines()[0][:160]
+            key = re.sub(r"\bk\d+__kernel0\b", "k<i>__kernel0", d.splitlines()[0])[:160]
             summary[key] = summary.get(key, 0) + 1
             if args.verbose:
                 print("    " + d.replace("\n", "\n    "))
