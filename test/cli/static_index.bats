@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # The static-kernel index end to end: NPU packages compiled by skc, installed, upgraded and
 # uninstalled by skinstall, read the way CANN's runtime reads them ($OPBASE_READ, written from
-# opbase's indv_collector.cpp: staticList, integer coreType, binPath to an existing .o, binDesc).
+# opbase's indv_collector.cpp: staticList, integer coreType, binPath to an existing .o, binDesc,
+# the JSON beside each kernel without a run-info warning; --select: which kernel each of the
+# runtime's two lookup paths selects for a call).
 load helpers
 
 # kernel DIR NAME KERNEL_TYPE [BLOCKDIM]: a precompiled kernel DIR/NAME.{o,json}.
@@ -53,13 +55,39 @@ skinst() {
     skinst install static_kernel_compile_outputs/p1.run
     read_index ascend910b
     diff - <(echo "$output") <<'EOF'
+Add core=2 bin=p1/ascend910b/Add/add.o blockDim=8 kernel=add_k ws=64 key=Add/d=0,p=0/1,2,(10),(1),0/1,2,(10),(1),0/1,2,(10),(1),0
 Add core=2 bin=p1/ascend910b/Add/add.o blockDim=8 kernel=add_k ws=64 key=Add/d=0,p=0/1,2,(10)/1,2,(10)/1,2,(10)
+Add core=2 bin=p1/ascend910b/Add/add.o blockDim=8 kernel=add_k ws=64 key=Add/d=0,p=1/1,2,(10),(),0/1,2,(10),(),0/1,2,(10),(),0
+Add core=2 bin=p1/ascend910b/Add/add.o blockDim=8 kernel=add_k ws=64 key=Add/d=0,p=1/1,2,(10)/1,2,(10)/1,2,(10)
+Add core=2 bin=p1/ascend910b/Add/add.o blockDim=8 kernel=add_k ws=64 key=Add/d=0,p=2/1,2,(10),(),0/1,2,(10),(),0/1,2,(10),(),0
+Add core=2 bin=p1/ascend910b/Add/add.o blockDim=8 kernel=add_k ws=64 key=Add/d=0,p=2/1,2,(10)/1,2,(10)/1,2,(10)
+Add core=2 bin=p1/ascend910b/Add/add.o blockDim=8 kernel=add_k ws=64 key=Add/d=1,p=0/1,2,(10),(1),0/1,2,(10),(1),0/1,2,(10),(1),0
 Add core=2 bin=p1/ascend910b/Add/add.o blockDim=8 kernel=add_k ws=64 key=Add/d=1,p=0/1,2,(10)/1,2,(10)/1,2,(10)
+Add core=2 bin=p1/ascend910b/Add/add.o blockDim=8 kernel=add_k ws=64 key=Add/d=1,p=1/1,2,(10),(),0/1,2,(10),(),0/1,2,(10),(),0
+Add core=2 bin=p1/ascend910b/Add/add.o blockDim=8 kernel=add_k ws=64 key=Add/d=1,p=1/1,2,(10)/1,2,(10)/1,2,(10)
+Add core=2 bin=p1/ascend910b/Add/add.o blockDim=8 kernel=add_k ws=64 key=Add/d=1,p=2/1,2,(10),(),0/1,2,(10),(),0/1,2,(10),(),0
+Add core=2 bin=p1/ascend910b/Add/add.o blockDim=8 kernel=add_k ws=64 key=Add/d=1,p=2/1,2,(10)/1,2,(10)/1,2,(10)
+Mul core=1 bin=p1/ascend910b/Mul/mul.o blockDim=8 kernel=mul_k ws=64 key=Mul/d=0,p=0/1b,1d,(10,20),(20,1),0/1b,1d,(10,20),(20,1),0
 Mul core=1 bin=p1/ascend910b/Mul/mul.o blockDim=8 kernel=mul_k ws=64 key=Mul/d=0,p=0/1b,1d,(10,20)/1b,1d,(10,20)
+Mul core=1 bin=p1/ascend910b/Mul/mul.o blockDim=8 kernel=mul_k ws=64 key=Mul/d=0,p=1/1b,1d,(10,20),(),0/1b,1d,(10,20),(),0
+Mul core=1 bin=p1/ascend910b/Mul/mul.o blockDim=8 kernel=mul_k ws=64 key=Mul/d=0,p=1/1b,1d,(10,20)/1b,1d,(10,20)
+Mul core=1 bin=p1/ascend910b/Mul/mul.o blockDim=8 kernel=mul_k ws=64 key=Mul/d=0,p=2/1b,1d,(10,20),(),0/1b,1d,(10,20),(),0
+Mul core=1 bin=p1/ascend910b/Mul/mul.o blockDim=8 kernel=mul_k ws=64 key=Mul/d=0,p=2/1b,1d,(10,20)/1b,1d,(10,20)
+Mul core=1 bin=p1/ascend910b/Mul/mul.o blockDim=8 kernel=mul_k ws=64 key=Mul/d=1,p=0/1b,1d,(10,20),(20,1),0/1b,1d,(10,20),(20,1),0
 Mul core=1 bin=p1/ascend910b/Mul/mul.o blockDim=8 kernel=mul_k ws=64 key=Mul/d=1,p=0/1b,1d,(10,20)/1b,1d,(10,20)
+Mul core=1 bin=p1/ascend910b/Mul/mul.o blockDim=8 kernel=mul_k ws=64 key=Mul/d=1,p=1/1b,1d,(10,20),(),0/1b,1d,(10,20),(),0
+Mul core=1 bin=p1/ascend910b/Mul/mul.o blockDim=8 kernel=mul_k ws=64 key=Mul/d=1,p=1/1b,1d,(10,20)/1b,1d,(10,20)
+Mul core=1 bin=p1/ascend910b/Mul/mul.o blockDim=8 kernel=mul_k ws=64 key=Mul/d=1,p=2/1b,1d,(10,20),(),0/1b,1d,(10,20),(),0
+Mul core=1 bin=p1/ascend910b/Mul/mul.o blockDim=8 kernel=mul_k ws=64 key=Mul/d=1,p=2/1b,1d,(10,20)/1b,1d,(10,20)
 EOF
     cmp "$(ai)/p1/ascend910b/Add/add.o" g/k/add.o
-    cmp "$(ai)/p1/ascend910b/Add/add.json" g/k/add.json
+    # The op compiler's JSON, every field kept, with what the runtime reads filled in.
+    python3 - "$(ai)/p1/ascend910b/Add/add.json" g/k/add.json <<'PY'
+import json, sys
+got, given = (json.load(open(p)) for p in sys.argv[1:])
+assert {k: got[k] for k in given} == given, got
+assert {k: got[k] for k in set(got) - set(given)} == {"localMemorySize": 0, "schedule_mode": 0}, got
+PY
     # Nothing where the runtime does not look.
     [ ! -e "$(ai)/config/ascend910b1" ]
 }
@@ -72,13 +100,13 @@ EOF
     skinst install static_kernel_compile_outputs/p1.run
     skinst install static_kernel_compile_outputs/p2.run
     read_index ascend910_93
-    [ "$(grep -c 'bin=p1/ascend910_93/Add/add.o' <<<"$output")" -eq 2 ]
-    [ "$(grep -c 'bin=p2/ascend910_93/Add/add.o .*key=Add/d=0,p=0/1,2,(20)' <<<"$output")" -eq 1 ]
-    [ "$(grep -c '^Mul .*bin=p2/' <<<"$output")" -eq 2 ]
+    [ "$(grep -c 'bin=p1/ascend910_93/Add/add.o' <<<"$output")" -eq 12 ]
+    [ "$(grep -c 'bin=p2/ascend910_93/Add/add.o .*key=Add/d=0,p=0/1,2,(20)/' <<<"$output")" -eq 1 ]
+    [ "$(grep -c '^Mul .*bin=p2/' <<<"$output")" -eq 12 ]
     [ "$(grep -c '^Mul .*bin=p1/' <<<"$output")" -eq 0 ]
     skinst uninstall p2
     read_index ascend910_93
-    [ "$(grep -c 'bin=p1/' <<<"$output")" -eq 4 ]
+    [ "$(grep -c 'bin=p1/' <<<"$output")" -eq 24 ]
     [ "$(grep -c 'bin=p2/' <<<"$output")" -eq 0 ]
     skinst uninstall p1
     read_index ascend910_93
@@ -93,7 +121,7 @@ EOF
     "$SKC" compile g/graph.yaml --name p1 --package-version 1.1.0 >/dev/null
     skinst upgrade static_kernel_compile_outputs/p1.run
     read_index ascend910b
-    [ "$(grep -c '^Add core=2 bin=p1/ascend910b/Add/add.o blockDim=40 ' <<<"$output")" -eq 2 ]
+    [ "$(grep -c '^Add core=2 bin=p1/ascend910b/Add/add.o blockDim=40 ' <<<"$output")" -eq 12 ]
     [ "$(grep -c 'blockDim=8 kernel=add_k' <<<"$output")" -eq 0 ]
     cmp "$(ai)/p1/ascend910b/Add/add.o" g/k/add.o
 }
@@ -118,6 +146,10 @@ EOF
     read_index ascend950
     [ "$(grep -c '^SuperKernel core=0 bin=p3/ascend950/SuperKernel/s.o blockDim=[0-9]* kernel=g_s ws=[0-9]* key=SuperKernel/p3/s$' <<<"$output")" -eq 1 ]
     [ "$(grep -c '^Mul core=1 bin=p3/ascend950/Mul/mul.o blockDim=8 kernel=mul_k ws=64 key=Mul/d=[01],p=0/1,2,(10)/1,2,(10)$' <<<"$output")" -eq 2 ]
+    [ "$(grep -c '^Mul core=1 bin=p3/ascend950/Mul/mul.o ' <<<"$output")" -eq 12 ]
+    # The SuperKernel's packaged JSON has what the runtime reads (read_index: no warning), and no
+    # platformInfo: skforge does not know Ascend950PR_9599's core counts.
+    python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); assert m["localMemorySize"] == 0 and m["schedule_mode"] == 0 and "num" in m["workspace"] and "platformInfo" not in m, m' "$(ai)/p3/ascend950/SuperKernel/s.json"
     [ "$(grep -c '^Add ' <<<"$output")" -eq 0 ] # fused
     # The object the build linked last (helpers.bash's stand-ins: ld.lld twice, then
     # llvm-objcopy in place), installed as packaged.
@@ -127,7 +159,7 @@ EOF
     skinst install static_kernel_compile_outputs/p4.run
     read_index ascend950
     [ "$(grep -c '^SuperKernel .*key=SuperKernel/p[34]/s$' <<<"$output")" -eq 2 ]
-    [ "$(grep -c '^Mul .*bin=p4/' <<<"$output")" -eq 2 ]
+    [ "$(grep -c '^Mul .*bin=p4/' <<<"$output")" -eq 12 ]
     [ "$(grep -c '^Mul .*bin=p3/' <<<"$output")" -eq 0 ]
     # Upgrading p3 (a new Mul kernel) keeps every kernel readable.
     kernel g/k mul KERNEL_TYPE_AIC_ONLY 20
@@ -135,15 +167,99 @@ EOF
     skinst upgrade static_kernel_compile_outputs/p3.run
     read_index ascend950
     [ "$(grep -c '^SuperKernel ' <<<"$output")" -eq 2 ]
-    [ "$(grep -c '^Mul ' <<<"$output")" -eq 2 ]
+    [ "$(grep -c '^Mul ' <<<"$output")" -eq 12 ]
     skinst uninstall p4
     read_index ascend950
-    [ "$(grep -c '^Mul core=1 bin=p3/ascend950/Mul/mul.o blockDim=20 ' <<<"$output")" -eq 2 ]
+    [ "$(grep -c '^Mul core=1 bin=p3/ascend950/Mul/mul.o blockDim=20 ' <<<"$output")" -eq 12 ]
     [ "$(grep -c '^SuperKernel .*key=SuperKernel/p3/s$' <<<"$output")" -eq 1 ]
     [ "$(grep -c 'p4/' <<<"$output")" -eq 0 ]
     skinst uninstall p3
     read_index ascend950
     [[ "$output" != *"bin="* ]]
+}
+
+# calls FILE LINE...: the calls opbase_read --select looks up.
+calls() {
+    local f=$1
+    shift
+    printf '%s\n' "$@" >"$f"
+}
+
+@test "NCHW and FRACTAL_NZ calls are selected on both of the runtime's lookup paths, at the first lookup" {
+    kernel g/k conv KERNEL_TYPE_AIC_ONLY
+    kernel g/k nz KERNEL_TYPE_AIV_ONLY
+    cat >g/graph.yaml <<'EOF'
+name: g
+npu_arch: dav-2201
+soc_version: Ascend910B1
+super_kernel_optimize: false
+inputs: [{name: img, shape: [1, 3, 224, 224], dtype: float32, format: NCHW}, {name: w, shape: [2, 1, 16, 16], view_shape: [16, 32], dtype: bfloat16, format: FRACTAL_NZ}]
+ops:
+  - {name: c, type: Conv, kernel: {json_path: k/conv.json, bin_path: k/conv.o}, inputs: [img], outputs: [{name: o, shape: [1, 3, 224, 224], dtype: float32, format: NCHW}]}
+  - {name: n, type: Nz, kernel: {json_path: k/nz.json, bin_path: k/nz.o}, inputs: [w], outputs: [{name: z, shape: [2, 1, 16, 16], view_shape: [16, 32], dtype: bfloat16, format: FRACTAL_NZ}]}
+EOF
+    "$SKC" compile g/graph.yaml --name p1 >/dev/null
+    skinst install static_kernel_compile_outputs/p1.run
+    read_index ascend910b
+    # The issue's NCHW call as the executor keys it (ND, e0 = 224) and as the engine keys it.
+    [[ "$output" == *"key=Conv/d=0,p=0/0,2,(1,3,e0,e0),(24c00,c400,e0,1),0/0,2,(1,3,e0,e0),(24c00,c400,e0,1),0"* ]]
+    [[ "$output" == *"key=Conv/d=0,p=2/0,0,(1,3,e0,e0),(),0/0,0,(1,3,e0,e0),(),0"* ]]
+    # FRACTAL_NZ: the executor keys the view shape, the engine the storage shape.
+    [[ "$output" == *"key=Nz/d=0,p=0/1b,1d,(10,20),(20,1),0/1b,1d,(10,20),(20,1),0"* ]]
+    [[ "$output" == *"key=Nz/d=0,p=1/1b,1d,(2,1,10,10),(),0/1b,1d,(2,1,10,10),(),0"* ]]
+    # Ascend910B1: 24 cube and 48 vector cores (no kernel here has a platformInfo anyway).
+    calls c.txt "Conv 0,0,1x3x224x224 0,0,1x3x224x224" "Nz 27,29,2x1x16x16,16x32 27,29,2x1x16x16,16x32"
+    run "$OPBASE_READ" "$W/root/opp" ascend910b --select c.txt --cores 24,48
+    echo "$output"
+    [ "$status" -eq 0 ]
+    diff - <(echo "$output") <<'EOF'
+Conv aclnn=p1/ascend910b/Conv/conv.o hostapi1=p1/ascend910b/Conv/conv.o hostapi2=p1/ascend910b/Conv/conv.o
+Nz aclnn=p1/ascend910b/Nz/nz.o hostapi1=p1/ascend910b/Nz/nz.o hostapi2=p1/ascend910b/Nz/nz.o
+EOF
+    # Another shape is another call: found on no path, and the reader says so.
+    calls d.txt "Conv 0,0,1x3x224x225 0,0,1x3x224x225"
+    run "$OPBASE_READ" "$W/root/opp" ascend910b --select d.txt
+    [ "$status" -eq 1 ]
+    [ "$output" = "Conv aclnn=none hostapi1=none hostapi2=none" ]
+}
+
+@test "a SuperKernel's packaged JSON carries what the runtime reads, and platformInfo for a SoC whose cores skforge knows" {
+    kernel g/k add KERNEL_TYPE_AIV_ONLY
+    kernel g/k add2 KERNEL_TYPE_AIV_ONLY
+    sed -i 's/"blockDim"/"localMemorySize":2048,"schedule_mode":1,"blockDim"/' g/k/add2.json
+    cat >g/graph.yaml <<'EOF'
+name: g
+npu_arch: dav-2201
+soc_version: Ascend910B1
+inputs: [{name: x, shape: [16], dtype: float16}]
+ops:
+  - {name: a, type: Add, kernel: {json_path: k/add.json, bin_path: k/add.o}, inputs: [x, x], outputs: [{name: y, shape: [16], dtype: float16}], scope: s}
+  - {name: a2, type: Add, kernel: {json_path: k/add2.json, bin_path: k/add2.o}, inputs: [y, y], outputs: [{name: y2, shape: [16], dtype: float16}], scope: s}
+EOF
+    fake_bisheng
+    PATH=$PWD/fakebin:$PATH ASCEND_HOME_PATH=/opt/cann "$SKC" compile g/graph.yaml --name p1 >/dev/null
+    skinst install static_kernel_compile_outputs/p1.run
+    read_index ascend910b
+    [ "$(grep -c '^SuperKernel core=0 bin=p1/ascend910b/SuperKernel/s.o ' <<<"$output")" -eq 1 ]
+    python3 - "$(ai)/p1/ascend910b/SuperKernel/s.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+assert m["localMemorySize"] == 2048 and m["schedule_mode"] == 1, m  # its sub-kernels' largest
+assert m["platformInfo"] == {"cubeCoreCnt": 24, "vectorCoreCnt": 48}, m
+assert "num" in m["workspace"], m
+PY
+    # --sources-only keeps the vendor's shape.
+    "$SKC" compile g/graph.yaml --sources-only >/dev/null
+    python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); assert "localMemorySize" not in m and "platformInfo" not in m, m' static_kernel_compile_outputs/g_dav-2201_sources/ascend910b/SuperKernel/s.json
+}
+
+@test "a runInfo the runtime could not read is refused at compile, naming the field" {
+    graph g dav-2201 Ascend910B1 16
+    sed -i 's/"blockDim"/"runInfo":{"block_dim":8},"blockDim"/' g/k/add.json
+    run "$SKC" compile g/graph.yaml
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"'runInfo.aicpu_block_dim' is missing: CANN's runtime (UpdateStaticJsonExtraInfo) would drop the kernel's runInfo with a warning"* ]]
 }
 
 @test "compile refuses a SoC the architecture does not compile for, and a binPath the runtime would misread" {

@@ -2,21 +2,42 @@
 #pragma once
 
 // A reader of an installed static-kernel tree that does what CANN's runtime does, written from
-// opbase's code (src/nnopbase/individual_op/executor/indv_collector.cpp; nothing copied):
+// opbase's code at aa3cd74 (src/nnopbase/individual_op/executor/indv_collector.cpp and the
+// files named below; nothing copied):
 //   NnopbaseCollectorGetStaticKernelPathAndReadConfig: <opp>/static_kernel/ai_core/config/<soc
 //     dir>/binary_info_config.json, the SoC directory being the SoC family in lower case;
 //   NnopbaseCollectorReadStaticKernelOpInfoConfig: for every OpType only its `staticList`;
 //   NnopbaseUpdateCommonJsonInfo: simplifiedKey (a list of strings, or one string), an integer
 //     coreType, binPath relative to static_kernel/ai_core/; a bad entry is skipped, silently;
 //   NnopbaseUpdateStaticJsonInfo: binDesc {blockDim, kernelName, workspace (at most 20)};
-//   UpdateStaticJsonExtraInfo: the kernel's JSON is binPath cut at its first ".o", plus ".json";
-//   NnopbaseCollectorConvertStaticVerbKey / NnopbaseCollectorGenStaticKey: the byte keys a
-//     simplifiedKey and a call are turned into; a kernel is found when they are equal.
+//   UpdateStaticJsonExtraInfo (UpdateRunInfoForStaticJson, UpdatePlatformInfoForStaticJson):
+//     the kernel's JSON is binPath cut at its first ".o", plus ".json"; from it the run info
+//     (runInfo, else blockDim, localMemorySize and schedule_mode; then workspace.num and its
+//     sizes) and platformInfo {cubeCoreCnt, vectorCoreCnt, deterministicLevel}; what it cannot
+//     read costs the run info and a warning. The state is kept per OpType, so a JSON without
+//     platformInfo inherits the previous entry's;
+//   NnopbaseCollectorConvertStaticVerbKey: the byte key a simplifiedKey is turned into;
+//   NnopbaseCollectorAddBinInfo / NnopbaseCollectorFindBinInfo / MatchBinWithPlatformInfo: the
+//     first kernel registered under a byte key wins, when its platformInfo fits the device;
+//   a call's key, built by one of two paths, each looked up with strides first and then, after
+//     a warning, without:
+//     - the aclnn executor (indv_executor_tensor.cpp NnopbaseSaveTensor: NCL, NCDHW, DHWCN, NHWC
+//       and NCHW become ND, the view shape is keyed; indv_executor_ext.cpp
+//       NnopbaseExecutorGenStaticKey: precision 0, the view strides and offset; indv_executor.cpp
+//       NnopbaseExecutorGetStaticBinInfo);
+//     - the op-kernel engine (composite_op/aclnn_engine/op_kernel.h GenerateStaticParam: impl
+//       mode ToIndex(GetCurrentImplMode()), 1 or 2; individual_op_api.cpp
+//       NnopbaseFindStaticKernel, indv_collector.cpp NnopbaseCollectorGenStaticKey: the storage
+//       format and shape, the gert tensor's strides (none for an aclCreateTensor tensor) and
+//       offset). That engine reads simplifiedKey as one string (op_kernel.cpp AppendStaticBin).
 // Used by unit tests and by the opbase_read program the whole-program tests run.
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -26,6 +47,14 @@ namespace skforge::test::opbase {
 
 /// A key as the runtime compares them: bytes.
 using Key = std::vector<std::uint8_t>;
+
+/// platformInfo: cube cores, vector cores, deterministicLevel (-1: not given).
+struct Platform {
+    std::uint32_t aic = 0;
+    std::uint32_t aiv = 0;
+    int deterministic_level = -1;
+    bool operator==(const Platform&) const = default;
+};
 
 /// What the runtime registers for one staticList entry.
 struct StaticKernel {
@@ -37,6 +66,12 @@ struct StaticKernel {
     std::uint32_t block_dim = 0;
     std::string kernel_name;
     std::vector<std::uint64_t> workspace;
+    /// False when simplifiedKey is a list, which the op-kernel engine cannot read.
+    bool key_is_string = true;
+    /// UpdateStaticJsonExtraInfo's warnings about the JSON beside the kernel.
+    std::vector<std::string> warnings;
+    bool has_run_info = false;
+    std::optional<Platform> platform;
 };
 
 /// Everything the runtime would take from one SoC's index, and what it would skip.
@@ -87,15 +122,15 @@ inline Key convert_static_key(std::string_view text) {
     return key;
 }
 
-/// One tensor of a call: ge::DataType, ge::Format (storage), storage shape.
+/// One tensor of a call as a key holds it: ge::DataType, ge::Format, dims.
 struct CallTensor {
     std::uint64_t dtype;
     std::uint64_t format;
     std::vector<std::int64_t> dims;
 };
 
-/// The byte key the runtime builds for a call without strides (its second lookup) of an
-/// operator without attributes or value-dependent inputs.
+/// The byte key of a call without strides of an operator without attributes or value-dependent
+/// inputs, from its tensors as keyed.
 inline Key call_key(std::string_view op_type, bool deterministic, std::uint64_t impl_mode,
                     std::span<const CallTensor> tensors) {
     Key key(op_type.begin(), op_type.end());
@@ -110,29 +145,162 @@ inline Key call_key(std::string_view op_type, bool deterministic, std::uint64_t 
     return key;
 }
 
+/// A tensor of a call as the caller's aclTensor (aclCreateTensor) holds it.
+struct AclTensor {
+    std::uint64_t dtype = 0;
+    std::uint64_t storage_format = 2;
+    std::vector<std::int64_t> storage_dims;
+    std::vector<std::int64_t> view_dims;
+    /// nullopt: none given, so the view's contiguous strides (op::ToContiguousStrides).
+    std::optional<std::vector<std::int64_t>> view_strides;
+    std::int64_t view_offset = 0;
+};
+
+/// Which of the runtime's two key builders.
+enum class Path { aclnn_executor, hostapi };
+
+/// The state of the runtime a call is made in.
+struct Context {
+    int deterministic_level = 0;         ///< the executor's level; the engine's deterMode (0, 1)
+    std::uint64_t hostapi_impl_mode = 2; ///< ToIndex(GetCurrentImplMode()): 1 or 2
+    std::uint32_t aic = 24;              ///< aclrtGetResInCurrentThread: cube cores
+    std::uint32_t aiv = 48;              ///< vector cores
+};
+
+// FormatsLikeND: NCL, NCDHW, DHWCN, NHWC, NCHW.
+inline bool format_like_nd(std::uint64_t format) {
+    for (std::uint64_t f : {47u, 30u, 31u, 1u, 0u})
+        if (f == format)
+            return true;
+    return false;
+}
+
+inline std::vector<std::int64_t> contiguous(const std::vector<std::int64_t>& dims) {
+    std::vector<std::int64_t> strides(dims.size());
+    std::int64_t step = 1;
+    for (std::size_t i = dims.size(); i-- > 0;) {
+        strides[i] = step;
+        step *= dims[i];
+    }
+    return strides;
+}
+
+/// The byte key `path` builds for a call (no attributes, no value-dependent inputs), with or
+/// without strides.
+inline Key path_call_key(Path path, std::string_view op_type, const Context& ctx,
+                         std::span<const AclTensor> tensors, bool using_stride) {
+    Key key(op_type.begin(), op_type.end());
+    append8(key, ctx.deterministic_level == 0 ? 0u : 1u);
+    append8(key, path == Path::aclnn_executor ? std::uint64_t{0} : ctx.hostapi_impl_mode);
+    for (const auto& t : tensors) {
+        append8(key, t.dtype);
+        const bool executor = path == Path::aclnn_executor;
+        append8(key,
+                executor && format_like_nd(t.storage_format) ? std::uint64_t{2} : t.storage_format);
+        const auto& dims = executor ? t.view_dims : t.storage_dims;
+        for (auto d : dims)
+            append8(key, static_cast<std::uint64_t>(d));
+        if (!using_stride)
+            continue;
+        if (executor)
+            for (auto s : t.view_strides.value_or(contiguous(t.view_dims)))
+                append8(key, static_cast<std::uint64_t>(s));
+        append8(key, executor ? static_cast<std::uint64_t>(t.view_offset) : std::uint64_t{0});
+    }
+    return key;
+}
+
 // The keys of an entry: a list of strings, or one string.
-inline bool entry_keys(const nlohmann::json& entry, std::vector<std::string>& keys) {
+inline bool entry_keys(const nlohmann::json& entry, StaticKernel& k) {
     auto it = entry.find("simplifiedKey");
     if (it == entry.end())
         return false;
     if (it->is_string()) {
-        keys = {it->get<std::string>()};
+        k.keys = {it->get<std::string>()};
         return true;
     }
     if (!it->is_array())
         return false;
-    for (const auto& k : *it) {
-        if (!k.is_string())
+    k.key_is_string = false;
+    for (const auto& key : *it) {
+        if (!key.is_string())
             return false;
-        keys.push_back(k.get<std::string>());
+        k.keys.push_back(key.get<std::string>());
     }
     return true;
+}
+
+// The run info UpdateRunInfoForStaticJson reads, by the same lookups (a missing field is a null,
+// which get<> refuses); the warnings it would log.
+inline bool read_run_info(nlohmann::json j, std::vector<std::string>& warnings) {
+    try {
+        if (j.contains("runInfo")) {
+            auto& run = j["runInfo"];
+            for (const char* f : {"aicpu_block_dim", "block_dim", "local_memory_size",
+                                  "schedule_mode", "tiling_cond", "clear_atomic"})
+                (void)run[f].get<std::uint32_t>();
+            (void)run["tiling_key"].get<std::uint64_t>();
+            if (run["tiling_data"].get<std::string>().size() % 2 == 1)
+                warnings.push_back("runInfo.tiling_data has an odd number of hex digits");
+        } else {
+            for (const char* f : {"blockDim", "localMemorySize", "schedule_mode"})
+                (void)j[f].get<std::uint32_t>();
+        }
+        const auto num = j["workspace"]["num"].get<std::size_t>();
+        for (std::size_t i = 0; i < num; ++i)
+            (void)j["workspace"]["size"][i].get<std::size_t>();
+        return true;
+    } catch (const nlohmann::json::exception& e) {
+        warnings.push_back(std::string("Failed to read static kernel json file of runInfo, "
+                                       "reason: ") +
+                           e.what());
+        return false;
+    }
+}
+
+// platformInfo as UpdatePlatformInfoForStaticJson reads it; unchanged when the JSON has none.
+inline void read_platform(nlohmann::json j, std::optional<Platform>& platform,
+                          std::vector<std::string>& warnings) {
+    if (!j.contains("platformInfo"))
+        return;
+    try {
+        auto& p = j["platformInfo"];
+        Platform got{p["cubeCoreCnt"].get<std::uint32_t>(),
+                     p["vectorCoreCnt"].get<std::uint32_t>()};
+        if (p.contains("deterministicLevel"))
+            got.deterministic_level = p["deterministicLevel"].get<std::int8_t>();
+        platform = got;
+    } catch (const nlohmann::json::exception& e) {
+        platform.reset();
+        warnings.push_back(std::string("Failed to read static kernel json file of platformInfo, "
+                                       "reason: ") +
+                           e.what());
+    }
+}
+
+// UpdateStaticJsonExtraInfo for `k`; `platform` is the OpType's state, carried from entry to
+// entry as the runtime carries it.
+inline void read_extra_info(StaticKernel& k, std::optional<Platform>& platform) {
+    nlohmann::json j;
+    if (k.json_path.empty()) {
+        k.warnings.push_back("binPath has no '.o': no kernel JSON is read");
+    } else {
+        std::ifstream in(k.json_path);
+        j = nlohmann::json::parse(in, nullptr, false);
+        if (!in.is_open() || j.is_discarded())
+            k.warnings.push_back("cannot read " + k.json_path);
+    }
+    if (k.warnings.empty()) {
+        k.has_run_info = read_run_info(j, k.warnings);
+        read_platform(j, platform, k.warnings);
+    }
+    k.platform = platform;
 }
 
 // The entry as the runtime takes it, or the reason it drops it.
 inline std::string read_entry(const nlohmann::json& entry, const std::string& base,
                               StaticKernel& k) {
-    if (!entry.is_object() || !entry_keys(entry, k.keys))
+    if (!entry.is_object() || !entry_keys(entry, k))
         return "no simplifiedKey (a string or a list of strings)";
     auto core = entry.find("coreType");
     auto path = entry.find("binPath");
@@ -179,16 +347,76 @@ inline Reading read_static_kernels(const std::string& opp, const std::string& so
     for (const auto& [op_type, op] : index.items()) {
         if (!op.is_object() || !op.contains("staticList"))
             continue;
+        std::optional<Platform> platform; // NnopbaseJsonInfo lives as long as the OpType
         for (const auto& entry : op["staticList"]) {
             StaticKernel k;
             k.op_type = op_type;
-            if (auto why = read_entry(entry, base, k); !why.empty())
+            if (auto why = read_entry(entry, base, k); !why.empty()) {
                 r.skipped.push_back(op_type + ": " + why);
-            else
-                r.kernels.push_back(std::move(k));
+                continue;
+            }
+            read_extra_info(k, platform);
+            r.kernels.push_back(std::move(k));
         }
     }
     return r;
 }
+
+// MatchBinWithPlatformInfo: a kernel with platformInfo runs only on a device with its core
+// counts (and its deterministicLevel, when it gives one).
+inline bool platform_fits(const StaticKernel& k, const Platform& device) {
+    if (!k.platform)
+        return true;
+    const bool cores = k.platform->aic == device.aic && k.platform->aiv == device.aiv;
+    return k.platform->deterministic_level == -1
+               ? cores
+               : cores && k.platform->deterministic_level == device.deterministic_level;
+}
+
+/// What a lookup found: the kernel (nullptr: none) and whether the key with strides missed
+/// first (the runtime's "Cannot find static kernel bin with stride information" warning).
+struct Selection {
+    const StaticKernel* kernel = nullptr;
+    bool retried = false;
+};
+
+/// The kernels registered from a reading, in the runtime's order, by byte key.
+class Registry {
+  public:
+    explicit Registry(const Reading& r) {
+        for (const auto& k : r.kernels)
+            for (const auto& text : k.keys) {
+                Key key = convert_static_key(text);
+                // A byte key already registered (with a fitting platformInfo) is not added again.
+                if (!find(key, k.platform ? &*k.platform : nullptr))
+                    m_entries.push_back({std::move(key), &k});
+            }
+    }
+
+    /// NnopbaseCollectorFindBinInfo: the first kernel under `key` whose platformInfo fits
+    /// `device` (nullptr: any fits).
+    const StaticKernel* find(const Key& key, const Platform* device) const {
+        for (const auto& e : m_entries)
+            if (e.key == key && (device == nullptr || platform_fits(*e.kernel, *device)))
+                return e.kernel;
+        return nullptr;
+    }
+
+    /// A call of `op_type` looked up as `path` does: with strides, then without.
+    Selection select(Path path, std::string_view op_type, const Context& ctx,
+                     std::span<const AclTensor> tensors) const {
+        const Platform device{ctx.aic, ctx.aiv, ctx.deterministic_level};
+        if (auto k = find(path_call_key(path, op_type, ctx, tensors, true), &device))
+            return {k, false};
+        return {find(path_call_key(path, op_type, ctx, tensors, false), &device), true};
+    }
+
+  private:
+    struct Entry {
+        Key key;
+        const StaticKernel* kernel;
+    };
+    std::vector<Entry> m_entries;
+};
 
 } // namespace skforge::test::opbase

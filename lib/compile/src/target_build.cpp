@@ -161,25 +161,40 @@ std::string index_bin_path(const std::string& package, const std::string& rel) {
     return path;
 }
 
-// The dtype, format and shape of one input or output, as CANN's runtime keys a call.
-kernel::KeyTensor key_tensor(const graph::Op& op, const graph::Tensor& t) {
+// A dimension the static key can carry: static, below 2^60 (the key parser's limit).
+void check_static_dims(const graph::Op& op, const graph::Tensor& t,
+                       const std::vector<std::int64_t>& dims) {
+    for (auto d : dims)
+        if (d < 0 || d >= (std::int64_t{1} << 60))
+            throw Error("operator '" + op.name + "': tensor '" + t.name + "' has dimension " +
+                        std::to_string(d) + ": a static kernel needs a static shape");
+}
+
+// One input or output as a call's aclTensor describes it: dtype, storage format, storage shape
+// and view shape, from which each of the runtime's lookup paths builds its key.
+kernel::CallTensor call_tensor(const graph::Op& op, const graph::Tensor& t) {
     auto dtype = kernel::ge_data_type(t.dtype);
     if (!dtype)
         throw Error("operator '" + op.name + "': tensor '" + t.name + "' has dtype '" + t.dtype +
                     "', which has no ge::DataType code for the static-kernel key");
-    kernel::KeyTensor k{*dtype, *kernel::ge_format(t.format.empty() ? "ND" : t.format), t.shape};
-    for (auto d : t.shape)
-        if (d < 0 || d >= (std::int64_t{1} << 60))
-            throw Error("operator '" + op.name + "': tensor '" + t.name + "' has dimension " +
-                        std::to_string(d) + ": a static kernel needs a static shape");
-    return k;
+    check_static_dims(op, t, t.shape);
+    check_static_dims(op, t, t.view_shape);
+    // The contiguous strides of the view shape are keyed too: their products must fit.
+    std::int64_t elements = 1;
+    for (auto d : t.view_shape.empty() ? t.shape : t.view_shape)
+        if (d != 0 && elements > ((std::int64_t{1} << 60) - 1) / d)
+            throw Error("operator '" + op.name + "': tensor '" + t.name +
+                        "' has more elements than a static-kernel key can carry");
+        else
+            elements *= d;
+    return {*dtype, *kernel::ge_format(t.format.empty() ? "ND" : t.format), t.shape, t.view_shape};
 }
 
 // What operator `i` reads and writes, in order; an input given by name is the tensor it reads.
-std::vector<kernel::KeyTensor> key_tensors(const graph::Graph& g, const graph::Dependencies& deps,
-                                           std::size_t i) {
+std::vector<kernel::CallTensor> call_tensors(const graph::Graph& g, const graph::Dependencies& deps,
+                                             std::size_t i) {
     const graph::Op& op = g.ops[i];
-    std::vector<kernel::KeyTensor> out;
+    std::vector<kernel::CallTensor> out;
     for (std::size_t j = 0; j < op.inputs.size(); ++j) {
         const graph::Tensor* t = &op.inputs[j];
         int src = deps.sources(i)[j];
@@ -189,10 +204,10 @@ std::vector<kernel::KeyTensor> key_tensors(const graph::Graph& g, const graph::D
         } else if (t->dtype.empty() && src != graph::Dependencies::k_unknown) {
             t = &g.inputs[static_cast<std::size_t>(-1 - src)];
         }
-        out.push_back(key_tensor(op, *t));
+        out.push_back(call_tensor(op, *t));
     }
     for (const auto& t : op.outputs)
-        out.push_back(key_tensor(op, t));
+        out.push_back(call_tensor(op, t));
     return out;
 }
 
@@ -205,7 +220,9 @@ std::vector<int> deterministic_modes(const kernel::KernelMeta& meta) {
     return {0, 1};
 }
 
-// One index entry per determinism mode for operator `i`, whose kernel is at `rel` in the package.
+// One index entry per key operator `i`'s call is looked up by (both of the runtime's paths,
+// with and without strides, each determinism mode), whose kernel is at `bin_path`. One string
+// per entry: the op-kernel engine reads simplifiedKey as a string (op_kernel.cpp AppendStaticBin).
 void add_op_entries(json& index, const graph::Graph& g, const graph::Dependencies& deps,
                     std::size_t i, const std::string& bin_path, kernel::CoreType core) {
     const auto& op = g.ops[i];
@@ -215,12 +232,13 @@ void add_op_entries(json& index, const graph::Graph& g, const graph::Dependencie
                     " has " + std::to_string(meta.workspace.size.size()) +
                     " workspaces; CANN's runtime skips a static kernel with more than " +
                     std::to_string(kernel::k_max_index_workspaces));
-    auto tensors = key_tensors(g, deps, i);
-    for (int d : deterministic_modes(meta))
+    const auto tensors = call_tensors(g, deps, i);
+    const auto modes = deterministic_modes(meta);
+    const auto impl = kernel::hostapi_impl_modes(meta.impl_mode);
+    for (const auto& key : kernel::static_call_keys(op.type, modes, impl, tensors))
         add_static_entry(index, op.type,
                          static_entry(meta.block_dim, meta.kernel_name, meta.workspace.size, core,
-                                      bin_path,
-                                      kernel::static_simplified_key(op.type, d, 0, tensors)));
+                                      bin_path, key));
 }
 
 // Runs build commands on up to `jobs` threads; the first failure is thrown after all stopped.
@@ -305,6 +323,7 @@ struct SuperKernelFiles {
     std::string arch;                        ///< host, dav-2201 or dav-3510: which metadata shape
     std::string package;                     ///< the package's name: the first component of binPath
     std::optional<fusion::NpuLaunch> launch; ///< NPU: the launch on the compile's SoC
+    std::string soc;                         ///< NPU: the compile's SoC
 };
 
 // The SuperKernel's metadata as packaged: the plan's, with what the build decided. `sha256` is
@@ -344,7 +363,29 @@ SuperKernelFiles npu_files(const graph::Graph& g, const fusion::Segment& s,
             codegen::host_layout(s).workspace_bytes + codegen::npu_sync_bytes(g, s, target),
             target.arch,
             package,
-            codegen::npu_launch(g, s, target)};
+            codegen::npu_launch(g, s, target),
+            target.soc};
+}
+
+// The packaged NPU SuperKernel's JSON with what CANN's runtime reads beside every kernel of the
+// index (opbase UpdateStaticJsonExtraInfo): localMemorySize and schedule_mode, the largest of its
+// sub-kernels' (0 when none says), a workspace even when it has none, and platformInfo when the
+// SoC's core counts are known (the launch was sized for them). --sources-only keeps the
+// vendor's shape.
+json runtime_superkernel_meta(const graph::Graph& g, const fusion::Segment& s,
+                              const SuperKernelFiles& f, json meta) {
+    std::uint32_t local_memory = 0, schedule_mode = 0;
+    for (int i : s.ops) {
+        const auto& k =
+            g.kernels[static_cast<std::size_t>(g.ops[static_cast<std::size_t>(i)].kernel_index)]
+                .meta;
+        local_memory = std::max(local_memory, k.local_memory_size.value_or(0));
+        schedule_mode = std::max(schedule_mode, k.schedule_mode.value_or(0));
+    }
+    meta["localMemorySize"] = local_memory;
+    meta["schedule_mode"] = schedule_mode;
+    return json::parse(
+        kernel::with_runtime_fields(meta.dump(), kernel::platform_core_counts(f.soc)));
 }
 
 // Where the vendor backend's input and output of segment `s` are, under the directory the
@@ -397,6 +438,8 @@ void stage_superkernel(const graph::Graph& g, const fusion::Segment& s, const Su
                     " for SuperKernel " + s.name);
     std::string binary = support::read_file(binary_path.string());
     json meta = superkernel_meta(g, s, f, support::sha256_hex(binary));
+    if (f.arch != "host")
+        meta = runtime_superkernel_meta(g, s, f, std::move(meta));
     write_text(support::path_beneath(stage, f.dir + s.name + ".json"), meta.dump(2) + "\n");
     write_text(support::path_beneath(stage, f.dir + s.name + f.suffix), binary);
     const fs::path source = support::path_beneath(stage, f.dir + s.name + ".cpp");
@@ -590,10 +633,11 @@ std::string stage_static_kernels(const graph::Graph& g, const fusion::Plan* plan
         support::checked_beneath(stage_dir, dir + stem + ".json");
         auto [at, fresh] = staged.emplace(dir + stem, op.kernel_index);
         if (fresh) {
-            fs::create_directories(stage / dir);
-            fs::copy_file(k.path, stage / (dir + stem + ".json"));
+            // The op compiler's JSON, with what the runtime reads beside the kernel filled in
+            // where the op compiler left it out (kernel::with_runtime_fields).
+            write_text(stage / (dir + stem + ".json"),
+                       kernel::with_runtime_fields(support::read_file(k.path)));
             fs::copy_file(graph::resolve_path(g, op.kernel.bin_path), stage / (dir + stem + ".o"));
-            fs::permissions(stage / (dir + stem + ".json"), fs::perms(0644));
             fs::permissions(stage / (dir + stem + ".o"), fs::perms(0644));
             log += "  " + dir + stem + ".{json,o}\n";
         } else if (at->second != op.kernel_index) {
@@ -705,8 +749,9 @@ std::optional<std::string> cann_meta_problem(const json& j, const fs::path& obje
 // What the vendor wrote for segment `s`, checked (present, metadata naming the object, sha256
 // when given) and copied into the package under the vendor's names.
 void stage_cann_superkernel(const graph::Graph& g, const fusion::Segment& s, const fs::path& build,
-                            const std::string& soc_dir, const std::string& package,
-                            const fs::path& stage, json& index, std::string& log) {
+                            const std::string& soc, const std::string& soc_dir,
+                            const std::string& package, const fs::path& stage, json& index,
+                            std::string& log) {
     const std::string name = codegen::cann_kernel_name(g, s);
     const fs::path out = build / cann_work_dir(s) / codegen::k_cann_kernel_meta;
     const fs::path object = out / (name + ".o"), meta = out / (name + ".json");
@@ -725,7 +770,10 @@ void stage_cann_superkernel(const graph::Graph& g, const fusion::Segment& s, con
         fs::permissions(at, fs::perms(0644));
     };
     place(object, name + ".o");
-    place(meta, name + ".json");
+    // The vendor's JSON with what the runtime reads beside every indexed kernel filled in.
+    write_text(support::path_beneath(stage.string(), dir + name + ".json"),
+               kernel::with_runtime_fields(support::read_file(meta.string()),
+                                           kernel::platform_core_counts(soc)));
     // Its generated source, <name>[_<pid>]_kernel.cpp, kept as the skforge backend keeps its own
     // (the first by name, should there be more).
     std::set<fs::path> sources;
@@ -806,7 +854,7 @@ void build_cann_package(const graph::Graph& g, const fusion::Plan& plan, const s
     append_cann_logs(g, plan, build, log);
     json index = json::object();
     for (const auto& s : plan.segments)
-        stage_cann_superkernel(g, s, build, soc_dir, package, stage_dir, index, log);
+        stage_cann_superkernel(g, s, build, soc, soc_dir, package, stage_dir, index, log);
     log += "static kernels (operators left out):\n";
     stage_static_kernels(g, &plan, package, soc_dir, stage_dir, log, index.dump());
 }

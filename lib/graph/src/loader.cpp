@@ -184,8 +184,8 @@ struct Reader {
             return t;
         }
         bool has_shape = false;
-        enum { name, shape, dtype, format };
-        fields_by_index(n, "a tensor", {"name", "shape", "dtype", "format"},
+        enum { name, shape, dtype, format, view_shape };
+        fields_by_index(n, "a tensor", {"name", "shape", "dtype", "format", "view_shape"},
                         [&](std::size_t k, const YNode& v) {
                             if (k == name)
                                 t.name = str(v, "tensor name").value_or("");
@@ -193,8 +193,10 @@ struct Reader {
                                 t.shape = number_list<std::int64_t>(v, "shape"), has_shape = true;
                             else if (k == dtype)
                                 t.dtype = str(v, "dtype").value_or("");
-                            else
+                            else if (k == format)
                                 t.format = tensor_format(v);
+                            else
+                                t.view_shape = number_list<std::int64_t>(v, "view_shape");
                         });
         if (t.name.empty())
             diags.error(t.where, "a tensor needs a name");

@@ -168,7 +168,7 @@ void read_sub_kernel_names(const json& doc, std::map<std::string, SubKernelName>
 }
 
 // Every key parse_kernel_meta models; the rest go to extra_json untouched.
-constexpr std::array<std::string_view, 26> k_known_keys = {
+constexpr std::array<std::string_view, 30> k_known_keys = {
     "kernelName",
     "blockDim",
     "magic",
@@ -194,7 +194,11 @@ constexpr std::array<std::string_view, 26> k_known_keys = {
     "debugOptions",
     "taskRation",
     "coreType",
-    "deterministic"};
+    "deterministic",
+    "localMemorySize",
+    "schedule_mode",
+    "runInfo",
+    "platformInfo"};
 
 std::string unknown_fields(const json& doc) {
     json extra = json::object();
@@ -202,6 +206,83 @@ std::string unknown_fields(const json& doc) {
         if (std::find(k_known_keys.begin(), k_known_keys.end(), key) == k_known_keys.end())
             extra[key] = value;
     return extra.dump();
+}
+
+// A field `key` of `obj` (named `where` in messages) that must be an unsigned number of at most
+// `max`, as the runtime's get<uint32_t>() / get<uint64_t>() reads it.
+void check_count(const json& obj, const std::string& where, const char* key, std::uint64_t max,
+                 std::vector<MetaProblem>& problems) {
+    auto it = obj.find(key);
+    const std::string name = where + "." + key;
+    if (it == obj.end())
+        problems.push_back({where, "'" + name + "' is missing: CANN's runtime " +
+                                       "(UpdateStaticJsonExtraInfo) would drop the kernel's " +
+                                       where + " with a warning"});
+    else if (!it->is_number_unsigned() || it->get<std::uint64_t>() > max)
+        problems.push_back(
+            {where, "'" + name + "' must be a number from 0 to " + std::to_string(max)});
+}
+
+// The object `key` of `doc`, checked by `check(object)` (which adds problems), as JSON text into
+// `out` when nothing is wrong with it; nothing when `doc` has none.
+template <class F>
+void read_checked_object(const json& doc, const char* key, std::string& out,
+                         std::vector<MetaProblem>& problems, F&& check) {
+    auto it = doc.find(key);
+    if (it == doc.end())
+        return;
+    if (!it->is_object()) {
+        problems.push_back({key, std::string("'") + key + "' must be an object"});
+        return;
+    }
+    const std::size_t before = problems.size();
+    check(*it);
+    if (problems.size() == before)
+        out = it->dump();
+}
+
+// runInfo: every field UpdateRunInfoForStaticJson reads, with its tiling data as hex bytes.
+void check_run_info(const json& run, std::vector<MetaProblem>& problems) {
+    for (const char* key : {"aicpu_block_dim", "block_dim", "local_memory_size", "schedule_mode",
+                            "tiling_cond", "clear_atomic"})
+        check_count(run, "runInfo", key, 0xffffffffu, problems);
+    check_count(run, "runInfo", "tiling_key", ~std::uint64_t{0}, problems);
+    auto data = run.find("tiling_data");
+    if (data == run.end() || !data->is_string() ||
+        !support::is_lower_hex(data->get<std::string>(), data->get<std::string>().size()) ||
+        data->get<std::string>().size() % 2 != 0)
+        problems.push_back({"runInfo", "'runInfo.tiling_data' must be the tiling data as an even "
+                                       "number of lower-case hex digits"});
+}
+
+// platformInfo: the core counts (and optional deterministicLevel, an int8 to the runtime)
+// MatchBinWithPlatformInfo compares with the device's.
+void check_platform_info(const json& info, std::vector<MetaProblem>& problems) {
+    check_count(info, "platformInfo", "cubeCoreCnt", 0xffffffffu, problems);
+    check_count(info, "platformInfo", "vectorCoreCnt", 0xffffffffu, problems);
+    if (auto level = info.find("deterministicLevel");
+        level != info.end() && (!level->is_number_integer() || level->get<std::int64_t>() < -1 ||
+                                level->get<std::int64_t>() > 127))
+        problems.push_back({"platformInfo", "'platformInfo.deterministicLevel' must be a number "
+                                            "from -1 to 127"});
+}
+
+void read_runtime_fields(const json& doc, KernelMeta& m, std::vector<MetaProblem>& problems) {
+    if (doc.contains("localMemorySize")) {
+        m.local_memory_size = 0;
+        read(doc, "localMemorySize", *m.local_memory_size, problems);
+    }
+    if (doc.contains("schedule_mode")) {
+        m.schedule_mode = 0;
+        read(doc, "schedule_mode", *m.schedule_mode, problems);
+    }
+    read_checked_object(doc, "runInfo", m.run_info_json, problems,
+                        [&](const json& run) { check_run_info(run, problems); });
+    read_checked_object(doc, "platformInfo", m.platform_info_json, problems,
+                        [&](const json& info) { check_platform_info(info, problems); });
+    if (auto info = doc.find("supportInfo"); info != doc.end() && info->is_object())
+        if (auto mode = info->find("implMode"); mode != info->end() && mode->is_string())
+            m.impl_mode = mode->get<std::string>();
 }
 
 void read_sub_operator_fields(const json& doc, KernelMeta& m, std::vector<MetaProblem>& problems) {
@@ -221,6 +302,7 @@ void read_sub_operator_fields(const json& doc, KernelMeta& m, std::vector<MetaPr
     read(doc, "debugOptions", m.debug_options, problems);
     read(doc, "taskRation", m.task_ration, problems);
     read(doc, "coreType", m.core_type, problems);
+    read_runtime_fields(doc, m, problems);
     m.extra_json = unknown_fields(doc);
 }
 
@@ -250,6 +332,22 @@ std::string read_deterministic(const json& doc, std::vector<MetaProblem>& proble
 }
 
 } // namespace
+
+std::string with_runtime_fields(std::string_view json_text,
+                                std::optional<std::pair<std::uint32_t, std::uint32_t>> cores) {
+    json doc = json::parse(json_text);
+    if (!doc.contains("localMemorySize"))
+        doc["localMemorySize"] = 0;
+    if (!doc.contains("schedule_mode"))
+        doc["schedule_mode"] = 0;
+    if (!doc.contains("workspace"))
+        doc["workspace"] = {{"num", 0}, {"size", json::array()}, {"type", json::array()}};
+    else if (!doc["workspace"].contains("num"))
+        doc["workspace"]["num"] = doc["workspace"].value("size", json::array()).size();
+    if (cores && !doc.contains("platformInfo"))
+        doc["platformInfo"] = {{"cubeCoreCnt", cores->first}, {"vectorCoreCnt", cores->second}};
+    return doc.dump(2) + "\n";
+}
 
 bool uses_debug_buffer(const KernelMeta& meta) {
     for (std::string_view word : {"timestamp", "printf", "assert"})

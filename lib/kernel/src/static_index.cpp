@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "skforge/kernel/static_index.hpp"
 
+#include <algorithm>
 #include <utility>
 
 namespace skforge::kernel {
@@ -139,6 +140,39 @@ std::optional<std::uint32_t> ge_format(std::string_view format) {
     return lookup(k_formats, format);
 }
 
+namespace {
+
+void append_list(std::string& key, std::span<const std::int64_t> values) {
+    key += '(';
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        if (i != 0)
+            key += ',';
+        append_hex(key, static_cast<std::uint64_t>(values[i]));
+    }
+    key += ')';
+}
+
+// FormatsLikeND (opbase src/nnopbase/individual_op/executor/indv_executor_tensor.cpp).
+constexpr std::uint32_t k_formats_like_nd[] = {47 /*NCL*/, 30 /*NCDHW*/, 31 /*DHWCN*/, 1 /*NHWC*/,
+                                               0 /*NCHW*/};
+
+// The SoCs whose platform_config core counts skforge has from a source it can cite
+// (share/doc/cann-conformance.md, "platformInfo"); others get no platformInfo.
+constexpr std::pair<std::string_view, std::pair<std::uint32_t, std::uint32_t>> k_platform_cores[] =
+    {
+        {"Ascend910B1", {24, 48}},
+        {"Ascend910B2", {24, 48}},
+        {"Ascend910B4", {20, 40}},
+        {"Ascend950PR_958b", {32, 64}},
+};
+
+void add_once(std::vector<std::string>& keys, std::string key) {
+    if (std::find(keys.begin(), keys.end(), key) == keys.end())
+        keys.push_back(std::move(key));
+}
+
+} // namespace
+
 std::string static_simplified_key(std::string_view op_type, int deterministic, int impl_mode,
                                   std::span<const KeyTensor> tensors) {
     std::string key(op_type);
@@ -148,15 +182,83 @@ std::string static_simplified_key(std::string_view op_type, int deterministic, i
         append_hex(key, t.dtype);
         key += ',';
         append_hex(key, t.format);
-        key += ",(";
-        for (std::size_t i = 0; i < t.shape.size(); ++i) {
-            if (i != 0)
-                key += ',';
-            append_hex(key, static_cast<std::uint64_t>(t.shape[i]));
+        key += ',';
+        append_list(key, t.shape);
+        if (t.strides) {
+            key += ',';
+            append_list(key, *t.strides);
+            key += ',';
+            append_hex(key, static_cast<std::uint64_t>(t.offset));
         }
-        key += ')';
     }
     return key;
+}
+
+bool format_keyed_as_nd(std::uint32_t format) {
+    return std::find(std::begin(k_formats_like_nd), std::end(k_formats_like_nd), format) !=
+           std::end(k_formats_like_nd);
+}
+
+std::vector<std::int64_t> contiguous_strides(std::span<const std::int64_t> shape) {
+    std::vector<std::int64_t> strides(shape.size());
+    std::int64_t step = 1;
+    for (std::size_t i = shape.size(); i-- > 0;) {
+        strides[i] = step;
+        step *= shape[i];
+    }
+    return strides;
+}
+
+KeyTensor path_key_tensor(KeyPath path, const CallTensor& t, bool with_strides) {
+    KeyTensor k{t.dtype, t.format, t.storage_shape};
+    if (path == KeyPath::aclnn_executor) {
+        if (format_keyed_as_nd(t.format))
+            k.format = *ge_format("ND");
+        k.shape = t.view_shape.empty() ? t.storage_shape : t.view_shape;
+        if (with_strides)
+            k.strides = contiguous_strides(k.shape);
+    } else if (with_strides) {
+        k.strides = std::vector<std::int64_t>{}; // an aclTensor's gert tensor has none
+    }
+    return k;
+}
+
+std::vector<int> hostapi_impl_modes(std::string_view impl_mode) {
+    if (impl_mode.empty())
+        return {1, 2};
+    if (impl_mode == "high_performance")
+        return {1};
+    if (impl_mode == "high_precision")
+        return {2};
+    return {};
+}
+
+std::vector<std::string> static_call_keys(std::string_view op_type,
+                                          std::span<const int> deterministic,
+                                          std::span<const int> hostapi_impl,
+                                          std::span<const CallTensor> tensors) {
+    std::vector<std::string> keys;
+    auto add = [&](KeyPath path, int d, int p) {
+        for (bool strides : {true, false}) {
+            std::vector<KeyTensor> keyed;
+            for (const auto& t : tensors)
+                keyed.push_back(path_key_tensor(path, t, strides));
+            add_once(keys, static_simplified_key(op_type, d, p, keyed));
+        }
+    };
+    for (int d : deterministic) {
+        add(KeyPath::aclnn_executor, d, 0);
+        for (int p : hostapi_impl)
+            add(KeyPath::hostapi, d, p);
+    }
+    return keys;
+}
+
+std::optional<std::pair<std::uint32_t, std::uint32_t>> platform_core_counts(std::string_view soc) {
+    for (const auto& [name, cores] : k_platform_cores)
+        if (name == soc)
+            return cores;
+    return std::nullopt;
 }
 
 } // namespace skforge::kernel

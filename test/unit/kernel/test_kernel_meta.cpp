@@ -3,6 +3,7 @@
 #include "skforge/kernel/soc.hpp"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 using namespace skforge::kernel;
 
@@ -159,4 +160,65 @@ TEST_CASE("wrongly typed sub-operator fields are reported by key", "[kernel][met
         problems);
     REQUIRE(problems.size() == 1);
     CHECK(problems[0].key == "sub_operator_kernel_name");
+}
+
+TEST_CASE("what the runtime reads beside a static kernel is read, checked and filled in",
+          "[kernel][meta]") {
+    using namespace skforge::kernel;
+    std::vector<MetaProblem> problems;
+    const std::string base = R"({"kernelName":"k","blockDim":8,"magic":"RT_DEV_BINARY_MAGIC_ELF")";
+    auto m = parse_kernel_meta(base + R"(,"localMemorySize":4096,"schedule_mode":1,
+        "supportInfo":{"implMode":"high_performance"},
+        "platformInfo":{"cubeCoreCnt":24,"vectorCoreCnt":48,"deterministicLevel":1},
+        "runInfo":{"aicpu_block_dim":0,"block_dim":8,"local_memory_size":0,"schedule_mode":1,
+                   "tiling_cond":0,"tiling_key":7,"clear_atomic":0,"tiling_data":"0aff"}})",
+                               problems);
+    CHECK(problems.empty());
+    CHECK(m.local_memory_size == 4096u);
+    CHECK(m.schedule_mode == 1u);
+    CHECK(m.impl_mode == "high_performance");
+    CHECK(nlohmann::json::parse(m.platform_info_json)["vectorCoreCnt"] == 48);
+    CHECK(nlohmann::json::parse(m.run_info_json)["tiling_key"] == 7);
+    CHECK(nlohmann::json::parse(m.extra_json).contains("supportInfo")); // kept whole
+    // The op compiler leaves them out for -1 and 0.
+    m = parse_kernel_meta(base + "}", problems);
+    CHECK_FALSE(m.local_memory_size);
+    CHECK_FALSE(m.schedule_mode);
+    CHECK(m.run_info_json.empty());
+    // What the runtime would fail to read is refused, naming the field.
+    for (
+        const char* bad :
+        {R"("localMemorySize":-1)", R"("schedule_mode":"1")", R"("runInfo":{"block_dim":8})",
+         R"("runInfo":[])", R"("platformInfo":{"cubeCoreCnt":24})",
+         R"("platformInfo":{"cubeCoreCnt":24,"vectorCoreCnt":48,"deterministicLevel":300})",
+         R"("runInfo":{"aicpu_block_dim":0,"block_dim":8,"local_memory_size":0,"schedule_mode":1,"tiling_cond":0,"tiling_key":7,"clear_atomic":0,"tiling_data":"abc"})"}) {
+        problems.clear();
+        parse_kernel_meta(base + "," + bad + "}", problems);
+        INFO(bad);
+        CHECK(problems.size() >= 1);
+    }
+    problems.clear();
+    parse_kernel_meta(base + R"(,"runInfo":{"block_dim":8}})", problems);
+    REQUIRE_FALSE(problems.empty());
+    CHECK(problems[0].message ==
+          "'runInfo.aicpu_block_dim' is missing: CANN's runtime (UpdateStaticJsonExtraInfo) would "
+          "drop the kernel's runInfo with a warning");
+}
+
+TEST_CASE("with_runtime_fields fills only what is missing", "[kernel][meta]") {
+    using namespace skforge::kernel;
+    auto j = nlohmann::json::parse(with_runtime_fields(R"({"blockDim":8,"x":{"y":1}})"));
+    CHECK(j == nlohmann::json::parse(R"({"blockDim":8,"x":{"y":1},"localMemorySize":0,
+        "schedule_mode":0,"workspace":{"num":0,"size":[],"type":[]}})"));
+    j = nlohmann::json::parse(with_runtime_fields(
+        R"({"localMemorySize":64,"schedule_mode":1,"workspace":{"size":[8,16]}})",
+        std::pair<std::uint32_t, std::uint32_t>{20, 40}));
+    CHECK(j["localMemorySize"] == 64);
+    CHECK(j["schedule_mode"] == 1);
+    CHECK(j["workspace"]["num"] == 2);
+    CHECK(j["platformInfo"] == nlohmann::json{{"cubeCoreCnt", 20}, {"vectorCoreCnt", 40}});
+    j = nlohmann::json::parse(
+        with_runtime_fields(R"({"platformInfo":{"cubeCoreCnt":1,"vectorCoreCnt":2}})",
+                            std::pair<std::uint32_t, std::uint32_t>{20, 40}));
+    CHECK(j["platformInfo"]["cubeCoreCnt"] == 1);
 }

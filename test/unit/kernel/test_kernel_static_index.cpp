@@ -3,6 +3,7 @@
 #include "skforge/kernel/static_index.hpp"
 #include "temp_dir.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 using namespace skforge::kernel;
@@ -167,4 +168,119 @@ TEST_CASE("the reader takes only well-formed staticList entries, as the runtime 
     // The string coreType, the missing key and 21 workspaces; binaryList is never read.
     CHECK(r.skipped.size() == 3);
     CHECK_FALSE(opbase::read_static_kernels(dir / "opp", "ascend910b1").index_read);
+}
+
+TEST_CASE("each lookup path keys a tensor its own way", "[kernel][index]") {
+    // The issue's NCHW case: float32 [1,3,224,224].
+    const CallTensor nchw{0, 0, {1, 3, 224, 224}, {}};
+    auto exec = path_key_tensor(KeyPath::aclnn_executor, nchw, false);
+    CHECK(exec.format == 2); // FormatsLikeND: keyed as ND
+    CHECK(exec.shape == std::vector<std::int64_t>{1, 3, 224, 224});
+    CHECK_FALSE(exec.strides);
+    auto host = path_key_tensor(KeyPath::hostapi, nchw, false);
+    CHECK(host.format == 0);
+    for (std::uint32_t f : {0u, 1u, 30u, 31u, 47u})
+        CHECK(format_keyed_as_nd(f));
+    for (std::uint32_t f : {2u, 3u, 29u, 27u, 35u})
+        CHECK_FALSE(format_keyed_as_nd(f));
+    // FRACTAL_NZ: the executor keys the view shape, the engine the storage shape.
+    const CallTensor nz{27, 29, {2, 1, 16, 16}, {16, 32}};
+    CHECK(path_key_tensor(KeyPath::aclnn_executor, nz, false).shape ==
+          std::vector<std::int64_t>{16, 32});
+    CHECK(path_key_tensor(KeyPath::aclnn_executor, nz, false).format == 29);
+    CHECK(path_key_tensor(KeyPath::hostapi, nz, false).shape ==
+          std::vector<std::int64_t>{2, 1, 16, 16});
+    // With strides: the executor's are the view's contiguous ones, the engine's none; offset 0.
+    CHECK(path_key_tensor(KeyPath::aclnn_executor, nz, true).strides ==
+          std::vector<std::int64_t>{32, 1});
+    CHECK(path_key_tensor(KeyPath::hostapi, nz, true).strides == std::vector<std::int64_t>{});
+    CHECK(contiguous_strides(std::vector<std::int64_t>{2, 3, 4}) ==
+          std::vector<std::int64_t>{12, 4, 1});
+    CHECK(contiguous_strides(std::vector<std::int64_t>{}).empty());
+    std::vector<KeyTensor> strided = {path_key_tensor(KeyPath::aclnn_executor, nz, true)};
+    CHECK(static_simplified_key("M", 0, 0, strided) == "M/d=0,p=0/1b,1d,(10,20),(20,1),0");
+}
+
+TEST_CASE("the impl modes the op-kernel engine keys by", "[kernel][index]") {
+    CHECK(hostapi_impl_modes("") == std::vector<int>{1, 2});
+    CHECK(hostapi_impl_modes("high_performance") == std::vector<int>{1});
+    CHECK(hostapi_impl_modes("high_precision") == std::vector<int>{2});
+    // super_performance is index 3, which the index's d=,p= text cannot carry.
+    CHECK(hostapi_impl_modes("super_performance").empty());
+}
+
+TEST_CASE("static_call_keys: both paths, with strides first, duplicates once", "[kernel][index]") {
+    const std::vector<CallTensor> nd = {{1, 2, {16}, {}}, {1, 2, {16}, {}}};
+    const int both[] = {0, 1};
+    const int high_precision[] = {2};
+    auto keys = static_call_keys("Add", both, high_precision, nd);
+    CHECK(keys == std::vector<std::string>{
+                      "Add/d=0,p=0/1,2,(10),(1),0/1,2,(10),(1),0",
+                      "Add/d=0,p=0/1,2,(10)/1,2,(10)",
+                      "Add/d=0,p=2/1,2,(10),(),0/1,2,(10),(),0",
+                      "Add/d=0,p=2/1,2,(10)/1,2,(10)",
+                      "Add/d=1,p=0/1,2,(10),(1),0/1,2,(10),(1),0",
+                      "Add/d=1,p=0/1,2,(10)/1,2,(10)",
+                      "Add/d=1,p=2/1,2,(10),(),0/1,2,(10),(),0",
+                      "Add/d=1,p=2/1,2,(10)/1,2,(10)",
+                  });
+    // Each is the byte key one of the runtime's builders makes for the call.
+    std::vector<opbase::AclTensor> call(2, opbase::AclTensor{1, 2, {16}, {16}});
+    opbase::Context ctx;
+    ctx.hostapi_impl_mode = 2;
+    for (auto path : {opbase::Path::aclnn_executor, opbase::Path::hostapi})
+        for (bool stride : {true, false})
+            CHECK(std::any_of(keys.begin(), keys.end(), [&](const std::string& k) {
+                return opbase::convert_static_key(k) ==
+                       opbase::path_call_key(path, "Add", ctx, call, stride);
+            }));
+}
+
+TEST_CASE("platformInfo core counts only for SoCs skforge has them for", "[kernel][index]") {
+    CHECK(platform_core_counts("Ascend910B1") == std::pair<std::uint32_t, std::uint32_t>{24, 48});
+    CHECK(platform_core_counts("Ascend910B4") == std::pair<std::uint32_t, std::uint32_t>{20, 40});
+    CHECK_FALSE(platform_core_counts("Ascend910_9391"));
+    CHECK_FALSE(platform_core_counts(""));
+}
+
+TEST_CASE("the reader reads the JSON beside each kernel as UpdateStaticJsonExtraInfo does",
+          "[kernel][index]") {
+    skforge::test::ScopedTempDir dir;
+    const std::string ai = dir / "opp/static_kernel/ai_core";
+    auto entry = [](const std::string& stem) {
+        return R"({"binDesc": {"blockDim": 8, "kernelName": "k"}, "coreType": 2, "binPath": "p/A/)" +
+               stem + R"(.o", "simplifiedKey": "A/d=0,p=0/1,2,()" + stem.substr(1) + ")\"}";
+    };
+    // a1: what the op compiler writes for schedule_mode 0 and no localMemorySize; a2: complete,
+    // with platformInfo; a3: no platformInfo (inherits a2's); a4: a runInfo lacking tiling_key.
+    skforge::test::write_text(ai + "/config/s/binary_info_config.json",
+                              R"({"A": {"staticList": [)" + entry("a1") + "," + entry("a2") + "," +
+                                  entry("a3") + "," + entry("a4") + "]}}");
+    skforge::test::write_text(ai + "/p/A/a1.json", R"({"blockDim": 8, "workspace": {"num": 0}})");
+    skforge::test::write_text(ai + "/p/A/a2.json", R"({"blockDim": 8, "localMemorySize": 0,
+        "schedule_mode": 1, "workspace": {"num": 1, "size": [64]},
+        "platformInfo": {"cubeCoreCnt": 20, "vectorCoreCnt": 40}})");
+    skforge::test::write_text(ai + "/p/A/a3.json",
+                              R"({"blockDim": 8, "localMemorySize": 0, "schedule_mode": 0,
+        "workspace": {"num": 0}})");
+    skforge::test::write_text(ai + "/p/A/a4.json", R"({"runInfo": {"aicpu_block_dim": 0,
+        "block_dim": 8, "local_memory_size": 0, "schedule_mode": 0, "tiling_cond": 0,
+        "clear_atomic": 0, "tiling_data": "00ff"}, "workspace": {"num": 0}})");
+    auto r = opbase::read_static_kernels(dir / "opp", "s");
+    REQUIRE(r.kernels.size() == 4);
+    CHECK_FALSE(r.kernels[0].has_run_info);
+    REQUIRE(r.kernels[0].warnings.size() == 1);
+    CHECK(r.kernels[0].warnings[0].find("runInfo") != std::string::npos);
+    CHECK_FALSE(r.kernels[0].platform);
+    CHECK(r.kernels[1].warnings.empty());
+    CHECK(r.kernels[1].platform == opbase::Platform{20, 40, -1});
+    CHECK(r.kernels[2].warnings.empty());
+    CHECK(r.kernels[2].platform == opbase::Platform{20, 40, -1});
+    CHECK_FALSE(r.kernels[3].has_run_info);
+    // A device of 24/48 cores finds a1 (no platformInfo) but not a2 or a3.
+    const opbase::Registry reg(r);
+    const opbase::Platform big{24, 48, 0}, small{20, 40, 0};
+    CHECK(reg.find(opbase::convert_static_key("A/d=0,p=0/1,2,(1)"), &big) == &r.kernels[0]);
+    CHECK(reg.find(opbase::convert_static_key("A/d=0,p=0/1,2,(2)"), &big) == nullptr);
+    CHECK(reg.find(opbase::convert_static_key("A/d=0,p=0/1,2,(3)"), &small) == &r.kernels[2]);
 }

@@ -21,6 +21,9 @@ struct Tensor {
     std::vector<std::int64_t> shape;
     std::string dtype;
     std::string format; ///< GE's name (ND, FRACTAL_NZ, ...); empty: not given (ND)
+    /// The view shape (what an aclTensor's view dims say) where it differs from the storage
+    /// `shape`, as for FRACTAL_NZ; empty: not given (the same as `shape`).
+    std::vector<std::int64_t> view_shape;
     Location where;
 };
 

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace skforge::kernel {
@@ -89,10 +90,26 @@ struct KernelMeta {
     std::string debug_options;                  ///< debugOptions, e.g. "printf,assert,timestamp"
     std::string task_ration; ///< taskRation, "<cube>:<vector>" such as "0:1" or "1:2"
     std::string core_type;   ///< coreType: "AiCore", "VectorCore", "MIX", ...
+    /// What CANN's runtime reads beside a static kernel (opbase UpdateStaticJsonExtraInfo); the op
+    /// compiler writes localMemorySize only when it is not -1 and schedule_mode only when it is
+    /// not 0 (asc-devkit compile_op.py). nullopt: not given.
+    std::optional<std::uint32_t> local_memory_size; ///< localMemorySize
+    std::optional<std::uint32_t> schedule_mode;     ///< schedule_mode
+    std::string run_info_json;      ///< runInfo (checked), as JSON text; empty when not given
+    std::string platform_info_json; ///< platformInfo (checked), as JSON text; empty when not given
+    std::string impl_mode;          ///< supportInfo.implMode; empty when not given
     /// Every top-level field not listed above, kept verbatim as the text of one JSON object ("{}"
     /// when there is none), so nothing the op compiler wrote is lost.
     std::string extra_json = "{}";
 };
+
+/// `json_text` (a kernel's metadata that parse_kernel_meta accepted) with what CANN's runtime
+/// reads beside a static kernel filled in where the op compiler left it out: localMemorySize 0,
+/// schedule_mode 0, workspace {num 0}, and platformInfo {cubeCoreCnt, vectorCoreCnt} from
+/// `platform_cores` when given and the JSON has none. Nothing it has is changed.
+std::string with_runtime_fields(
+    std::string_view json_text,
+    std::optional<std::pair<std::uint32_t, std::uint32_t>> platform_cores = std::nullopt);
 
 /// True when the kernel writes a debug buffer (debugOptions names timestamp, printf or assert),
 /// the test the vendor's SuperKernel compiler applies before it reserves debugBufSize.
