@@ -165,7 +165,8 @@ def cmd_st(args):
 
 def skforge_side(args, case_dir):
     """skc compile --sources-only on the case; (entry source, JSON, kernel_info) or an error."""
-    cmd = [args.skc, "compile", "graph.yaml", "--sources-only"]
+    # skc runs in the case's directory: a relative --skc is taken from where we were started.
+    cmd = [os.path.abspath(args.skc), "compile", "graph.yaml", "--sources-only"]
     if args.cann_version:
         cmd += ["--cann-version", args.cann_version]
     proc = subprocess.run(cmd, cwd=case_dir, capture_output=True, text=True)
