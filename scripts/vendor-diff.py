@@ -181,7 +181,7 @@ def skforge_side(args, case_dir):
     seg = segments[0]
     info = os.path.join(sk, "cann", seg, "kernel_info.json")
     return {"source": os.path.join(sk, seg + ".cpp"), "json": os.path.join(sk, seg + ".json"),
-            "kernel_info": json.load(open(info))}
+            "kernel_info": json.load(open(info)), "segment": seg}
 
 
 # Keys of the SuperKernel JSON whose values differ by design (share/doc/cann-conformance.md,
@@ -235,7 +235,8 @@ def cmd_diff(args):
         else:
             side_info = side["kernel_info"]
         jobs.append({"kernel_info": side_info or own_kernel_info(case_dir, case),
-                     "kernel_name": "g_sk", "out": os.path.join(case_dir, "vendor"),
+                     # the vendor's kernel is named as skc names the segment it hands over
+                     "kernel_name": "g_" + side.get("segment", "sk"), "out": os.path.join(case_dir, "vendor"),
                      "soc": "Ascend910_9391",
                      "dynamic": False})
     results = run_vendor(args.ga, args.ad, jobs, work)
