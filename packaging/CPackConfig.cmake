@@ -73,8 +73,8 @@ set(CPACK_RPM_PACKAGE_DESCRIPTION "${CPACK_PACKAGE_DESCRIPTION}")
 # Directories other packages own: listed, the package would claim them.
 set(CPACK_RPM_EXCLUDE_FROM_AUTO_FILELIST_ADDITION
     /usr/share/bash-completion /usr/share/bash-completion/completions /usr/share/man
-<<<<<<< HEAD
-    /usr/share/man/man1 /usr/share/man/man5 /usr/share/man/man8 /usr/lib/cmake)
+    /usr/share/man/man1 /usr/share/man/man5 /usr/share/man/man8 /usr/lib/cmake
+    /usr/share/lintian /usr/share/lintian/overrides /usr/lib/python3 /usr/lib/python3/dist-packages)
 
 # The architecture is the target's. Natively cpack asks dpkg and uname; a cross build
 # (scripts/cross-build.sh arm64) names it from CMAKE_SYSTEM_PROCESSOR, and dpkg-shlibdeps then
@@ -101,8 +101,4 @@ endif()\n" @ONLY)
   # CPack has stripped them already (CPACK_STRIP_FILES, with the cross toolchain's strip).
   set(CPACK_RPM_SPEC_MORE_DEFINE "%define __strip ${CMAKE_STRIP}")
 endif()
-=======
-    /usr/share/man/man1 /usr/share/man/man5 /usr/share/man/man8 /usr/lib/cmake
-    /usr/share/lintian /usr/share/lintian/overrides /usr/lib/python3 /usr/lib/python3/dist-packages)
->>>>>>> main
 include(CPack)

@@ -10,8 +10,8 @@ libboost-program-options-dev libboost-filesystem-dev libarchive-dev libyaml-cpp-
 libssl-dev zlib1g-dev catch2 nlohmann-json3-dev bats makeself zstd gzip tar coreutils
 clang-format python3 file bc openssl procps diffutils clang libclang-rt-14-dev
 ansible-core graphviz lintian rpm man-db
-<<<<<<< HEAD
-libdeflate-dev libzstd-dev pigz chromium"
+libdeflate-dev libzstd-dev pigz chromium
+busybox gawk original-awk"
 # Every :arm64 package here is Multi-Arch: same, so it installs beside its amd64 twin. Not
 # libyaml-cpp-dev (not Multi-Arch: same: its arm64 build would remove the amd64 one): the cross
 # build takes only the runtime library libyaml-cpp0.7:arm64 and the amd64 package's
@@ -25,10 +25,6 @@ case ${1:-} in
 arm64) PACKAGES="$PACKAGES $ARM64_PACKAGES" ;;
 *) echo "usage: scripts/bootstrap.sh [arm64]" >&2; exit 2 ;;
 esac
-=======
-libdeflate-dev libzstd-dev pigz chromium
-busybox gawk original-awk"
->>>>>>> main
 missing=
 for p in $PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"

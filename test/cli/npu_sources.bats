@@ -107,12 +107,16 @@ for core, subs in want["list"].items():
     for g, (func, block, stream, param, notify, wait, send, recv) in zip(got, subs):
         assert set(g) == {"func_name", "split_mode", "blockDim", "sub_operator_kernel_type",
                           "sub_operator_early_start_set_flag",
-                          "sub_operator_early_start_wait_flag", "streamid", "send_event_list",
-                          "recv_event_list", "arg_list"}, sorted(g)
+                          "sub_operator_early_start_wait_flag",
+                          "sub_operator_call_dcci_before_kernel_start",
+                          "sub_operator_call_dcci_after_kernel_end", "streamid",
+                          "send_event_list", "recv_event_list", "arg_list"}, sorted(g)
         assert g["func_name"] == func and g["blockDim"] == block and g["streamid"] == stream, g
         assert g["split_mode"] == 4
         assert g["sub_operator_early_start_set_flag"] is False
         assert g["sub_operator_early_start_wait_flag"] is False
+        assert g["sub_operator_call_dcci_before_kernel_start"] is False
+        assert g["sub_operator_call_dcci_after_kernel_end"] is False
         assert g["send_event_list"] == send and g["recv_event_list"] == recv, g
         assert g["arg_list"] == {"param_offset": param, "notify_param_offset": notify,
                                  "wait_param_offset": wait}, g["arg_list"]
@@ -459,4 +463,79 @@ order = ["is_inf__kernel0_middle(1)", "NotifyFunc<false>(param_base[4])",
 at = [src.find(s) for s in order]
 assert -1 not in at and at == sorted(at), list(zip(order, at))
 PY
+}
+
+# elf_archive OUT TEXT MEMBER...: an ar archive of host ELF objects, each with a .text of TEXT
+# bytes, as the op compiler packs a sub-kernel's split copies.
+elf_archive() {
+    local out=$1 text=$2
+    shift 2
+    mkdir -p elf
+    for m in "$@"; do
+        printf '.text\n.space %s\n.data\n.space 20000\n' "$text" | cc -c -x assembler - -o "elf/$m"
+    done
+    rm -f "$out"
+    (cd elf && ar rcs "../$out" "$@")
+}
+
+@test "preload counts the .text the vendor measures, in the archive member obj_files names" {
+    st_graph "stream-fusion=0:early-start=1"
+    # is_inf: .text 4000 bytes in is_inf.o (2 lines of 2 KiB), pows: 10000 (5 lines); each
+    # object also has 20000 bytes of data, which the vendor does not count.
+    python3 - <<'PY'
+import json
+for name in ("is_inf", "pows"):
+    path = "g/kernels/%s.json" % name
+    meta = json.load(open(path))
+    meta["sub_operator_kernel_name"]["AiCore"]["obj_files"] = name + ".o"
+    meta["sub_operator_kernel_name"]["AiCore"].update(
+        {"obj_files_split%d" % k: "%s_split%d.o" % (name, k) for k in (1, 2, 3)})
+    json.dump(meta, open(path, "w"))
+PY
+    elf_archive g/kernels/is_inf.o 4000 is_inf.o is_inf_split1.o is_inf_split2.o is_inf_split3.o
+    elf_archive g/kernels/pows.o 10000 pows.o pows_split1.o pows_split2.o pows_split3.o
+    python3 - <<'PY'
+import hashlib, json
+for name in ("is_inf", "pows"):
+    path = "g/kernels/%s.json" % name
+    meta = json.load(open(path))
+    meta["sha256"] = hashlib.sha256(open("g/kernels/%s.o" % name, "rb").read()).hexdigest()
+    json.dump(meta, open(path, "w"))
+PY
+    run env PATH=/usr/bin:/bin "$SKC" compile g/graph.yaml --sources-only
+    [ "$status" -eq 0 ]
+    grep -q 'preload((const void \*)is_inf__kernel0_middle, 2);' "$SRC/superkernel_1.cpp"
+    grep -q 'preload((const void \*)is_inf__kernel0_middle_split3, 2);' "$SRC/superkernel_1.cpp"
+    grep -q 'preload((const void \*)pows__kernel0_middle, 5);' "$SRC/superkernel_1.cpp"
+    ! grep -q 'preload((const void \*)pows__kernel0_middle, 8);' "$SRC/superkernel_1.cpp"
+}
+
+@test "a sub-kernel's own dcci before and after runs on every core of its kind, idle ones too" {
+    st_graph "stream-fusion=0:early-start=1"
+    python3 - <<'PY'
+import hashlib, json
+path = "g/kernels/pows.json"
+meta = json.load(open(path))
+meta["sub_operator_call_dcci_before_kernel_start"] = True
+meta["sub_operator_call_dcci_after_kernel_end"] = True
+json.dump(meta, open(path, "w"))
+PY
+    run env PATH=/usr/bin:/bin "$SKC" compile g/graph.yaml --sources-only
+    [ "$status" -eq 0 ]
+    # graph-autofusion gen_call_func: the dcci is outside `if (GetBlockIdx() < blockDim)`.
+    python3 - "$SRC/superkernel_1.cpp" <<'PY'
+import sys
+src = open(sys.argv[1]).read()
+dcci = "dcci((__gm__ uint64_t*)0, cache_line_t::ENTIRE_DATA_CACHE, dcci_dst_t::CACHELINE_OUT);"
+guard = "if (AscendC::GetBlockIdx() < 1) {"
+call = "pows__kernel0_middle(4);"
+at_call = src.index(call)
+before = src.rfind(dcci, 0, at_call)
+assert before != -1 and src.rfind(guard, 0, at_call) > before, src
+after = src.index(dcci, at_call)
+block_end = src.index("\n        }\n", at_call)  # the guard's closing brace
+assert after > block_end, src
+PY
+    json_pows=$(python3 -c "import json;print(json.load(open('$SRC/superkernel_1.json'))['SuperkernelInfo']['kernelList']['aicore'][1]['sub_operator_call_dcci_before_kernel_start'])")
+    [ "$json_pows" = True ]
 }

@@ -7,9 +7,13 @@
 #include "skforge/codegen/ascendc.hpp"
 
 #include "ascendc_code.hpp"
+#include "skforge/kernel/code_size.hpp"
+#include "skforge/support/error.hpp"
+#include "skforge/support/file.hpp"
 #include "skforge/support/identifier.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <functional>
 #include <set>
 
@@ -39,8 +43,8 @@ struct Sub {
     std::string aic, aiv; // functions on the cube / vector cores, empty where it has none
     std::uint32_t block_dim = 1;
     std::uint32_t split = 1;
-    std::uint32_t preload_units = 0; // 2 KiB units of code
-    std::uint32_t args = 0;          // args_offset
+    std::uint32_t preload_aic = 0, preload_aiv = 0; // 2 KiB units of code on each kind
+    std::uint32_t args = 0;                         // args_offset
     std::uint32_t stream = 0;
     bool es_set = false, es_wait = false; // the sub-kernel starts/waits early itself
     bool dcci_before = false, dcci_after = false;
@@ -52,8 +56,8 @@ std::string function(const Sub& sub, Side side) {
     return side == Side::aic ? sub.aic : sub.aiv;
 }
 
-// Preload counts 2 KiB lines of at most 16 KiB of code (the vector core's instruction cache);
-// the vendor measures .text, skforge the object (or 16 KiB when unknown).
+// Preload counts 2 KiB lines of at most 16 KiB of code (the vector core's instruction cache),
+// of the .text the vendor measures (16 KiB when nothing is known).
 std::uint32_t preload_units(std::uint64_t code_bytes) {
     std::uint64_t bytes = std::min<std::uint64_t>(code_bytes == 0 ? 16384 : code_bytes, 16384);
     return static_cast<std::uint32_t>((bytes + 2047) / 2048);
@@ -117,6 +121,33 @@ bool matches(const std::vector<std::string>& patterns, const std::string& op_typ
                        [&](const std::string& p) { return graph::op_type_matches(p, op_type); });
 }
 
+// The .text of the object a kind of core runs, as the vendor measures it (0 when unknown): the
+// "AiCore" object of a single-core kernel, the cube or vector half of a MIX one. With a
+// split_mode in the JSON the binary is the op compiler's archive of split copies, measured at
+// the member obj_files names; without one, the binary itself (kernel/code_size.hpp).
+std::uint64_t text_size(const graph::Graph& g, const graph::Op& op, KernelType type, Side side) {
+    const auto& meta = g.kernels[static_cast<std::size_t>(op.kernel_index)].meta;
+    if (op.kernel.bin_path.empty())
+        return 0;
+    const bool single = type == KernelType::aiv_only || type == KernelType::aic_only;
+    const std::string half = side == Side::aic ? "-cube" : "-vec";
+    for (const auto& [key, name] : meta.sub_kernel_names) {
+        if (!(single ? key == "AiCore" : key.ends_with(half)))
+            continue;
+        std::string member;
+        if (meta.split_mode > 0 && !name.obj_files.empty())
+            member = std::filesystem::path(name.obj_files.front()).filename().string();
+        std::string bytes;
+        try {
+            bytes = support::read_file(graph::resolve_path(g, op.kernel.bin_path));
+        } catch (const support::Error&) {
+            return 0; // the loader has reported it
+        }
+        return kernel::text_section_size(bytes, member).value_or(0);
+    }
+    return 0;
+}
+
 std::vector<Sub> subs_of(const graph::Graph& g, const fusion::Segment& s, const NpuTarget& t) {
     auto layout = npu_param_layout(g, s, t);
     auto inner = inner_events(g, s);
@@ -130,7 +161,14 @@ std::vector<Sub> subs_of(const graph::Graph& g, const fusion::Segment& s, const 
         std::tie(sub.aic, sub.aiv) = npu_sub_functions(g, s, p, t);
         sub.block_dim = s.subs[p].block_dim;
         sub.split = std::max<std::uint32_t>(1, s.subs[p].split_mode);
-        sub.preload_units = preload_units(k.binary_size);
+        // The .text the vendor measures; an object that has none we can read (not ELF) counts
+        // whole, as before (the vendor refuses it).
+        auto units = [&](Side side) {
+            std::uint64_t text = text_size(g, op, sub.type, side);
+            return preload_units(text != 0 ? text : k.binary_size);
+        };
+        sub.preload_aic = units(Side::aic);
+        sub.preload_aiv = units(Side::aiv);
         sub.args = layout.param_offset[p];
         sub.stream = op.stream_id;
         sub.es_set = k.meta.early_start_set_flag;
@@ -364,11 +402,13 @@ void dcci_all(Code& c, const char* why) {
 
 // One statement per split copy, chosen by the physical core id so that neighbouring cores fetch
 // different copies of the code.
-void split_switch(Code& c, const Sub& sub, const std::string& func, Call what, bool feed) {
+void split_switch(Code& c, const Sub& sub, Side side, Call what, bool feed) {
+    const std::string func = function(sub, side);
+    const auto units = side == Side::aic ? sub.preload_aic : sub.preload_aiv;
     auto stmt = [&](std::uint32_t k) {
         std::string f = k == 0 ? func : func + "_split" + std::to_string(k);
         if (what == Call::preload)
-            c.line("preload((const void *)" + f + ", " + std::to_string(sub.preload_units) + ");");
+            c.line("preload((const void *)" + f + ", " + std::to_string(units) + ");");
         else
             c.line(f + "(" + std::to_string(sub.args) + ");");
         if (feed)
@@ -392,18 +432,21 @@ void split_switch(Code& c, const Sub& sub, const std::string& func, Call what, b
 }
 
 void call_side(Code& c, const Sub& sub, Side side, Call what, bool feed) {
+    // The vendor's dcci before and after a sub-kernel is done by every core of the kind, also
+    // those the sub-kernel leaves idle (graph-autofusion super_kernel_sub_op_infos.py
+    // gen_sub_kernel_declare_and_call_func: outside the block-index guard).
     c.open("if " + guard(side));
-    c.open("if (" + block_index(sub.type) + " < " + std::to_string(sub.block_dim) + ")");
     if (what == Call::run && sub.dcci_before)
         dcci_all(c, "dcci-before-kernel-start");
-    split_switch(c, sub, function(sub, side), what, feed);
-    if (what == Call::run && sub.dcci_after)
-        dcci_all(c, "dcci-after-kernel-end");
+    c.open("if (" + block_index(sub.type) + " < " + std::to_string(sub.block_dim) + ")");
+    split_switch(c, sub, side, what, feed);
     if (feed) {
         c.reopen("else");
         c.line("AscendC::SuperKernelAutoSyncAllComplementImpl();");
     }
     c.close();
+    if (what == Call::run && sub.dcci_after)
+        dcci_all(c, "dcci-after-kernel-end");
     c.close();
 }
 

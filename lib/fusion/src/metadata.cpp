@@ -325,6 +325,10 @@ void vendor_sub_kernel(json_text::Out& out, const graph::Graph& g, const Segment
     jt::key(out, "split_mode");
     optional_number(out, meta.split_mode == 0 ? -1 : std::int64_t{meta.split_mode});
     jt::number(out, "streamid", op.stream_id);
+    // Both asc-devkit lines (8.5.0-beta.1 eeb99217, 9.0.0 1ea13f3b) copy these two from the
+    // sub-kernel's JSON, false when absent (compile_op.py _update_super_dfx_info).
+    flag(out, "sub_operator_call_dcci_after_kernel_end", meta.call_dcci_after_kernel_end);
+    flag(out, "sub_operator_call_dcci_before_kernel_start", meta.call_dcci_before_kernel_start);
     flag(out, "sub_operator_early_start_set_flag", meta.early_start_set_flag);
     flag(out, "sub_operator_early_start_wait_flag", meta.early_start_wait_flag);
     jt::text(out, "sub_operator_kernel_type", kernel::kernel_type_name(*meta.kernel_type));

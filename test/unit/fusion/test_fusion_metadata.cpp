@@ -36,7 +36,8 @@ void sub_kernel(test::GraphFixture& f, const std::string& name, int params) {
                  {"split_mode", 4},
                  {"sub_operator_params", names},
                  {"sub_operator_early_start_set_flag", true},
-                 {"sub_operator_early_start_wait_flag", false}};
+                 {"sub_operator_early_start_wait_flag", false},
+                 {"sub_operator_call_dcci_after_kernel_end", name == "four"}};
     test::write_text(f.dir / ("kernels/" + name + ".json"), meta.dump());
 }
 
@@ -130,6 +131,10 @@ TEST_CASE("NPU metadata: the vendor's keys and values, skforge's plan under one 
     CHECK(b["streamid"] == 1);
     CHECK(b["sub_operator_early_start_set_flag"] == true); // the sub-kernel's own flag
     CHECK(b["sub_operator_early_start_wait_flag"] == false);
+    // Both asc-devkit lines copy the two dcci flags from the sub-kernel's JSON, false if absent.
+    CHECK(b["sub_operator_call_dcci_after_kernel_end"] == true);
+    CHECK(b["sub_operator_call_dcci_before_kernel_start"] == false);
+    CHECK(list["aicore"][0]["sub_operator_call_dcci_after_kernel_end"] == false);
     CHECK(b["arg_list"] == json{{"notify_param_offset", nullptr},
                                 {"param_offset", 4},
                                 {"wait_param_offset", nullptr}});

@@ -1,0 +1,299 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Differential harness against the vendor's SuperKernel generator (development only: CI cannot
+reach the vendor's repositories). See share/doc/cann-conformance.md, "The vendor's generator as
+the oracle".
+
+  vendor-diff.py st   --ga GA_DIR --ad AD_DIR [--work DIR] [-v]
+      run the vendor's own ST scenarios through its generator with our stand-ins and compare
+      with its expected sources byte for byte (and its expected JSON, sha256 aside).
+  vendor-diff.py diff --ga GA_DIR --ad AD_DIR --skc BUILD/apps/skc/skc [--cann-version V]
+                      [--work DIR] [--seed N] [--count N] [-v]
+      generate SuperKernel inputs, run `skc compile --sources-only` on each, feed the vendor
+      the kernel_info skforge writes, and compare entry source (normalised) and JSON.
+
+GA_DIR: a tree of hicann/graph-autofusion holding super_kernel/; AD_DIR: one of
+cannmirror/asc-devkit holding tools/build/asc_op_compile_base (unpacked outside the project).
+Exit 0 when every case agrees, 1 otherwise."""
+import argparse
+import difflib
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "vendor_oracle"))
+import cases as gen  # noqa: E402
+import normalise  # noqa: E402
+import objects  # noqa: E402
+import vendor_st  # noqa: E402
+
+
+def run_vendor(ga, ad, jobs, work):
+    """Run the vendor's generator on every job ({kernel_info (a dict), kernel_name, out,
+    dynamic, soc}) in one interpreter that forks per job; returns each job's result."""
+    listed = []
+    for job in jobs:
+        os.makedirs(job["out"], exist_ok=True)
+        path = os.path.join(job["out"], "kernel_info.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(job["kernel_info"], f, indent=2)
+        listed.append(dict({k: v for k, v in job.items() if k != "kernel_info"},
+                           kernel_info=path))
+    jobs_path = os.path.join(work, "jobs.json")
+    with open(jobs_path, "w", encoding="utf-8") as f:
+        json.dump(listed, f, indent=2)
+    proc = subprocess.run([sys.executable, "-B", os.path.join(HERE, "vendor_oracle", "run_vendor.py"),
+                           "--ga", ga, "--ad", ad, jobs_path], capture_output=True, text=True)
+    results = []
+    for job in listed:
+        path = os.path.join(job["out"], "result.json")
+        results.append(json.load(open(path)) if os.path.exists(path) else
+                       {"error": "no result: " + proc.stderr[-2000:]})
+    return results
+
+
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def st_inputs(case, work, master):
+    """The op_list the vendor's ST hands its generator, with our stand-in objects."""
+    op_list = []
+    for index, op in enumerate(case["ops"]):
+        name = os.path.splitext(os.path.basename(op["json"]))[0]
+        obj = os.path.join(work, "sub", f"{index}_{name}.o")
+        os.makedirs(os.path.dirname(obj), exist_ok=True)
+        if master:
+            json_path = op["json"]
+            meta = json.load(open(json_path))
+        else:
+            meta = vendor_st.kernel_json_85(case, index, obj)
+            json_path = os.path.join(work, "sub", f"{index}_{name}.json")
+            json.dump(meta, open(json_path, "w"), indent=2)
+        objects.sub_kernel_archive(obj, objects.members_of(meta), objects.TEXT_SIZE[name])
+        entry = {"stream_id": op["stream_id"], "bin_path": obj, "json_path": json_path,
+                 "send_event_list": op["send_event_list"], "recv_event_list": op["recv_event_list"],
+                 "task_type": op["task_type"]}
+        op_list.append(entry)
+    return {"super_kernel_options": case["options"], "op_list": op_list}
+
+
+def key_paths(value, prefix=""):
+    """Every leaf of a JSON value as {"a.b[0].c": leaf}."""
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            out.update(key_paths(item, f"{prefix}.{key}" if prefix else key))
+        return out or {prefix: {}}
+    if isinstance(value, list):
+        out = {}
+        for i, item in enumerate(value):
+            out.update(key_paths(item, f"{prefix}[{i}]"))
+        return out or {prefix: []}
+    return {prefix: value}
+
+
+def json_differences(expected_path, got_path, ignore=("sha256",)):
+    """The leaves (list indices as [*]) where two JSON files differ, sha256 aside."""
+    expected = key_paths(json.load(open(expected_path)))
+    got = key_paths(json.load(open(got_path)))
+    out = set()
+    for key in set(expected) | set(got):
+        if key.split(".")[0] in ignore:
+            continue
+        if expected.get(key, "<absent>") != got.get(key, "<absent>"):
+            out.add(re.sub(r"\[\d+\]", "[*]", key) +
+                    (" (absent)" if key not in got else " (extra)" if key not in expected else ""))
+    return sorted(out)
+
+
+def bisheng_has(tools_log, source, wanted):
+    for line in read(tools_log).splitlines():
+        cmd = json.loads(line)
+        if cmd[0] == "bisheng" and source in cmd:
+            return [w for w in wanted if w not in " ".join(cmd)]
+    return list(wanted) or ["(no bisheng call)"]
+
+
+def cmd_st(args):
+    master = os.path.isdir(os.path.join(args.ga, "super_kernel", "tests", "st",
+                                        "json_for_test_smoke"))
+    work = args.work or tempfile.mkdtemp(prefix="vendor-st-")
+    os.makedirs(work, exist_ok=True)
+    cases = vendor_st.st_cases(args.ga)
+    jobs = []
+    for case in cases:
+        out = os.path.join(work, case["name"])
+        jobs.append({"kernel_info": st_inputs(case, out, master), "kernel_name": case["kernel_name"],
+                     "out": out, "dynamic": case["dynamic"], "soc": "Ascend910_9391"})
+    agree = {"source": 0, "json": 0, "all": 0}
+    for case, result in zip(cases, run_vendor(args.ga, args.ad, jobs, work)):
+        expected = case["expected_dir"]
+        if "error" in result:
+            verdict = "vendor error: " + result["error"]
+            if args.verbose:
+                print(result.get("trace", ""))
+        else:
+            golden = os.path.join(expected, "expect_sk_code.cc")
+            # 8.5.0-beta.1 keeps only the JSON of two scenarios: nothing to compare the source to.
+            src_ok = read(result["source"]) == read(golden) if os.path.exists(golden) else None
+            diffs = json_differences(os.path.join(expected, "expect_compiled_json.json"),
+                                     result["json"])
+            missing = bisheng_has(result["tools"], result["source"], case["golden_options"])
+            agree["source"] += bool(src_ok)
+            agree["json"] += not diffs
+            verdict = "agrees" if src_ok and not diffs and not missing else \
+                f"source {'same' if src_ok else 'DIFFERS' if src_ok is False else 'not kept'}" + \
+                (f", json differs in {', '.join(diffs)}" if diffs else ", json same") + \
+                (f", bisheng lacks {missing}" if missing else "")
+            if args.verbose and src_ok is False:
+                subprocess.run(["diff", "-u", os.path.join(expected, "expect_sk_code.cc"),
+                                result["source"]])
+        agree["all"] += verdict == "agrees"
+        print(f"{case['name']}: {verdict}" +
+              (" (not run by the vendor's ST)" if case.get("inactive") else ""))
+    print(f"{len(cases)} ST scenarios: source byte for byte {agree['source']}, JSON (sha256 "
+          f"aside) {agree['json']}, both with the ST's compile options {agree['all']} "
+          f"(work: {work})")
+    return 0 if agree["all"] == len(cases) else 1
+
+
+def skforge_side(args, case_dir):
+    """skc compile --sources-only on the case; (entry source, JSON, kernel_info) or an error."""
+    # skc runs in the case's directory: a relative --skc is taken from where we were started.
+    cmd = [os.path.abspath(args.skc), "compile", "graph.yaml", "--sources-only"]
+    if args.cann_version:
+        cmd += ["--cann-version", args.cann_version]
+    proc = subprocess.run(cmd, cwd=case_dir, capture_output=True, text=True)
+    if proc.returncode != 0:
+        return {"error": (proc.stderr.strip().splitlines() or ["exit %d" % proc.returncode])[0]}
+    sk = os.path.join(case_dir, "static_kernel_compile_outputs", "g_dav-2201_sources",
+                      "ascend910_93", "SuperKernel")
+    segments = sorted(os.listdir(os.path.join(sk, "cann"))) if os.path.isdir(
+        os.path.join(sk, "cann")) else []
+    if len(segments) != 1:
+        return {"error": f"skforge cuts the scope into {len(segments)} SuperKernels"}
+    seg = segments[0]
+    info = os.path.join(sk, "cann", seg, "kernel_info.json")
+    return {"source": os.path.join(sk, seg + ".cpp"), "json": os.path.join(sk, seg + ".json"),
+            "kernel_info": json.load(open(info)), "segment": seg}
+
+
+# Keys of the SuperKernel JSON whose values differ by design (share/doc/cann-conformance.md,
+# "SuperKernel JSON"): skforge's own plan data, the digest of a binary --sources-only does not
+# build, and the workspace, which in skforge also holds the arena and its flag slots.
+JSON_BY_DESIGN = ("skforge", "sha256", "workspace")
+
+
+def vendor_reason(result):
+    """The vendor's own words for a refusal ([message:...] of ascendc_raise_python_err), with
+    the paths and lists it quotes cut."""
+    found = re.search(r"\[message:(?:ERROR: )?(.*?)(?:\]|$)", result.get("trace", ""), re.S)
+    text = found.group(1) if found else result["error"]
+    return re.sub(r"(: )?(oplist|op_list)?: \[\{.*", "", text.split("\n")[0])[:200]
+
+
+def compare(ours, vendor):
+    """The differences between skforge's and the vendor's outputs for one case, as text."""
+    if "error" in ours or "error" in vendor:
+        if "error" in ours and "error" in vendor:
+            return []  # both refuse
+        who = "skforge refuses: " + ours["error"] if "error" in ours else \
+            "vendor refuses: " + vendor_reason(vendor)
+        return [who]
+    out = []
+    a, ha = normalise.normalise(read(ours["source"]))
+    b, hb = normalise.normalise(read(vendor["source"]))
+    if ha != hb:
+        out.append(f"lock helpers: skforge {ha}, vendor {hb}")
+    if a != b:
+        diff = list(difflib.unified_diff(normalise.pretty(b), normalise.pretty(a), "vendor",
+                                         "skforge", n=1, lineterm=""))
+        out.append("source:\n" + "\n".join(diff[2:40]))
+    diffs = json_differences(vendor["json"], ours["json"], JSON_BY_DESIGN)
+    if diffs:
+        out.append("json: " + ", ".join(diffs))
+    return out
+
+
+def cmd_diff(args):
+    work = args.work or tempfile.mkdtemp(prefix="vendor-diff-")
+    os.makedirs(work, exist_ok=True)
+    cases = gen.generated_cases(args.seed, args.count)
+    ours, jobs = [], []
+    for case in cases:
+        case_dir = gen.write_case(case, work)
+        side = skforge_side(args, case_dir)
+        ours.append(side)
+        if "error" in side:  # the vendor gets the kernel_info skforge would have written
+            side_info = None
+        else:
+            side_info = side["kernel_info"]
+        jobs.append({"kernel_info": side_info or own_kernel_info(case_dir, case),
+                     # the vendor's kernel is named as skc names the segment it hands over
+                     "kernel_name": "g_" + side.get("segment", "sk"), "out": os.path.join(case_dir, "vendor"),
+                     "soc": "Ascend910_9391",
+                     "dynamic": False})
+    results = run_vendor(args.ga, args.ad, jobs, work)
+    agree = 0
+    summary = {}
+    for case, side, vendor in zip(cases, ours, results):
+        diffs = compare(side, vendor)
+        agree += not diffs
+        status = "agree" if not diffs else "differ"
+        print(f"{case['name']}: {status}  ops={[op['type'][12:] for op in case['ops']]} "
+              f"streams={[op['stream'] for op in case['ops']]} options={case['options']}")
+        for d in diffs:
+            key = re.sub(r"\bk\d+__kernel0\b", "k<i>__kernel0", d.splitlines()[0])[:160]
+            summary[key] = summary.get(key, 0) + 1
+            if args.verbose:
+                print("    " + d.replace("\n", "\n    "))
+    print(f"{agree}/{len(cases)} cases agree (source normalised, JSON without "
+          f"{', '.join(JSON_BY_DESIGN)}); work: {work}")
+    for key, count in sorted(summary.items(), key=lambda kv: -kv[1]):
+        print(f"  {count:3d}  {key}")
+    return 0 if agree == len(cases) else 1
+
+
+def own_kernel_info(case_dir, case):
+    """The kernel_info for a case skforge refuses, written as GE would, so the vendor's verdict
+    on the same input is known."""
+    ops = []
+    text = read(os.path.join(case_dir, "graph.yaml"))
+    for i, op in enumerate(case["ops"]):
+        send = re.search(r"name: op%d,.*?send_event_list: \[([^\]]*)\]" % i, text)
+        ops.append({"bin_path": os.path.join(case_dir, "kernels", f"k{i}.o"),
+                    "json_path": os.path.join(case_dir, "kernels", f"k{i}.json"),
+                    "stream_id": op["stream"], "task_type": "normal",
+                    "send_event_list": [int(e) for e in send.group(1).split(",")] if send else [],
+                    "recv_event_list": op.get("recv", [])})
+    return {"op_list": ops,
+            "super_kernel_options": ":".join(f"{k}={v}" for k, v in case["options"].items())}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for name in ("st", "diff"):
+        p = sub.add_parser(name)
+        p.add_argument("--ga", required=True)
+        p.add_argument("--ad", required=True)
+        p.add_argument("--work")
+        p.add_argument("-v", "--verbose", action="store_true")
+        if name == "diff":
+            p.add_argument("--skc", required=True)
+            p.add_argument("--cann-version")
+            p.add_argument("--seed", type=int, default=1)
+            p.add_argument("--count", type=int, default=60)
+    args = ap.parse_args()
+    args.ga, args.ad = os.path.abspath(args.ga), os.path.abspath(args.ad)
+    return cmd_st(args) if args.cmd == "st" else cmd_diff(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
