@@ -21,8 +21,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto tree = inst::InstallTree::open(root, inst::Create::yes);
     if (!tree)
         std::abort();
-    for (const auto& line : inst::read_history(*tree)) {
-        if (!line.is_object()) {
+    for (const auto& entry : inst::read_history(*tree)) {
+        auto line = entry.as_json();
+        if (!line.is_object() || (entry.readable() && !entry.line.is_object())) {
             std::fprintf(stderr, "read_history returned a line that is not an object\n");
             std::abort();
         }
