@@ -68,7 +68,7 @@ TEST_CASE("history: text that is not UTF-8 is written replaced, never refused",
           "skinstall install /x\xef\xbf\xbd.run --install-path /r\xef\xbf\xbd");
 }
 
-TEST_CASE("--log-file: each refusal and its reason", "[install][history]") {
+TEST_CASE("the --log-file option: each refusal and its reason", "[install][history]") {
     test::ScopedTempDir dir;
     fs::create_directories(dir / "logs");
     fs::create_symlink(dir / "logs/real.log", dir / "logs/link.log");
