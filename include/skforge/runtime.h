@@ -37,26 +37,28 @@ extern "C" {
 
 /* Result codes: SKF_OK, or one of these (always negative). */
 #define SKF_OK 0
-#define SKF_E_ARGUMENT (-1)    /* a bad argument: NULL, a bad device string, an index out of range */
-#define SKF_E_NOT_FOUND (-2)   /* no such package, tensor or SuperKernel */
-#define SKF_E_UNBOUND (-3)     /* a run needs tensors that are not bound; the message names them */
-#define SKF_E_PACKAGE (-4)     /* the package is damaged, changed since install, or of another version */
-#define SKF_E_DEVICE (-5)      /* the device runtime is missing or failed (CANN, libascendcl.so) */
-#define SKF_E_UNSUPPORTED (-6) /* this package cannot do that on this device; the message says why */
-#define SKF_E_MISUSE (-7)      /* a handle that is closed or did not come from skf_open */
-#define SKF_E_MEMORY (-8)      /* out of memory */
+#define SKF_E_ARGUMENT (-1)  /* a bad argument: NULL, a bad device string, an index out of range */
+#define SKF_E_NOT_FOUND (-2) /* no such package, tensor or SuperKernel */
+#define SKF_E_UNBOUND (-3)   /* a run needs tensors that are not bound; the message names them */
+/* the package is damaged, changed since install, or of another version */
+#define SKF_E_PACKAGE (-4)
+#define SKF_E_DEVICE (-5) /* the device runtime is missing or failed (CANN, libascendcl.so) */
+/* this package cannot do that on this device; the message says why */
+#define SKF_E_UNSUPPORTED (-6)
+#define SKF_E_MISUSE (-7) /* a handle that is closed or did not come from skf_open */
+#define SKF_E_MEMORY (-8) /* out of memory */
 
 /* An open package. */
 typedef struct skf_package skf_package;
 
 /* A tensor of the package's graph that the caller may bind. */
 typedef struct {
-    const char* name;  /* graph tensor name; valid until skf_close */
-    int is_output;     /* 1: a graph output; 0: a graph input or an intermediate (skf_tensor_role) */
+    const char* name; /* graph tensor name; valid until skf_close */
+    int is_output;    /* 1: a graph output; 0: a graph input or an intermediate (skf_tensor_role) */
     const char* dtype; /* graph dtype name: float32, float16, bfloat16, int8, int32, ... */
     int rank;          /* number of dims (at most 8) */
     int64_t dims[8];
-    size_t bytes;      /* size of the memory skf_bind must be given */
+    size_t bytes; /* size of the memory skf_bind must be given */
 } skf_tensor_info;
 
 /* Opens `package` installed under `install_path` (the toolkit root, as for skinstall; NULL:
@@ -107,8 +109,8 @@ SKF_API const char* skf_segment_name(const skf_package* pkg, size_t i);
  * engine binds before skf_run_segment. skf_segment_tensor_at gives the j-th as an index for
  * skf_tensor_info_at, and whether the SuperKernel writes it. */
 SKF_API size_t skf_segment_tensor_count(const skf_package* pkg, size_t segment);
-SKF_API int skf_segment_tensor_at(const skf_package* pkg, size_t segment, size_t j,
-                                  size_t* tensor, int* writes);
+SKF_API int skf_segment_tensor_at(const skf_package* pkg, size_t segment, size_t j, size_t* tensor,
+                                  int* writes);
 
 /* Launches SuperKernel `segment` alone (one launch) with the tensors bound so far: every tensor
  * it reads or writes must be bound (the message names any that are not). Its waits on operators
@@ -121,11 +123,11 @@ SKF_API size_t skf_operator_count(const skf_package* pkg);
 
 /* Counters of a handle. */
 typedef struct {
-    uint64_t runs;               /* successful skf_run, skf_run_unfused and skf_run_segment calls */
-    uint64_t launches;           /* kernel launches of all of them */
-    uint64_t last_launches;      /* launches of the last successful run */
-    uint64_t last_nanoseconds;   /* wall time of the last successful run (launch to finish) */
-    uint64_t total_nanoseconds;  /* wall time of all of them */
+    uint64_t runs;              /* successful skf_run, skf_run_unfused and skf_run_segment calls */
+    uint64_t launches;          /* kernel launches of all of them */
+    uint64_t last_launches;     /* launches of the last successful run */
+    uint64_t last_nanoseconds;  /* wall time of the last successful run (launch to finish) */
+    uint64_t total_nanoseconds; /* wall time of all of them */
 } skf_stats;
 
 /* Fills *out with the handle's counters. */
