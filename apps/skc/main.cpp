@@ -2,6 +2,7 @@
 // skc: the offline pipeline's command line. It parses options into plain structs and calls the
 // library; every error is caught once here and mapped to an exit code (0 ok, 1 failure, 2 usage).
 #include "../common/cli_main.hpp"
+#include "skforge/codegen/cann_release.hpp"
 #include "skforge/compile/cache_store.hpp"
 #include "skforge/compile/compile.hpp"
 #include "skforge/fusion/report.hpp"
@@ -356,8 +357,14 @@ skforge::graph::Graph* load_checked(const std::string& path,
         skforge::graph::Diagnostics plan_diags;
         auto deps = skforge::graph::dependencies(g);
         timing.mark("depends");
+        // An NPU graph is planned with the vendor's option defaults, as skc compile plans it
+        // (the same on every CANN line skforge knows).
+        const bool npu = g.npu_arch == "dav-2201" || g.npu_arch == "dav-3510";
+        const auto& release =
+            skforge::codegen::cann_release(skforge::codegen::k_default_cann_version);
         auto planned = std::async(std::launch::async, [&] {
-            return skforge::fusion::make_plan(g, deps, plan_diags, depth);
+            return skforge::fusion::make_plan(g, deps, plan_diags, depth, {},
+                                              npu ? &release.option_defaults : nullptr);
         });
         skforge::graph::validate_graph(g, deps, diags);
         timing.mark("validate");
@@ -475,6 +482,7 @@ nlohmann::json compile_json(const skforge::compile::CompileResult& r, bool use_c
             {"version", r.version},
             {"npu_arch", r.npu_arch},
             {"soc", r.soc},
+            {"cann_version", or_null(r.cann_version)},
             {"cache", !r.sources_dir.empty() ? "unused"
                       : r.cache_hit          ? "hit"
                       : use_cache            ? "miss"
@@ -542,6 +550,9 @@ int cmd_compile(const Args& args) {
     add("sk-backend", po::value(&sk_backend)->value_name("auto|cann|skforge"),
         "NPU SuperKernel generator: cann (the vendor's super_kernel.compile), skforge, or auto "
         "(default: cann when python3 can import superkernel)");
+    add("cann-version", po::value(&o.cann_version)->value_name("8.5|9.0"),
+        "NPU targets: the CANN release whose conventions to follow (default: the toolkit's "
+        "in $ASCEND_HOME_PATH, else 9.0)");
     std::string depfile;
     add("depfile", po::value(&depfile)->value_name("FILE"),
         "write a Makefile rule '<run>: <every input>' to FILE, for make, ninja, CMake");
@@ -558,6 +569,9 @@ int cmd_compile(const Args& args) {
         throw Error("--sk-backend '" + sk_backend + "': expected auto, cann or skforge",
                     ErrorKind::usage);
     o.sk_backend = *backend;
+    if (!o.cann_version.empty() && !skforge::codegen::parse_cann_version(o.cann_version))
+        throw Error("--cann-version '" + o.cann_version + "': expected 8.5 or 9.0",
+                    ErrorKind::usage);
     if (!key.empty())
         o.sign_key = key;
     o.use_cache = !no_cache;

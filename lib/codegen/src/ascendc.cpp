@@ -174,7 +174,9 @@ std::vector<Sub> subs_of(const graph::Graph& g, const fusion::Segment& s, const 
         sub.es_set = k.meta.early_start_set_flag;
         sub.es_wait = k.meta.early_start_wait_flag;
         // The scope's patterns or the sub-kernel's own JSON; debug-dcci-all is the entry's own.
-        bool on = !s.subs[p].dcci_disabled && !k.meta.call_dcci_disable_on_kernel;
+        // The JSON's own disable flag counts where the release's generator reads it.
+        bool on = !s.subs[p].dcci_disabled && !(cann_release(t.cann).honours_dcci_disable_flag &&
+                                                k.meta.call_dcci_disable_on_kernel);
         sub.dcci_before = on && (matches(s.options.dcci_before_kernel_start, op.type) ||
                                  k.meta.call_dcci_before_kernel_start);
         sub.dcci_after = on && (matches(s.options.dcci_after_kernel_end, op.type) ||
@@ -204,6 +206,7 @@ struct Entry {
     std::uint32_t func_align = 512;
     std::uint32_t split = 1;
     std::vector<Sub> subs;
+    const CannRelease* release = nullptr;
 };
 
 Entry entry_of(const graph::Graph& g, const fusion::Segment& s, const NpuTarget& t) {
@@ -222,6 +225,7 @@ Entry entry_of(const graph::Graph& g, const fusion::Segment& s, const NpuTarget&
     e.func_align = s.options.func_align;
     e.split = std::max<std::uint32_t>(1, s.options.split_mode);
     e.subs = subs_of(g, s, t);
+    e.release = &cann_release(t.cann);
     return e;
 }
 
@@ -342,6 +346,22 @@ void reset_locks(Code& c, const Entry& e) {
     }
 }
 
+// After a wait on block 0 of one kind of core, when the barrier below does not hold the cores
+// it waited on: the release's rule (CannRelease::wait_extra_sync).
+void wait_extra_sync(Code& c, const Entry& e, const Sub& pre, const Sub& cur) {
+    for (const auto& rule : e.release->wait_extra_sync) {
+        if ((rule.before & types_of(pre.type)) == 0 || (rule.current & types_of(cur.type)) == 0)
+            continue;
+        c.line(std::string("// the barrier below does not hold the ") +
+               (rule.vector_cores ? "vector" : "cube") + " cores: hold them here");
+        if (rule.vector_cores)
+            c.line("AscendC::SyncAll<true>();");
+        else
+            same_kind_sync(c, Side::aic, e.c310);
+        return;
+    }
+}
+
 // Between two sub-kernels of one program: the barrier, and the locks of events with the outside.
 void sync_and_events(Code& c, const Entry& e, const Sub& pre, const Sub& cur) {
     if (!cur.wait.empty() && !pre.notify.empty()) {
@@ -354,10 +374,7 @@ void sync_and_events(Code& c, const Entry& e, const Sub& pre, const Sub& cur) {
     }
     if (!cur.wait.empty()) {
         wait(c, cur);
-        if (pre.type == KernelType::aic_only && cur.type == KernelType::aiv_only) {
-            c.line("// the barrier below does not hold the vector cores: hold them here");
-            c.line("AscendC::SyncAll<true>();");
-        }
+        wait_extra_sync(c, e, pre, cur);
     }
     inter_op_barrier(c, e, pre, cur);
     notify(c, pre);

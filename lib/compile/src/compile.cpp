@@ -11,6 +11,7 @@
 #include "inputs.hpp"
 #include "target_build.hpp"
 
+#include "skforge/codegen/cann_release.hpp"
 #include "skforge/fusion/plan.hpp"
 #include "skforge/graph/graph.hpp"
 #include "skforge/kernel/soc.hpp"
@@ -262,15 +263,15 @@ bool is_npu_arch(const std::string& arch) {
 
 // --sources-only: what the NPU build would compile, written whole into OUTDIR/<name>_sources.
 CompileResult write_sources(const graph::Graph& g, const fusion::Plan& plan,
-                            const std::string& arch, const std::string& soc,
-                            const std::string& soc_dir, const Outputs& out, std::string& log,
-                            support::Log& user) {
+                            const codegen::NpuTarget& target, const std::string& soc_dir,
+                            const Outputs& out, std::string& log, support::Log& user) {
+    const std::string& arch = target.arch;
     if (!is_npu_arch(arch))
         throw Error("--sources-only writes the sources of NPU SuperKernels, not of the '" + arch +
                         "' target: compile for --npu-arch dav-2201 or dav-3510",
                     support::ErrorKind::usage);
     TempDir tmp(out.dir);
-    write_npu_sources(g, plan, {arch, soc, ascend_home()}, soc_dir, tmp.path(), log);
+    write_npu_sources(g, plan, target, soc_dir, tmp.path(), log);
     fs::permissions(tmp.path(), fs::perms(0755));
     fs::remove_all(out.sources());
     fs::rename(tmp.path(), out.sources());
@@ -285,13 +286,26 @@ CompileResult write_sources(const graph::Graph& g, const fusion::Plan& plan,
 
 CompileResult run_pipeline(const CompileOptions& o, const Outputs& out, const std::string& arch,
                            graph::Graph& g, std::string& log, support::Log& user) {
+    // 0. The CANN release whose conventions an NPU target follows (option defaults, JSON keys,
+    // synchronisation): --cann-version, else the installed toolkit's, else the default.
+    const codegen::CannRelease* release = nullptr;
+    if (!o.cann_version.empty() && !is_npu_arch(arch))
+        throw Error("--cann-version chooses the conventions of NPU SuperKernels; the '" + arch +
+                        "' target follows skforge's own",
+                    support::ErrorKind::usage);
+    if (is_npu_arch(arch)) {
+        std::string where;
+        release = &codegen::select_cann_release(o.cann_version, ascend_home(), where);
+        log += "CANN conventions " + std::string(release->name) + " (" + where + ")\n";
+    }
     // 1. Check and plan.
     graph::Diagnostics diags;
     auto deps = graph::dependencies(g);
     graph::validate_graph(g, deps, diags);
     std::optional<fusion::Plan> plan;
     if (!diags.has_errors()) // planned for the target, whose NPU rules may refuse the graph
-        plan = fusion::make_plan(g, deps, diags, fusion::PlanDepth::full, arch);
+        plan = fusion::make_plan(g, deps, diags, fusion::PlanDepth::full, arch,
+                                 release ? &release->option_defaults : nullptr);
     log += diags.format();
     if (diags.has_errors())
         throw Error(o.graph_path + ": " + std::to_string(diags.error_count()) +
@@ -309,10 +323,13 @@ CompileResult run_pipeline(const CompileOptions& o, const Outputs& out, const st
     auto described = [&](CompileResult r) {
         r.soc = soc;
         r.superkernels = plan->segments.size();
+        r.cann_version = release ? std::string(release->name) : "";
         return r;
     };
+    const codegen::NpuTarget target{arch, soc, ascend_home(),
+                                    release ? release->version : codegen::k_default_cann_version};
     if (o.mode == CompileMode::sources_only)
-        return described(write_sources(g, *plan, arch, soc, soc_dir, out, log, user));
+        return described(write_sources(g, *plan, target, soc_dir, out, log, user));
     // 2. Targets.
     std::string toolchain;
     bool npu_fusion = false;
@@ -327,6 +344,7 @@ CompileResult run_pipeline(const CompileOptions& o, const Outputs& out, const st
         npu_fusion = !plan->segments.empty();
         if (npu_fusion)
             backend = resolve_backend(o.sk_backend, plan->segments.size(), toolchain, log);
+        toolchain += "CANN conventions " + std::string(release->name) + "\n";
         for (const auto& op : g.ops)
             if (op.kernel_index >= 0 && op.kernel.bin_path.empty())
                 throw Error("operator '" + op.name + "' has no kernel binary (bin_path): " +
@@ -362,8 +380,8 @@ CompileResult run_pipeline(const CompileOptions& o, const Outputs& out, const st
                            o.progress);
     } else if (npu_fusion) {
         TempDir build(out.dir);
-        build_npu_package(g, *plan, {arch, soc, ascend_home()}, o.name, soc_dir, build.path(),
-                          stage.path(), jobs, log, o.progress);
+        build_npu_package(g, *plan, target, o.name, soc_dir, build.path(), stage.path(), jobs, log,
+                          o.progress);
     } else {
         log += "static kernels:\n";
         stage_static_kernels(g, nullptr, o.name, soc_dir, stage.path(), log);

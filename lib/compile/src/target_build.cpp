@@ -325,13 +325,15 @@ struct SuperKernelFiles {
     std::string package;                     ///< the package's name: the first component of binPath
     std::optional<fusion::NpuLaunch> launch; ///< NPU: the launch on the compile's SoC
     std::string soc;                         ///< NPU: the compile's SoC
+    codegen::CannVersion cann = codegen::k_default_cann_version; ///< NPU: whose JSON keys
 };
 
 // The SuperKernel's metadata as packaged: the plan's, with what the build decided. `sha256` is
 // the binary's, or empty when nothing was built (--sources-only).
 json superkernel_meta(const graph::Graph& g, const fusion::Segment& s, const SuperKernelFiles& f,
                       const std::string& sha256) {
-    json meta = json::parse(fusion::kernel_meta_json(g, s, f.arch));
+    json meta = json::parse(
+        fusion::kernel_meta_json(g, s, f.arch, codegen::cann_release(f.cann).kernel_list));
     meta["binFileName"] = s.name;
     meta["binFileSuffix"] = f.suffix;
     meta["kernelName"] = f.kernel_name;
@@ -365,7 +367,8 @@ SuperKernelFiles npu_files(const graph::Graph& g, const fusion::Segment& s,
             target.arch,
             package,
             codegen::npu_launch(g, s, target),
-            target.soc};
+            target.soc,
+            target.cann};
 }
 
 // The packaged NPU SuperKernel's JSON with what CANN's runtime reads beside every kernel of the

@@ -305,7 +305,7 @@ template <std::size_t N> void flag(json_text::Out& out, const char (&k)[N], bool
 // One entry of SuperkernelInfo.kernelList in the vendor's shape: the sub-kernel's own metadata
 // (not the plan's decisions, which are under `skforge`) and where its arguments are.
 void vendor_sub_kernel(json_text::Out& out, const graph::Graph& g, const Segment& s, std::size_t p,
-                       const VendorParamSlots& slots) {
+                       const VendorParamSlots& slots, const KernelListKeys& keys) {
     namespace jt = json_text;
     const auto& op = g.ops[static_cast<std::size_t>(s.ops[p])];
     const auto& meta = g.kernels[static_cast<std::size_t>(op.kernel_index)].meta;
@@ -318,7 +318,10 @@ void vendor_sub_kernel(json_text::Out& out, const graph::Graph& g, const Segment
     jt::key(out, "wait_param_offset");
     optional_number(out, slots.wait);
     out += '}';
-    jt::number(out, "blockDim", meta.block_dim);
+    out += ','; // after arg_list
+    json_text::string(out, keys.block_key);
+    out += ':';
+    json_text::integer(out, meta.block_dim);
     jt::text(out, "func_name", meta.kernel_name);
     jt::numbers(out, "recv_event_list", op.recv_events);
     jt::numbers(out, "send_event_list", op.send_events);
@@ -329,16 +332,20 @@ void vendor_sub_kernel(json_text::Out& out, const graph::Graph& g, const Segment
     // sub-kernel's JSON, false when absent (compile_op.py _update_super_dfx_info).
     flag(out, "sub_operator_call_dcci_after_kernel_end", meta.call_dcci_after_kernel_end);
     flag(out, "sub_operator_call_dcci_before_kernel_start", meta.call_dcci_before_kernel_start);
+    if (keys.dcci_disable) // asc-devkit 9.0.0 on, copied from the sub-kernel's JSON
+        flag(out, "sub_operator_call_dcci_disable_on_kernel", meta.call_dcci_disable_on_kernel);
     flag(out, "sub_operator_early_start_set_flag", meta.early_start_set_flag);
     flag(out, "sub_operator_early_start_wait_flag", meta.early_start_wait_flag);
     jt::text(out, "sub_operator_kernel_type", kernel::kernel_type_name(*meta.kernel_type));
+    if (keys.op_type)
+        jt::text(out, "sub_operator_op_type", meta.op_type);
     out += '}';
 }
 
 // SuperkernelInfo.kernelList: one list under "aicore", or, with stream fusion, one per core
 // kind that runs a sub-kernel, a MIX sub-kernel appearing in both.
 void vendor_kernel_list(json_text::Out& out, const graph::Graph& g, const Segment& s,
-                        std::string_view arch) {
+                        std::string_view arch, const KernelListKeys& keys) {
     auto slots = vendor_param_slots(g, s, arch);
     auto type_at = [&](std::size_t p) {
         const auto& op = g.ops[static_cast<std::size_t>(s.ops[p])];
@@ -359,7 +366,7 @@ void vendor_kernel_list(json_text::Out& out, const graph::Graph& g, const Segmen
                 out += ',';
             }
             first = false;
-            vendor_sub_kernel(out, g, s, p, slots[p]);
+            vendor_sub_kernel(out, g, s, p, slots[p], keys);
         }
         if (!first)
             out += ']';
@@ -378,7 +385,7 @@ void vendor_kernel_list(json_text::Out& out, const graph::Graph& g, const Segmen
 // The NPU targets' metadata, in the shape the vendor's SuperKernel compiler writes
 // (expect_compiled_json.json); skforge's plan goes under the one key `skforge`.
 void write_npu_meta(json_text::Out& out, const graph::Graph& g, const Segment& s,
-                    std::string_view arch) {
+                    std::string_view arch, const KernelListKeys& keys) {
     namespace jt = json_text;
     std::string name = superkernel_name(g, s);
     std::uint64_t workspace = s.workspace_total + s.arena_peak;
@@ -388,7 +395,7 @@ void write_npu_meta(json_text::Out& out, const graph::Graph& g, const Segment& s
     jt::key(out, "SuperkernelInfo");
     out += '{';
     jt::key(out, "kernelList");
-    vendor_kernel_list(out, g, s, arch);
+    vendor_kernel_list(out, g, s, arch, keys);
     out += '}';
     jt::text(out, "binFileName", name);
     jt::text(out, "binFileSuffix", ".o");
@@ -475,7 +482,16 @@ void write_kernel_meta(json_text::Out& out, const graph::Graph& g, const Segment
     if (arch == "host")
         write_host_meta(out, g, s);
     else
-        write_npu_meta(out, g, s, arch);
+        write_npu_meta(out, g, s, arch, KernelListKeys{});
+}
+
+std::string kernel_meta_json(const graph::Graph& g, const Segment& s, std::string_view arch,
+                             const KernelListKeys& keys) {
+    if (arch == "host")
+        return kernel_meta_json(g, s, arch);
+    json_text::Out out;
+    write_npu_meta(out, g, s, arch, keys);
+    return out.str();
 }
 
 } // namespace skforge::fusion

@@ -317,7 +317,8 @@ void segment_pass(PlanContext& ctx) {
     // Scopes by index, so the walk below does no string lookups.
     std::unordered_map<std::string_view, int> scope_index;
     std::vector<graph::ScopeOptions> options;
-    auto defaults = graph::scope_defaults(g.options);
+    auto defaults = graph::scope_defaults(g.options, ctx.option_defaults ? *ctx.option_defaults
+                                                                         : graph::ScopeOptions{});
     for (std::size_t s = 0; s < g.scopes.size(); ++s) {
         scope_index.emplace(g.scopes[s].name, static_cast<int>(s));
         options.push_back(graph::parse_scope_options(g.scopes[s].options, defaults,
@@ -387,8 +388,11 @@ Plan make_plan(const graph::Graph& graph, graph::Diagnostics& diags, PlanDepth d
 }
 
 Plan make_plan(const graph::Graph& graph, const graph::Dependencies& deps,
-               graph::Diagnostics& diags, PlanDepth depth, std::string_view arch) {
-    PlanContext ctx{graph, diags, deps, arch.empty() ? std::string_view(graph.npu_arch) : arch, {}};
+               graph::Diagnostics& diags, PlanDepth depth, std::string_view arch,
+               const graph::ScopeOptions* option_defaults) {
+    PlanContext ctx{graph, diags,
+                    deps,  arch.empty() ? std::string_view(graph.npu_arch) : arch,
+                    {},    option_defaults};
     // 1. Cut scopes into segments.
     segment_pass(ctx);
     // Events between operators beside the cores and the others: notify/wait pairs, and what

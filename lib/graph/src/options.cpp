@@ -229,27 +229,27 @@ std::string flatten_graph_options(const GraphOptionMap& options) {
     return out;
 }
 
-ScopeOptions scope_defaults(const GraphOptionMap& g) {
-    ScopeOptions o;
+ScopeOptions scope_defaults(const GraphOptionMap& g, const ScopeOptions& base) {
+    ScopeOptions o = base;
     auto num = [&](const char* key, long fallback) {
         auto it = g.find(key);
         return it == g.end() ? fallback : parse_int(it->second).value_or(fallback);
     };
-    auto list = [&](const char* key) {
+    auto list = [&](const char* key, const std::vector<std::string>& fallback) {
         auto it = g.find(key);
-        return it == g.end() ? std::vector<std::string>{} : split_list(it->second);
+        return it == g.end() ? fallback : split_list(it->second);
     };
     static constexpr PreloadCode k_preload[] = {PreloadCode::none, PreloadCode::per_func,
                                                 PreloadCode::max};
-    o.preload_code = k_preload[num("preload_code", 1)];
-    o.split_mode = static_cast<std::uint32_t>(num("split_mode", 4));
-    o.stream_fusion = num("stream_fusion", 1) == 1;
-    o.early_start = static_cast<int>(num("early_start", 0));
-    o.debug_sync_all = num("debug_sync_all", 0) == 1;
-    o.dcci_before_kernel_start = list("dcci_before_kernel_start");
-    o.dcci_after_kernel_end = list("dcci_after_kernel_end");
-    o.dcci_disable_on_kernel = list("dcci_disable_on_kernel");
-    o.ubuf_lock_ignore_kernel = list("ubuf_lock_ignore_kernel");
+    o.preload_code = k_preload[num("preload_code", static_cast<long>(base.preload_code))];
+    o.split_mode = static_cast<std::uint32_t>(num("split_mode", base.split_mode));
+    o.stream_fusion = num("stream_fusion", base.stream_fusion ? 1 : 0) == 1;
+    o.early_start = static_cast<int>(num("early_start", base.early_start));
+    o.debug_sync_all = num("debug_sync_all", base.debug_sync_all ? 1 : 0) == 1;
+    o.dcci_before_kernel_start = list("dcci_before_kernel_start", base.dcci_before_kernel_start);
+    o.dcci_after_kernel_end = list("dcci_after_kernel_end", base.dcci_after_kernel_end);
+    o.dcci_disable_on_kernel = list("dcci_disable_on_kernel", base.dcci_disable_on_kernel);
+    o.ubuf_lock_ignore_kernel = list("ubuf_lock_ignore_kernel", base.ubuf_lock_ignore_kernel);
     return o;
 }
 

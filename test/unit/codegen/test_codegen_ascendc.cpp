@@ -432,6 +432,94 @@ TEST_CASE("ascendc events with the outside: locks in the parameter table, reset 
     CHECK(reset > at(src, "v_middle(5);"));
 }
 
+// A sub-kernel of kind `before` then one of kind `current` that waits for an operator on
+// another stream: the entry under CANN line `cann`.
+std::string wait_after(const std::string& before, const std::string& current,
+                       codegen::CannVersion cann) {
+    Scenario sc;
+    sc.target.cann = cann;
+    auto names = [](const std::string& type, const std::string& f) {
+        return type.find("AIV") != std::string::npos ? aicore(f + "_middle")
+               : type.find("AIC_ONLY") != std::string::npos
+                   ? aicore(f + "_middle")
+                   : R"({"dav-c220-cube":{"func_name":")" + f + R"(_mix_aic","obj_files":"k.o"},)" +
+                         R"("dav-c220-vec":{"func_name":")" + f +
+                         R"(_mix_aiv","obj_files":"k.o"}})";
+    };
+    sub_kernel(sc.f.dir, "p", before, 8, R"("x","y","workspace")", 3000, names(before, "p"), "", 1);
+    sub_kernel(sc.f.dir, "c", current, 8, R"("x","y","workspace")", 3000, names(current, "c"), "",
+               1);
+    auto op = [](const std::string& name, const std::string& k, int stream,
+                 const std::string& input, const std::string& extra) {
+        return "  - {name: " + name + ", type: T" + name +
+               ", stream_id: " + std::to_string(stream) + ", kernel: {json_path: kernels/" + k +
+               ".json, bin_path: kernels/" + k + ".o}, inputs: [" + input +
+               "], outputs: [{name: " + name + "_out, shape: [1024], dtype: float16}]" + extra +
+               "}\n";
+    };
+    sc.load("name: t\nnpu_arch: dav-2201\nsoc_version: Ascend910B1\n"
+            "inputs: [{name: x, shape: [1024], dtype: float16}]\n"
+            "scopes:\n  sk: \"early-start=1:split-mode=1:stream-fusion=0\"\nops:\n" +
+            op("head", "p", 2, "x", ", send_event_list: [7]") +
+            op("a", "p", 1, "x", ", scope: sk") +
+            op("b", "c", 1, "a_out", ", scope: sk, recv_event_list: [7]"));
+    return sc.source();
+}
+
+const std::string k_hold_vector = "// the barrier below does not hold the vector cores: hold them "
+                                  "here\n    AscendC::SyncAll<true>();";
+const std::string k_hold_cube =
+    "// the barrier below does not hold the cube cores: hold them "
+    "here\n    ffts_cross_core_sync(PIPE_FIX, AscendC::GetffstMsg(0x0, "
+    "AscendC::SYNC_AIC_FLAG));\n    wait_flag_dev(AscendC::SYNC_AIC_FLAG);";
+
+TEST_CASE("ascendc wait after another kind of core: each CANN line's extra synchronisation",
+          "[codegen][ascendc]") {
+    using codegen::CannVersion;
+    const std::string aic = "KERNEL_TYPE_AIC_ONLY", aiv = "KERNEL_TYPE_AIV_ONLY",
+                      mix_aic = "KERNEL_TYPE_MIX_AIC_1_0", mix = "KERNEL_TYPE_MIX_AIC_1_1";
+    auto has = [](const std::string& src, const std::string& what) {
+        INFO(src);
+        return src.find(what) != std::string::npos;
+    };
+    // 8.5 (graph-autofusion 423ae264): only AIC_ONLY then AIV_ONLY holds the vector cores.
+    CHECK(has(wait_after(aic, aiv, CannVersion::v8_5), k_hold_vector));
+    CHECK_FALSE(has(wait_after(mix_aic, aiv, CannVersion::v8_5), "hold them here"));
+    CHECK_FALSE(has(wait_after(aic, mix, CannVersion::v8_5), "hold them here"));
+    CHECK_FALSE(has(wait_after(aiv, aic, CannVersion::v8_5), "hold them here"));
+    // 9.0 (e1cbeb9b): by device type; a cube kind before a vector or MIX one holds the vector
+    // cores, a vector kind before a cube one the cube cores.
+    CHECK(has(wait_after(aic, aiv, CannVersion::v9_0), k_hold_vector));
+    CHECK(has(wait_after(mix_aic, aiv, CannVersion::v9_0), k_hold_vector));
+    CHECK(has(wait_after(aic, mix, CannVersion::v9_0), k_hold_vector));
+    CHECK(has(wait_after(aiv, aic, CannVersion::v9_0), k_hold_cube));
+    CHECK_FALSE(has(wait_after(aiv, aiv, CannVersion::v9_0), "hold them here"));
+    CHECK_FALSE(has(wait_after(mix, aic, CannVersion::v9_0), "hold them here"));
+}
+
+TEST_CASE("ascendc a sub-kernel JSON's dcci-disable flag counts from the 9.0 line on",
+          "[codegen][ascendc]") {
+    auto source = [](codegen::CannVersion cann) {
+        Scenario sc;
+        sc.target.cann = cann;
+        sub_kernel(sc.f.dir, "v", "KERNEL_TYPE_AIV_ONLY", 8, R"("x","y","workspace")", 3000,
+                   aicore("v_middle"),
+                   R"(,"sub_operator_call_dcci_before_kernel_start":true,)"
+                   R"("sub_operator_call_dcci_disable_on_kernel":true)",
+                   1);
+        sc.load("name: t\nnpu_arch: dav-2201\nsoc_version: Ascend910B1\n"
+                "inputs: [{name: x, shape: [1024], dtype: float16}]\n"
+                "scopes:\n  sk: \"early-start=1:split-mode=1\"\nops:\n" +
+                Scenario::op("a", "v", "x", "a_out") + Scenario::op("b", "v", "a_out", "b_out"));
+        return sc.source();
+    };
+    // 8.5 has no such flag: the sub-kernel's own dcci-before stays (super_kernel_sub_op_infos.py
+    // gen_dcci_before_kernel_start_call_block at 423ae264); 9.0 drops it.
+    CHECK(source(codegen::CannVersion::v8_5).find("// dcci-before-kernel-start") !=
+          std::string::npos);
+    CHECK(source(codegen::CannVersion::v9_0).find("dcci-before-kernel-start") == std::string::npos);
+}
+
 TEST_CASE("ascendc tiling sink and prefetch: notify after the producer, wait before the "
           "consumer, on the vendor's slots, naming the peer",
           "[codegen][ascendc]") {

@@ -3,6 +3,7 @@
 
 // The NPU backend: each SuperKernel's entry as AscendC source in the conventions of the vendor's
 // SuperKernel compiler, and the commands that build it (share/doc/npu-target.md).
+#include "skforge/codegen/cann_release.hpp"
 #include "skforge/fusion/plan.hpp"
 #include "skforge/graph/graph.hpp"
 #include "skforge/kernel/kernel_meta.hpp"
@@ -15,9 +16,10 @@ namespace skforge::codegen {
 
 /// What the NPU build of one compile needs to know.
 struct NpuTarget {
-    std::string arch;        ///< dav-2201 or dav-3510
-    std::string soc;         ///< e.g. Ascend910B1
-    std::string ascend_home; ///< $ASCEND_HOME_PATH, or empty
+    std::string arch;                          ///< dav-2201 or dav-3510
+    std::string soc;                           ///< e.g. Ascend910B1
+    std::string ascend_home;                   ///< $ASCEND_HOME_PATH, or empty
+    CannVersion cann = k_default_cann_version; ///< whose conventions (cann_release.hpp)
 };
 
 /// How the SuperKernel is launched: the plan's fact (fusion::npu_launch), which `skc plan` shows.

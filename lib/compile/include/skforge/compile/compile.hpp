@@ -41,6 +41,9 @@ struct CompileOptions {
     std::optional<std::uint64_t> cache_max_size; ///< overrides the shared cache's config.json
     unsigned jobs = 0;                           ///< parallel builds; 0: one per core
     SkBackend sk_backend = SkBackend::auto_detect;
+    /// NPU targets: whose conventions ("8.5", "9.0"); empty: the installed toolkit's
+    /// (ASCEND_HOME_PATH), else the default (codegen/cann_release.hpp).
+    std::string cann_version;
     CompileMode mode = CompileMode::package;
     /// Where to write a Makefile rule `<run>: <every input>` (depfile.hpp); nullopt: none.
     std::optional<std::string> depfile;
@@ -53,6 +56,7 @@ struct CompileResult {
     bool cache_hit = false;
     std::string sources_dir; ///< OUTDIR/<name>_sources with --sources-only, else empty
     std::string name, version, npu_arch, soc; ///< the package compiled
+    std::string cann_version; ///< NPU targets: the release line followed ("8.5", "9.0")
     std::size_t operators = 0, superkernels = 0;
     std::string compile_log; ///< OUTDIR/<name>_compile_log/<name>_compile_succ.log
 };

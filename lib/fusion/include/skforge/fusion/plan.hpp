@@ -180,6 +180,9 @@ struct PlanContext {
     const graph::Dependencies& deps;
     std::string_view arch; ///< the target planned for: skc compile's, else the graph's npu_arch
     Plan plan;
+    /// What a scope option neither the scope nor the graph sets is (nullptr: skforge's
+    /// ScopeOptions defaults); on the NPU targets the CANN release's (codegen/cann_release.hpp).
+    const graph::ScopeOptions* option_defaults = nullptr;
 };
 
 /// True for the OpTypes segmentation ignores (Send, Recv, Data, Variable, Const and their kin, as
@@ -273,6 +276,18 @@ std::string kernel_meta_json(const graph::Graph& g, const Segment& s);
 /// shape (expect_compiled_json.json) with skforge's plan under the key `skforge`.
 std::string kernel_meta_json(const graph::Graph& g, const Segment& s, std::string_view arch);
 
+/// What a CANN release's asc-devkit writes in each SuperkernelInfo.kernelList entry beyond the
+/// fields every line has (the release table, codegen/cann_release.hpp, chooses).
+struct KernelListKeys {
+    std::string_view block_key = "blockDim"; ///< the sub-kernel's blockDim is written under this
+    bool op_type = false;      ///< sub_operator_op_type (the sub-kernel JSON's, else "")
+    bool dcci_disable = false; ///< sub_operator_call_dcci_disable_on_kernel (else false)
+};
+
+/// The same for an NPU `arch`, with the kernel list written as `keys` say.
+std::string kernel_meta_json(const graph::Graph& g, const Segment& s, std::string_view arch,
+                             const KernelListKeys& keys);
+
 /// Where one sub-kernel's arguments are in the vendor's SuperKernel parameter table, in 8-byte
 /// slots: its sub_operator_params from `param`, then one notify slot per event it sends (from
 /// `notify`, -1 when none), then one wait slot per event it receives (from `wait`, or -1).
@@ -299,9 +314,10 @@ Plan make_plan(const graph::Graph& graph, graph::Diagnostics& diags,
                PlanDepth depth = PlanDepth::full);
 /// The same, with the graph's dependencies already found (validation needs them too), for
 /// target `arch` (what skc compile builds for; empty: the graph's npu_arch), whose rules
-/// npu_side_rules_pass applies.
+/// npu_side_rules_pass applies, with `option_defaults` for what no scope or graph option sets
+/// (PlanContext::option_defaults).
 Plan make_plan(const graph::Graph& graph, const graph::Dependencies& deps,
                graph::Diagnostics& diags, PlanDepth depth = PlanDepth::full,
-               std::string_view arch = {});
+               std::string_view arch = {}, const graph::ScopeOptions* option_defaults = nullptr);
 
 } // namespace skforge::fusion

@@ -56,8 +56,9 @@ std::optional<std::string> check_graph_option(const std::string& key, const std:
 std::string flatten_graph_options(const GraphOptionMap& options);
 
 /// The scope defaults that graph options imply (preload_code, split_mode, stream_fusion,
-/// early_start, debug_sync_all and the dcci lists).
-ScopeOptions scope_defaults(const GraphOptionMap& options);
+/// early_start, debug_sync_all and the dcci lists) over `base`, whose values stand where the
+/// graph says nothing.
+ScopeOptions scope_defaults(const GraphOptionMap& options, const ScopeOptions& base = {});
 
 /// True when `pattern` (letters, digits, `_ - . *`, `*` matching any run) matches `op_type`.
 bool op_type_matches(std::string_view pattern, std::string_view op_type);
