@@ -103,6 +103,7 @@ OUT=static_kernel_compile_outputs
 }
 
 @test "with bisheng on PATH: the vendor's build commands, and a SuperKernel package with its source" {
+    # The scope sets no option: the vendor's defaults (early start on) give the -D options.
     mkgraph true
     fake_bisheng
     PATH=$PWD/fakebin:$PATH ASCEND_HOME_PATH=/opt/cann "$SKC" compile g/graph.yaml --npu-arch dav-3510 --jobs 1 >/dev/null
@@ -123,7 +124,7 @@ llvm-objcopy --redefine-sym=add_k=add_k_split3 obj/add_k.o obj/add_k_split3.o
 llvm-objcopy --redefine-sym=mul_k=mul_k_split1 obj/mul_k.o obj/mul_k_split1.o
 llvm-objcopy --redefine-sym=mul_k=mul_k_split2 obj/mul_k.o obj/mul_k_split2.o
 llvm-objcopy --redefine-sym=mul_k=mul_k_split3 obj/mul_k.o obj/mul_k_split3.o
-bisheng -c -O3 -x cce$inc -DASCENDC_DUMP=0 --cce-disable-kernel-global-attr-check --cce-no-dcache-flush gen/s.cpp --cce-aicore-arch=dav-c310-vec -D__DAV_C310__ --cce-aicore-only -o obj/s_mix_aiv.o -mllvm -cce-aicore-stack-size=0x8000 -mllvm -cce-aicore-function-stack-size=0x8000 -mllvm -cce-aicore-record-overflow=false -mllvm -cce-aicore-addr-transform -mllvm --cce-aicore-jump-expand=true -mllvm -cce-aicore-dcci-insert-for-scalar=false -mllvm -cce-aicore-jump-expand=true --cce-long-call=true -mllvm -cce-aicore-long-call -std=c++17 -Dauto_gen_static_demo_s_kernel=static_demo_s_mix_aiv -DTILING_KEY_VAR=0UL -Dstatic_demo_s=static_demo_s_0_tilingkey
+bisheng -c -O3 -x cce$inc -D__ASCENDC_ENABLE_SET_NEXT_TASK_START -D__ASCENDC_ENABLE_WAIT_PRE_TASK_END -D__ASCENDC_SUPERKERNEL_EARLY_START_V2 -DASCENDC_DUMP=0 --cce-disable-kernel-global-attr-check --cce-no-dcache-flush gen/s.cpp --cce-aicore-arch=dav-c310-vec -D__DAV_C310__ --cce-aicore-only -o obj/s_mix_aiv.o -mllvm -cce-aicore-stack-size=0x8000 -mllvm -cce-aicore-function-stack-size=0x8000 -mllvm -cce-aicore-record-overflow=false -mllvm -cce-aicore-addr-transform -mllvm --cce-aicore-jump-expand=true -mllvm -cce-aicore-dcci-insert-for-scalar=false -mllvm -cce-aicore-jump-expand=true --cce-long-call=true -mllvm -cce-aicore-long-call -std=c++17 -Dauto_gen_static_demo_s_kernel=static_demo_s_mix_aiv -DTILING_KEY_VAR=0UL -Dstatic_demo_s=static_demo_s_0_tilingkey
 ld.lld -m aicorelinux -r -Ttext=0 -q -x obj/s_mix_aiv.o obj/add_k.o obj/add_k_split1.o obj/add_k_split2.o obj/add_k_split3.o obj/mul_k.o obj/mul_k_split1.o obj/mul_k_split2.o obj/mul_k_split3.o -static -o lib/s.o
 ld.lld -m aicorelinux -Ttext=0 lib/s.o -static -o lib/s.o -q
 llvm-objcopy --localize-symbol=add_k --localize-symbol=add_k_split1 --localize-symbol=add_k_split2 --localize-symbol=add_k_split3 --localize-symbol=mul_k --localize-symbol=mul_k_split1 --localize-symbol=mul_k_split2 --localize-symbol=mul_k_split3 lib/s.o
@@ -134,7 +135,7 @@ EOF2
     [[ "$output" == *" ascend950/SuperKernel/s.cpp"* ]]
     [[ "$output" != *"ascend950/Add/"* ]] # fused: no static kernel of its own
     sh "$OUT/static_demo_dav-3510.run" --noexec --extract=x >/dev/null
-    grep -q 'extern "C" __global__ __attribute__((aligned(2048))) __aicore__ void auto_gen_static_demo_s_kernel(void)' x/ascend950/SuperKernel/s.cpp
+    grep -q 'extern "C" __global__ __attribute__((aligned(512))) __aicore__ void auto_gen_static_demo_s_kernel(void)' x/ascend950/SuperKernel/s.cpp # the vendor's func-align
     grep -q ' add_k(0);$' x/ascend950/SuperKernel/s.cpp # dav-3510: no FFTS slot
     python3 - x <<'PY'
 import hashlib, json, sys

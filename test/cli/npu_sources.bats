@@ -551,3 +551,73 @@ PY
     json_pows=$(python3 -c "import json;print(json.load(open('$SRC/superkernel_1.json'))['SuperkernelInfo']['kernelList']['aicore'][1]['sub_operator_call_dcci_before_kernel_start'])")
     [ "$json_pows" = True ]
 }
+
+# ---- Conventions per CANN release (cann-conformance.md, "Conventions per CANN release") ------
+
+@test "--cann-version 9.0: the 9.0 line's kernel-list keys (blockNum, sub_operator_op_type, sub_operator_call_dcci_disable_on_kernel)" {
+    CANN=9.0 vendor_sources "stream-fusion=0:early-start=1"
+    check_json "$SRC/superkernel_1.json" "$TWO_OPS" 9.0
+    CANN=8.5 vendor_sources "stream-fusion=0:early-start=1"
+    check_json "$SRC/superkernel_1.json" "$TWO_OPS" 8.5
+    # The check itself tells the lines apart.
+    run check_json "$SRC/superkernel_1.json" "$TWO_OPS" 9.0
+    [ "$status" -ne 0 ]
+}
+
+# line_of DIR: the kernel-list key of blockDim in the compiled ST JSON, and the log's line.
+compiled_line() {
+    python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["SuperkernelInfo"]["kernelList"]["aicore"][0]; print("blockNum" if "blockNum" in e else "blockDim")' "$SRC/superkernel_1.json"
+}
+
+@test "the CANN line: --cann-version, else the toolkit's compiler/version.info, else 9.0; the log says which" {
+    st_graph "stream-fusion=0"
+    LOG=static_kernel_compile_outputs/te_dav-2201_compile_log/te_dav-2201_compile_succ.log
+    # No toolkit: the documented default, 9.0.
+    run env PATH=/usr/bin:/bin ASCEND_HOME_PATH= "$SKC" compile g/graph.yaml --sources-only
+    [ "$status" -eq 0 ]
+    [ "$(compiled_line)" = blockNum ]
+    grep -q '^CANN conventions 9.0 (the default' "$LOG"
+    # A toolkit that names its version: CANN's compiler/version.info.
+    mkdir -p cann/compiler
+    printf 'Version=8.5.0\n' >cann/compiler/version.info
+    run env PATH=/usr/bin:/bin ASCEND_HOME_PATH="$PWD/cann" "$SKC" compile g/graph.yaml --sources-only
+    [ "$status" -eq 0 ]
+    [ "$(compiled_line)" = blockDim ]
+    grep -q "^CANN conventions 8.5 (the toolkit at $PWD/cann (Version=8.5.0))" "$LOG"
+    # --cann-version wins.
+    run env PATH=/usr/bin:/bin ASCEND_HOME_PATH="$PWD/cann" "$SKC" compile g/graph.yaml --sources-only --cann-version 9.0
+    [ "$status" -eq 0 ]
+    [ "$(compiled_line)" = blockNum ]
+    # A toolkit of a line skforge has no table row for is refused, naming the version.
+    printf 'Version=8.0.RC2\n' >cann/compiler/version.info
+    run env PATH=/usr/bin:/bin ASCEND_HOME_PATH="$PWD/cann" "$SKC" compile g/graph.yaml --sources-only
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"is version '8.0.RC2'"*"--cann-version 8.5 or 9.0"* ]]
+    [ ! -e static_kernel_compile_outputs/te_dav-2201_sources ]
+    # Usage errors: an unknown line, and the host target (skforge's own conventions).
+    run "$SKC" compile g/graph.yaml --sources-only --cann-version 7.0
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"--cann-version '7.0': expected 8.5 or 9.0"* ]]
+    run "$SKC" compile g/graph.yaml --npu-arch host --cann-version 9.0
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"--cann-version chooses the conventions of NPU SuperKernels"* ]]
+}
+
+@test "NPU targets use the vendor generator's defaults for options no scope or graph sets" {
+    # The scope sets nothing: stream-fusion 0 (one "aicore" list), early start on, func-align
+    # 512, as graph-autofusion's SuperOperatorInfos and super_kernel.py default them.
+    st_graph ""
+    run env PATH=/usr/bin:/bin "$SKC" compile g/graph.yaml --sources-only --cann-version "$CANN"
+    [ "$status" -eq 0 ]
+    check_json "$SRC/superkernel_1.json" "$TWO_OPS"
+    check_source "$SRC/superkernel_1.cpp" "${COMMON[@]}" 'aligned\(512\)' 'SetNextTaskStart'
+    # skc plan plans the NPU graph with the same defaults.
+    run "$SKC" plan g/graph.yaml --format json
+    [ "$status" -eq 0 ]
+    python3 -c 'import json,sys; s=json.loads(sys.argv[1])["segments"][0]["options"]; assert s["stream_fusion"] is False and s["early_start"] == 1 and s["func_align"] == 512, s' "$output"
+    # A graph option still wins over the vendor's default.
+    sed -i 's/^scopes:/super_kernel_optimize_options: {stream_fusion: 1}\nscopes:/' g/graph.yaml
+    run env PATH=/usr/bin:/bin "$SKC" compile g/graph.yaml --sources-only --cann-version "$CANN"
+    [ "$status" -eq 0 ]
+    check_json "$SRC/superkernel_1.json" '{"list": {"dav-c220-vec": [("is_inf__kernel0", 32, 1, 1, None, None, [], []), ("pows__kernel0", 1, 1, 4, None, None, [], [])]}}'
+}
