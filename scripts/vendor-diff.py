@@ -9,8 +9,9 @@ the oracle".
       with its expected sources byte for byte (and its expected JSON, sha256 aside).
   vendor-diff.py diff --ga GA_DIR --ad AD_DIR --skc BUILD/apps/skc/skc [--cann-version V]
                       [--work DIR] [--seed N] [--count N] [-v]
-      generate SuperKernel inputs, run `skc compile --sources-only` on each, feed the vendor
-      the kernel_info skforge writes, and compare entry source (normalised) and JSON.
+      generate SuperKernel inputs, run `skc compile --sources-only --cann-version V` on each
+      (V: the line of AD_DIR unless given), feed the vendor the kernel_info skforge writes, and
+      compare entry source (normalised) and JSON.
 
 GA_DIR: a tree of hicann/graph-autofusion holding super_kernel/; AD_DIR: one of
 cannmirror/asc-devkit holding tools/build/asc_op_compile_base (unpacked outside the project).
@@ -163,6 +164,14 @@ def cmd_st(args):
     return 0 if agree["all"] == len(cases) else 1
 
 
+def release_of(ad):
+    """The CANN line of an asc-devkit tree, as skc compile --cann-version names it: 9.0 when its
+    compile_op.py writes the kernel list's blockNum (asc-devkit 9.0.0 on), else 8.5."""
+    path = os.path.join(ad, "tools", "build", "asc_op_compile_base", "asc_op_compiler",
+                        "compile_op.py")
+    return "9.0" if 'sub_dfx_info["blockNum"]' in read(path) else "8.5"
+
+
 def skforge_side(args, case_dir):
     """skc compile --sources-only on the case; (entry source, JSON, kernel_info) or an error."""
     # skc runs in the case's directory: a relative --skc is taken from where we were started.
@@ -292,6 +301,9 @@ def main():
             p.add_argument("--count", type=int, default=60)
     args = ap.parse_args()
     args.ga, args.ad = os.path.abspath(args.ga), os.path.abspath(args.ad)
+    if args.cmd == "diff" and not args.cann_version:
+        args.cann_version = release_of(args.ad)  # skforge follows the line being compared
+        print(f"skc compile --cann-version {args.cann_version} (the line of {args.ad})")
     return cmd_st(args) if args.cmd == "st" else cmd_diff(args)
 
 

@@ -78,7 +78,7 @@ SRC=static_kernel_compile_outputs/te_dav-2201_sources/ascend910b/SuperKernel
 # param_offset, notify, wait, send, recv)]}, "blockDim", "taskRation".
 check_json() {
     python3 - "$1" "$2" "${3:-$CANN}" <<'PY'
-import json, sys
+import json, os, sys
 meta = json.load(open(sys.argv[1]))
 want = eval(sys.argv[2])
 line = sys.argv[3]
@@ -96,8 +96,9 @@ vendor = {"SuperkernelInfo", "binFileName", "binFileSuffix", "blockDim", "coreTy
           "sha256", "taskRation", "optionalInputMode", "optionalOutputMode", "supportSuperKernel"}
 expected_keys = vendor | {"skforge"} | ({"workspace"} if "workspace" in meta else set())
 assert set(meta) == expected_keys, sorted(set(meta) ^ expected_keys)
-assert meta["kernelName"] == "te_superkernel_1", meta["kernelName"]
-assert meta["binFileName"] == "superkernel_1" and meta["binFileSuffix"] == ".o"
+segment = os.environ.get("SEGMENT", "superkernel_1")  # a kernel_info's scope is "superkernel"
+assert meta["kernelName"] == "te_" + segment, meta["kernelName"]
+assert meta["binFileName"] == segment and meta["binFileSuffix"] == ".o"
 assert meta["blockDim"] == want.get("blockDim", 32)
 assert meta["coreType"] == "MIX"
 assert meta["intercoreSync"] == 1 and type(meta["intercoreSync"]) is int
@@ -620,4 +621,81 @@ compiled_line() {
     run env PATH=/usr/bin:/bin "$SKC" compile g/graph.yaml --sources-only --cann-version "$CANN"
     [ "$status" -eq 0 ]
     check_json "$SRC/superkernel_1.json" '{"list": {"dav-c220-vec": [("is_inf__kernel0", 32, 1, 1, None, None, [], []), ("pows__kernel0", 1, 1, 4, None, None, [], [])]}}'
+}
+
+# ---- The vendor's kernel_info as the graph (cann-conformance.md, "The vendor's input") -------
+
+# st_kernel_info OPTIONS: g/te.json, the vendor's ST input as its test_smoke.py writes it (an
+# op_list of stream_id, bin_path, json_path; the options string), over the ST's sub-kernels.
+st_kernel_info() {
+    subkernel is_inf 32 KERNEL_TYPE_AIV_ONLY x,y,workspace
+    subkernel pows 1 KERNEL_TYPE_AIV_ONLY x1,x2,y,workspace
+    cat >g/te.json <<EOF2
+{"super_kernel_options": "$1",
+ "op_list": [{"stream_id": 1, "bin_path": "kernels/is_inf.o", "json_path": "kernels/is_inf.json"},
+             {"stream_id": 1, "bin_path": "kernels/pows.o", "json_path": "kernels/pows.json"}]}
+EOF2
+}
+
+KI=static_kernel_compile_outputs/te_dav-2201_sources/ascend910b/SuperKernel
+
+@test "skc compile KERNEL_INFO.json: the vendor's ST input builds the SuperKernel the equivalent graph does" {
+    for opts in "stream-fusion=0:early-start=1" "stream-fusion=0:early-start=0" "stream-fusion=1:early-start=1:debug-sync-all=1"; do
+        vendor_sources "$opts"
+        mkdir -p want && cp "$SRC/superkernel_1.cpp" "$SRC/superkernel_1.json" want/
+        st_kernel_info "$opts"
+        run env PATH=/usr/bin:/bin SUPERKERNEL_COMPILE_SOC_VERSION=Ascend910B1 "$SKC" compile g/te.json --sources-only --cann-version "$CANN"
+        [ "$status" -eq 0 ]
+        [ "${lines[${#lines[@]}-1]}" = "static_kernel_compile_outputs/te_dav-2201_sources" ]
+        if [ "$opts" != "stream-fusion=1:early-start=1:debug-sync-all=1" ]; then
+            SEGMENT=superkernel check_json "$KI/superkernel.json" "$TWO_OPS"
+        fi
+        # The vendor's fields and the entry are the graph's, but for the names.
+        python3 - want/superkernel_1.json "$KI/superkernel.json" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+for m in (a, b):
+    for k in ("skforge", "kernelName", "binFileName", "workspace"):
+        m.pop(k, None)
+assert a == b, (a, b)
+PY
+        # (comments name the graph's operators; the kernel_info's are op0, op1)
+        diff <(sed 's/te_superkernel_1/te_superkernel/g' want/superkernel_1.cpp | grep -v '^ *//') \
+            <(grep -v '^ *//' "$KI/superkernel.cpp")
+    done
+}
+
+@test "kernel_info: events and streams as given, stream order orders operators without tensors, dynamic tasks and bad entries refused" {
+    subkernel v 8 KERNEL_TYPE_AIV_ONLY x,y,workspace
+    cat >g/ki.json <<'EOF2'
+{"super_kernel_options": "stream-fusion=1:early-start=0",
+ "op_list": [{"stream_id": 0, "bin_path": "kernels/v.o", "json_path": "kernels/v.json", "task_type": "normal", "send_event_list": [5], "recv_event_list": []},
+             {"stream_id": 0, "bin_path": "kernels/v.o", "json_path": "kernels/v.json"},
+             {"stream_id": 1, "bin_path": "kernels/v.o", "json_path": "kernels/v.json", "recv_event_list": [5]}]}
+EOF2
+    run env PATH=/usr/bin:/bin "$SKC" compile g/ki.json --sources-only --cann-version 9.0
+    [ "$status" -eq 0 ]
+    python3 - static_kernel_compile_outputs/ki_dav-2201_sources/ascend910_93/SuperKernel/superkernel.json <<'PY'
+import json, sys
+lists = json.load(open(sys.argv[1]))["SuperkernelInfo"]["kernelList"]
+got = [(e["streamid"], e["send_event_list"], e["recv_event_list"], e["sub_operator_op_type"]) for e in lists["dav-c220-vec"]]
+assert got == [(0, [5], [], "v"), (0, [], [], "v"), (1, [], [5], "v")], got
+PY
+    # No tensors: the second operator depends on the first through their stream, so the plan
+    # puts a barrier before it though nothing flows between them.
+    run "$SKC" plan g/ki.json --format json
+    [ "$status" -eq 0 ]
+    python3 -c 'import json,sys; s=json.loads(sys.argv[1])["segments"][0]; assert s["ops"] == ["op0","op1","op2"], s["ops"]; b=s["kernel_meta"]["skforge"]["barriers"]; assert [x["before"] for x in b] == [1], b' "$output"
+    # The vendor's refusals and a malformed entry.
+    sed -i 's/"task_type": "normal"/"task_type": "dynamic"/' g/ki.json
+    run "$SKC" plan g/ki.json
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"op0  v  DYNAMIC_TASK_UNSUPPORT  dynamic task"* ]] # skforge fuses static sub-kernels only
+    sed -i 's/"stream_id": 1,/"stream_id": "one",/' g/ki.json
+    run env PATH=/usr/bin:/bin "$SKC" compile g/ki.json --sources-only
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"g/ki.json"*"kernel_info op_list[2].stream_id: is \"one\", not a stream id"* ]]
+    run "$SKC" compile g/ki.json --npu-arch host
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"kernel_info"*"precompiled NPU sub-kernels"* ]]
 }

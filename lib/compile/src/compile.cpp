@@ -410,6 +410,12 @@ CompileResult compile(const CompileOptions& options, support::Log& user) {
     graph::Diagnostics load_diags;
     graph::Graph g = graph::load_graph(o.graph_path, load_diags);
     std::string arch = target_arch(o, g);
+    if (g.from_kernel_info && arch == "host")
+        throw Error(o.graph_path +
+                        " is a vendor kernel_info: it names precompiled NPU sub-kernels, "
+                        "which the host target cannot build; compile for dav-2201 or "
+                        "dav-3510",
+                    support::ErrorKind::usage);
     if (o.name.empty())
         o.name = g.name + "_" + arch;
     if (auto bad = package::check_package_name(o.name))

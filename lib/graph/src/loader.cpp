@@ -691,6 +691,12 @@ Graph load_graph(const std::string& path, Diagnostics& diags) {
         diags.error({path, 0, 0}, e.what());
         return Graph{};
     }
+    if (is_kernel_info(*text)) {
+        Graph g = parse_kernel_info(*text, path, diags);
+        load_kernels(g, diags);
+        name_kernel_info_ops(g);
+        return g;
+    }
     Graph g = parse_graph_text(std::move(text), path, diags);
     load_kernels(g, diags);
     return g;

@@ -364,8 +364,10 @@ struct DependenciesBuilder {
     static void append_list(const Dependencies& deps, std::size_t i,
                             std::span<const std::int64_t> recv,
                             const std::unordered_map<std::int64_t, int>& sender,
-                            std::vector<int>& list) {
+                            std::vector<int>& list, int stream_before = -1) {
         std::size_t first = list.size();
+        if (stream_before >= 0)
+            list.push_back(stream_before);
         for (std::size_t k = deps.m_first_input[i]; k < deps.m_first_input[i + 1]; ++k)
             if (int source = deps.m_sources[k]; source >= 0)
                 list.push_back(deps.m_output_op[static_cast<std::size_t>(source)]);
@@ -398,6 +400,8 @@ Dependencies dependencies_in_order(const Graph& g) {
         if (!producer.emplace(g.inputs[k].name, -1 - static_cast<int>(k)).second)
             deps.m_repeated_inputs.push_back(k);
     std::unordered_map<std::int64_t, int> sender;
+    // A kernel_info has no tensors: stream order is what orders its operators.
+    std::unordered_map<std::uint32_t, int> last_on_stream;
     deps.m_list.reserve(deps.m_sources.size());
     deps.m_start.reserve(g.ops.size() + 1);
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
@@ -405,7 +409,12 @@ Dependencies dependencies_in_order(const Graph& g) {
         for (std::size_t j = 0; j < op.inputs.size(); ++j)
             if (const int* p = producer.find(op.inputs[j].name))
                 deps.m_sources[deps.m_first_input[i] + j] = *p;
-        DependenciesBuilder::append_list(deps, i, op.recv_events, sender, deps.m_list);
+        int before = -1;
+        if (g.from_kernel_info) {
+            auto [at, fresh] = last_on_stream.try_emplace(op.stream_id, static_cast<int>(i));
+            before = fresh ? -1 : std::exchange(at->second, static_cast<int>(i));
+        }
+        DependenciesBuilder::append_list(deps, i, op.recv_events, sender, deps.m_list, before);
         deps.m_start.push_back(deps.m_list.size());
         for (std::size_t j = 0; j < op.outputs.size(); ++j) {
             int id = deps.output_id(i, j);
@@ -475,7 +484,7 @@ class SharedNames {
 Dependencies dependencies(const Graph& g) {
     const std::size_t n = g.ops.size();
     const unsigned threads = n < 8192 ? 1u : std::min(8u, support::cores());
-    if (threads == 1)
+    if (threads == 1 || g.from_kernel_info)
         return dependencies_in_order(g);
     // Each thread takes a run of operators in order, as the serial walk does, so what an input
     // reads was mostly added a moment before and is still in cache. An input whose producer

@@ -114,6 +114,9 @@ struct Graph {
     std::vector<Scope> scopes;
     std::vector<Op> ops;
     std::vector<LoadedKernel> kernels;
+    /// Read from the vendor's kernel_info (parse_kernel_info): its operators have no tensors,
+    /// so each depends on the one before it on its stream (dependencies()).
+    bool from_kernel_info = false;
 
     /// The scope named `name`, or nullptr.
     const Scope* find_scope(const std::string& name) const;
@@ -123,10 +126,24 @@ struct Graph {
 /// paths stay as they are).
 std::string resolve_path(const Graph& g, const std::string& path);
 
-/// Reads the YAML graph at `path` and every kernel metadata file it names; every problem goes to
-/// `diags` with its file, line and column. The graph is usable for planning only when `diags`
-/// has no errors afterwards.
+/// Reads the YAML graph at `path` (or the vendor's kernel_info JSON, is_kernel_info) and every
+/// kernel metadata file it names; every problem goes to `diags` with its file, line and column.
+/// The graph is usable for planning only when `diags` has no errors afterwards.
 Graph load_graph(const std::string& path, Diagnostics& diags);
+
+/// True when `text` is a JSON object with an `op_list`: the kernel_info CANN's graph engine
+/// hands the vendor's SuperKernel compiler, rather than a graph.
+bool is_kernel_info(std::string_view text);
+
+/// A kernel_info as a graph named after the file's stem, for dav-2201: one scope `superkernel`
+/// with the super_kernel_options, one operator `op<i>` per op_list entry (bin_path, json_path,
+/// stream_id, task_type, send/recv_event_list), in order, without tensors (Graph::
+/// from_kernel_info). Kernel metadata is not read yet (load_graph does).
+Graph parse_kernel_info(std::string_view text, const std::string& file, Diagnostics& diags);
+
+/// After the kernels are loaded: each kernel_info operator's OpType, its metadata's
+/// sub_operator_op_type, else its kernelName.
+void name_kernel_info_ops(Graph& g);
 
 /// How finely a large graph's operator list is cut to be parsed on every core (bytes per piece).
 inline constexpr std::size_t k_graph_piece_bytes = 64 * 1024;
