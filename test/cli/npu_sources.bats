@@ -699,3 +699,30 @@ PY
     [ "$status" -eq 2 ]
     [[ "$output" == *"kernel_info"*"precompiled NPU sub-kernels"* ]]
 }
+
+# ---- What the vendor's generator refuses (cann-conformance.md, "Refusals of the vendor's generator")
+
+@test "NPU targets refuse what the vendor's generator refuses: early-start flags under early-start=0, a split_mode not the scope's, a second real stream without stream fusion" {
+    st_graph "stream-fusion=0:early-start=0"
+    python3 -c 'import json; p="g/kernels/pows.json"; m=json.load(open(p)); m["sub_operator_early_start_wait_flag"]=True; json.dump(m, open(p,"w"))'
+    run "$SKC" check g/graph.yaml
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"'pows' (kernel pows__kernel0) was compiled for early start (sub_operator_early_start_set_flag false, _wait_flag true) but SuperKernel 'superkernel_1' has early-start=0: CANN's SuperKernel compiler refuses a sub-kernel whose early-start mode does not match the SuperKernel's"* ]]
+    run env PATH=/usr/bin:/bin "$SKC" compile g/graph.yaml --sources-only
+    [ "$status" -eq 1 ]
+    [ ! -e static_kernel_compile_outputs/te_dav-2201_sources ]
+    st_graph "stream-fusion=0:split-mode=2"
+    run "$SKC" plan g/graph.yaml
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"'inf' (kernel is_inf__kernel0) has split_mode 4 but SuperKernel 'superkernel_1' has split-mode=2: CANN's SuperKernel compiler refuses a sub-kernel whose split_mode does not match the SuperKernel's (compile the sub-kernel with the scope's options, or give scope 'superkernel_1' split-mode=4)"* ]]
+    # pows on another stream, reading only graph inputs: no event orders it after inf.
+    st_graph "stream-fusion=0"
+    sed -i 's/inputs: \[y, e\], outputs: \[{name: z, shape: \[1024\], dtype: float16}\], scope: superkernel_1, stream_id: 1}/inputs: [x, e], outputs: [{name: z, shape: [1024], dtype: float16}], scope: superkernel_1, stream_id: 2}/' g/graph.yaml
+    grep -q 'stream_id: 2' g/graph.yaml
+    run "$SKC" check g/graph.yaml
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"'pows' (stream 2) follows 'inf' (stream 1) in SuperKernel 'superkernel_1' with no event between them and stream-fusion=0: CANN's SuperKernel compiler refuses more than one real stream without stream fusion (\"super kernel do not support more than 2 real stream\")"* ]]
+    sed -i 's/superkernel_1: "stream-fusion=0"/superkernel_1: "stream-fusion=1"/' g/graph.yaml
+    run "$SKC" check g/graph.yaml
+    [ "$status" -eq 0 ] # two-stream mode
+}

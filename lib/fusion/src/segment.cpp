@@ -399,6 +399,8 @@ Plan make_plan(const graph::Graph& graph, const graph::Dependencies& deps,
     // the vendor's flow refuses of them on the target.
     notify_wait_pass(ctx);
     npu_side_rules_pass(graph, ctx.plan, ctx.arch, diags);
+    // What the vendor's SuperKernel compiler refuses, said before anything is built.
+    npu_generator_rules_pass(graph, ctx.plan, ctx.arch, diags);
     // Then each segment on its own, on every core. Problems are reported per pass, in segment
     // order, as if each pass ran over all segments in turn.
     auto& segments = ctx.plan.segments;

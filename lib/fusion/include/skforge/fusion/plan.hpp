@@ -269,6 +269,14 @@ std::vector<NotifyWait> edge_notify_waits(const graph::Graph& g, const Plan& pla
 void npu_side_rules_pass(const graph::Graph& g, const Plan& plan, std::string_view arch,
                          graph::Diagnostics& diags);
 
+/// Pass over the whole plan for target `arch`: on an NPU (dav-2201, dav-3510) an error at the
+/// operator for each SuperKernel the vendor's SuperKernel compiler refuses: a sub-kernel compiled
+/// for early start under early-start=0, a sub-kernel split_mode other than the SuperKernel's
+/// split-mode, and a second real stream (consecutive sub-kernels on different streams without an
+/// event between them) without stream fusion.
+void npu_generator_rules_pass(const graph::Graph& g, const Plan& plan, std::string_view arch,
+                              graph::Diagnostics& diags);
+
 /// The SuperKernel metadata JSON of segment `s` (compact, keys sorted) for the graph's npu_arch.
 /// Written on demand: `skc check` and the text plan do not need it.
 std::string kernel_meta_json(const graph::Graph& g, const Segment& s);
