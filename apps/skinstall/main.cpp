@@ -1172,7 +1172,7 @@ constexpr const char* k_exit_codes =
 
 void print_help(const Spec& s, const po::options_description& desc) {
     std::printf("Usage: skinstall %s %s [options]\n%s.\n\n", s.name, s.args, s.help);
-    std::cout << desc << "\n" << k_exit_codes << "\nSee share/doc/installer.md.\n";
+    std::cout << desc << "\n" << k_exit_codes << "\nSee installer.md in /usr/share/doc/skforge/.\n";
 }
 
 std::string shell_quote(const std::string& a) {
@@ -1237,7 +1237,8 @@ const std::vector<skforge::cli::Command>& commands() {
 
 constexpr const char* k_footer =
     "Every command takes --install-path PATH (default $ASCEND_HOME_PATH) and --help.\n"
-    "Exit status: 0 success, 1 failure or refusal, 2 usage error. See share/doc/installer.md.";
+    "Exit status: 0 success, 1 failure or refusal, 2 usage error. See installer.md in "
+    "/usr/share/doc/skforge/.";
 
 } // namespace
 
