@@ -7,6 +7,7 @@
 #include "skforge/fusion/report.hpp"
 #include "skforge/graph/graph.hpp"
 #include "skforge/package/json_text.hpp"
+#include "skforge/package/makeself.hpp"
 #include "skforge/package/reader.hpp"
 #include "skforge/package/signature.hpp"
 #include "skforge/package/writer.hpp"
@@ -128,6 +129,54 @@ int cmd_pack(const Args& args) {
                   {"unpacked_size", h.unpacked_size},
                   {"payload_size", h.payload_size},
                   {"payload_sha256", h.payload_sha256},
+                  {"signer_key_id", r.key_id ? nlohmann::json(*r.key_id) : nlohmann::json()}},
+                 json);
+    return 0;
+}
+
+// skc import: CANN's makeself static-kernel package as a skforge one (package/makeself.hpp).
+int cmd_import(const Args& args) {
+    pkg::ImportOptions o;
+    std::string compress = "gzip", key;
+    bool quiet = false, json = false;
+    CommandLine cl(
+        "skc", "skc import VENDOR.run -o OUT.run [options]",
+        "Re-packs CANN's own static-kernel package (a makeself .run) as a signed,\n"
+        "reproducible skforge package. Nothing in VENDOR.run is executed: its checksums\n"
+        "are checked, its payload read with libarchive, the vendor's scripts left out.",
+        "Standard output: OUT.run's path, or with --json one JSON object.\n" +
+            std::string(k_exit_codes));
+    cl.positional("VENDOR.run", o.input);
+    auto add = cl.add();
+    add("output,o", po::value(&o.output)->required()->value_name("OUT.run"),
+        "the skforge .run to write (named after the package inside when you like)");
+    add("package-version", po::value(&o.version)->value_name("V"),
+        "version (default: the <datetime> of static_kernel_<datetime>_<pid>)");
+    add("compress", po::value(&compress)->value_name("gzip|zstd"), "compression (default gzip)");
+    add("sign-key", po::value(&key)->value_name("KEY.pem"), "Ed25519 private key to sign with");
+    add("json", po::bool_switch(&json), "print the result as one JSON object");
+    add("quiet,q", po::bool_switch(&quiet), "print nothing but the result and errors");
+    if (!cl.parse(args))
+        return 0;
+    if (compress != "gzip" && compress != "zstd")
+        throw Error("--compress must be gzip or zstd, not '" + compress + "'", ErrorKind::usage);
+    o.compression = compress == "gzip" ? pkg::Compression::gzip : pkg::Compression::zstd;
+    if (!key.empty())
+        o.sign_key = key;
+    o.mtime = source_date_epoch();
+    auto r = pkg::import_makeself(o);
+    if (!quiet)
+        std::fprintf(stderr, "imported %s %s from %s into %s: %llu entries%s\n",
+                     r.header.name.c_str(), r.header.version.c_str(), o.input.c_str(),
+                     o.output.c_str(), static_cast<unsigned long long>(r.header.file_count),
+                     r.key_id ? (", signed by key " + *r.key_id).c_str() : "");
+    print_result(o.output,
+                 {{"run", o.output},
+                  {"from", o.input},
+                  {"name", r.header.name},
+                  {"version", r.header.version},
+                  {"file_count", r.header.file_count},
+                  {"payload_sha256", r.header.payload_sha256},
                   {"signer_key_id", r.key_id ? nlohmann::json(*r.key_id) : nlohmann::json()}},
                  json);
     return 0;
@@ -741,6 +790,7 @@ const std::vector<skforge::cli::Command>& commands() {
         {"plan", "show which operators fuse into which SuperKernel, and why not", cmd_plan},
         {"compile", "compile a graph into an installable .run", cmd_compile},
         {"pack", "pack a directory into a signed, reproducible .run package", cmd_pack},
+        {"import", "re-pack CANN's makeself static-kernel .run as a skforge package", cmd_import},
         {"inspect", "show and verify a .run package without running it", cmd_inspect},
         {"keygen", "make an Ed25519 key pair for signing packages", cmd_keygen},
         {"cache", "show, clean and verify the shared compile cache (stats|clean|verify)",

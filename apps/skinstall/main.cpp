@@ -151,7 +151,9 @@ std::vector<const char*> with(std::vector<const char*> base, std::vector<const c
 
 const std::vector<Spec>& specs() {
     static const std::vector<Spec> table = {
-        {"install", "X.run...", "install packages (refuses a different installed version)",
+        {"install", "X.run...",
+         "install packages, skforge's or CANN's makeself .run (refuses a different installed "
+         "version)",
          k_install_opts,
          [](const Options& o) { return cmd_install(o, inst::InstallMode::install); }},
         {"upgrade", "X.run...",
