@@ -64,10 +64,31 @@ void print_result(const std::string& path, const nlohmann::json& doc, bool json)
         std::cout << path << "\n";
 }
 
-int cmd_pack(const Args& args) {
-    pkg::PackOptions o;
+// --compress and --sign-key, as pack and import take them.
+struct PackingFlags {
     std::string compress = "gzip";
     std::string key;
+
+    void add(po::options_description_easy_init& add) {
+        add("compress", po::value(&compress)->value_name("gzip|zstd"),
+            "compression (default gzip)");
+        add("sign-key", po::value(&key)->value_name("KEY.pem"),
+            "Ed25519 private key (PEM, from skc keygen) to sign with");
+    }
+    // Checks them and sets what they say.
+    void apply(pkg::Compression& compression, std::optional<std::string>& sign_key) const {
+        if (compress != "gzip" && compress != "zstd")
+            throw Error("--compress must be gzip or zstd, not '" + compress + "'",
+                        ErrorKind::usage);
+        compression = compress == "gzip" ? pkg::Compression::gzip : pkg::Compression::zstd;
+        if (!key.empty())
+            sign_key = key;
+    }
+};
+
+int cmd_pack(const Args& args) {
+    pkg::PackOptions o;
+    PackingFlags packing;
     bool quiet = false, json = false;
     CommandLine cl("skc", "skc pack DIR -o OUT.run --package-version V [options]",
                    "Packs the kernel tree DIR into a signed, reproducible .run package.",
@@ -86,20 +107,14 @@ int cmd_pack(const Args& args) {
         "index's binPaths start with, else OUT's stem)");
     add("npu-arch", po::value(&o.npu_arch)->value_name("A"), "NPU architecture, e.g. dav-2201");
     add("soc", po::value(&o.soc_version)->value_name("S"), "SoC version, e.g. Ascend910B1");
-    add("compress", po::value(&compress)->value_name("gzip|zstd"), "compression (default gzip)");
+    packing.add(add);
     add("level", integer_value(o.level, "--level", 0, 19),
         "compression level: gzip 1..9, zstd 1..19; 0 or none: the default (gzip 6, zstd 3)");
-    add("sign-key", po::value(&key)->value_name("KEY.pem"),
-        "Ed25519 private key (PEM, from skc keygen) to sign with");
     add("json", po::bool_switch(&json), "print the result as one JSON object");
     add("quiet,q", po::bool_switch(&quiet), "print nothing but the result and errors");
     if (!cl.parse(args))
         return 0;
-    if (compress != "gzip" && compress != "zstd")
-        throw Error("--compress must be gzip or zstd, not '" + compress + "'", ErrorKind::usage);
-    o.compression = compress == "gzip" ? pkg::Compression::gzip : pkg::Compression::zstd;
-    if (!key.empty())
-        o.sign_key = key;
+    packing.apply(o.compression, o.sign_key);
     o.mtime = source_date_epoch();
     skforge::support::TerminalProgress bar(64u << 20);
     if (!quiet && ::isatty(2))
@@ -113,7 +128,7 @@ int cmd_pack(const Args& args) {
                      h.name.c_str(), h.version.c_str(), o.output.c_str(),
                      static_cast<unsigned long long>(h.file_count),
                      static_cast<unsigned long long>(h.unpacked_size),
-                     static_cast<unsigned long long>(h.payload_size), compress.c_str(),
+                     static_cast<unsigned long long>(h.payload_size), packing.compress.c_str(),
                      h.payload_sha256.c_str());
         if (r.key_id)
             std::fprintf(stderr, "signed by key %s\n", r.key_id->c_str());
@@ -124,7 +139,7 @@ int cmd_pack(const Args& args) {
                   {"version", h.version},
                   {"npu_arch", h.npu_arch},
                   {"soc_version", h.soc_version},
-                  {"compression", compress},
+                  {"compression", packing.compress},
                   {"file_count", h.file_count},
                   {"unpacked_size", h.unpacked_size},
                   {"payload_size", h.payload_size},
@@ -137,7 +152,7 @@ int cmd_pack(const Args& args) {
 // skc import: CANN's makeself static-kernel package as a skforge one (package/makeself.hpp).
 int cmd_import(const Args& args) {
     pkg::ImportOptions o;
-    std::string compress = "gzip", key;
+    PackingFlags packing;
     bool quiet = false, json = false;
     CommandLine cl(
         "skc", "skc import VENDOR.run -o OUT.run [options]",
@@ -152,17 +167,12 @@ int cmd_import(const Args& args) {
         "the skforge .run to write (named after the package inside when you like)");
     add("package-version", po::value(&o.version)->value_name("V"),
         "version (default: the <datetime> of static_kernel_<datetime>_<pid>)");
-    add("compress", po::value(&compress)->value_name("gzip|zstd"), "compression (default gzip)");
-    add("sign-key", po::value(&key)->value_name("KEY.pem"), "Ed25519 private key to sign with");
+    packing.add(add);
     add("json", po::bool_switch(&json), "print the result as one JSON object");
     add("quiet,q", po::bool_switch(&quiet), "print nothing but the result and errors");
     if (!cl.parse(args))
         return 0;
-    if (compress != "gzip" && compress != "zstd")
-        throw Error("--compress must be gzip or zstd, not '" + compress + "'", ErrorKind::usage);
-    o.compression = compress == "gzip" ? pkg::Compression::gzip : pkg::Compression::zstd;
-    if (!key.empty())
-        o.sign_key = key;
+    packing.apply(o.compression, o.sign_key);
     o.mtime = source_date_epoch();
     auto r = pkg::import_makeself(o);
     if (!quiet)

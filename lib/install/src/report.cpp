@@ -4,10 +4,9 @@
 #include "skforge/install/history.hpp"
 #include "skforge/package/path_rules.hpp"
 #include "skforge/support/error.hpp"
+#include "skforge/support/format.hpp"
 #include "skforge/support/printable.hpp"
 
-#include <cstdarg>
-#include <cstdio>
 #include <map>
 
 namespace skforge::install::report {
@@ -16,18 +15,7 @@ using nlohmann::json;
 
 namespace {
 
-[[gnu::format(printf, 1, 2)]] std::string format(const char* f, ...) {
-    va_list args;
-    va_start(args, f);
-    va_list again;
-    va_copy(again, args);
-    int n = std::vsnprintf(nullptr, 0, f, args);
-    va_end(args);
-    std::string out(n > 0 ? static_cast<std::size_t>(n) : 0, '\0');
-    std::vsnprintf(out.data(), out.size() + 1, f, again);
-    va_end(again);
-    return out;
-}
+using support::format;
 
 std::string str(const json& j, const char* key) {
     return j.at(key).get<std::string>();
