@@ -8,6 +8,7 @@
 #include "skforge/fusion/report.hpp"
 #include "skforge/graph/graph.hpp"
 #include "skforge/package/json_text.hpp"
+#include "skforge/package/makeself.hpp"
 #include "skforge/package/reader.hpp"
 #include "skforge/package/signature.hpp"
 #include "skforge/package/writer.hpp"
@@ -42,7 +43,7 @@ using skforge::cli::CommandLine;
 using skforge::cli::integer_value;
 
 constexpr const char* k_exit_codes =
-    "Exit status: 0 success, 1 failure, 2 usage error. See share/doc/cli.md.";
+    "Exit status: 0 success, 1 failure, 2 usage error. See cli.md in /usr/share/doc/skforge/.";
 
 std::int64_t source_date_epoch() {
     const char* env = std::getenv("SOURCE_DATE_EPOCH");
@@ -64,10 +65,31 @@ void print_result(const std::string& path, const nlohmann::json& doc, bool json)
         std::cout << path << "\n";
 }
 
-int cmd_pack(const Args& args) {
-    pkg::PackOptions o;
+// --compress and --sign-key, as pack and import take them.
+struct PackingFlags {
     std::string compress = "gzip";
     std::string key;
+
+    void add(po::options_description_easy_init& add) {
+        add("compress", po::value(&compress)->value_name("gzip|zstd"),
+            "compression (default gzip)");
+        add("sign-key", po::value(&key)->value_name("KEY.pem"),
+            "Ed25519 private key (PEM, from skc keygen) to sign with");
+    }
+    // Checks them and sets what they say.
+    void apply(pkg::Compression& compression, std::optional<std::string>& sign_key) const {
+        if (compress != "gzip" && compress != "zstd")
+            throw Error("--compress must be gzip or zstd, not '" + compress + "'",
+                        ErrorKind::usage);
+        compression = compress == "gzip" ? pkg::Compression::gzip : pkg::Compression::zstd;
+        if (!key.empty())
+            sign_key = key;
+    }
+};
+
+int cmd_pack(const Args& args) {
+    pkg::PackOptions o;
+    PackingFlags packing;
     bool quiet = false, json = false;
     CommandLine cl("skc", "skc pack DIR -o OUT.run --package-version V [options]",
                    "Packs the kernel tree DIR into a signed, reproducible .run package.",
@@ -82,23 +104,18 @@ int cmd_pack(const Args& args) {
     add("package-version", po::value(&o.version)->required()->value_name("V"),
         "the package's version, e.g. 1.2.0");
     add("name", po::value(&o.name)->value_name("NAME"),
-        "package name, the directory it installs into (default: OUT's stem)");
+        "package name, the directory it installs into (default: the one name every "
+        "index's binPaths start with, else OUT's stem)");
     add("npu-arch", po::value(&o.npu_arch)->value_name("A"), "NPU architecture, e.g. dav-2201");
     add("soc", po::value(&o.soc_version)->value_name("S"), "SoC version, e.g. Ascend910B1");
-    add("compress", po::value(&compress)->value_name("gzip|zstd"), "compression (default gzip)");
+    packing.add(add);
     add("level", integer_value(o.level, "--level", 0, 19),
         "compression level: gzip 1..9, zstd 1..19; 0 or none: the default (gzip 6, zstd 3)");
-    add("sign-key", po::value(&key)->value_name("KEY.pem"),
-        "Ed25519 private key (PEM, from skc keygen) to sign with");
     add("json", po::bool_switch(&json), "print the result as one JSON object");
     add("quiet,q", po::bool_switch(&quiet), "print nothing but the result and errors");
     if (!cl.parse(args))
         return 0;
-    if (compress != "gzip" && compress != "zstd")
-        throw Error("--compress must be gzip or zstd, not '" + compress + "'", ErrorKind::usage);
-    o.compression = compress == "gzip" ? pkg::Compression::gzip : pkg::Compression::zstd;
-    if (!key.empty())
-        o.sign_key = key;
+    packing.apply(o.compression, o.sign_key);
     o.mtime = source_date_epoch();
     skforge::support::TerminalProgress bar(64u << 20);
     if (!quiet && ::isatty(2))
@@ -112,7 +129,7 @@ int cmd_pack(const Args& args) {
                      h.name.c_str(), h.version.c_str(), o.output.c_str(),
                      static_cast<unsigned long long>(h.file_count),
                      static_cast<unsigned long long>(h.unpacked_size),
-                     static_cast<unsigned long long>(h.payload_size), compress.c_str(),
+                     static_cast<unsigned long long>(h.payload_size), packing.compress.c_str(),
                      h.payload_sha256.c_str());
         if (r.key_id)
             std::fprintf(stderr, "signed by key %s\n", r.key_id->c_str());
@@ -123,11 +140,54 @@ int cmd_pack(const Args& args) {
                   {"version", h.version},
                   {"npu_arch", h.npu_arch},
                   {"soc_version", h.soc_version},
-                  {"compression", compress},
+                  {"compression", packing.compress},
                   {"file_count", h.file_count},
                   {"unpacked_size", h.unpacked_size},
                   {"payload_size", h.payload_size},
                   {"payload_sha256", h.payload_sha256},
+                  {"signer_key_id", r.key_id ? nlohmann::json(*r.key_id) : nlohmann::json()}},
+                 json);
+    return 0;
+}
+
+// skc import: CANN's makeself static-kernel package as a skforge one (package/makeself.hpp).
+int cmd_import(const Args& args) {
+    pkg::ImportOptions o;
+    PackingFlags packing;
+    bool quiet = false, json = false;
+    CommandLine cl(
+        "skc", "skc import VENDOR.run -o OUT.run [options]",
+        "Re-packs CANN's own static-kernel package (a makeself .run) as a signed,\n"
+        "reproducible skforge package. Nothing in VENDOR.run is executed: its checksums\n"
+        "are checked, its payload read with libarchive, the vendor's scripts left out.",
+        "Standard output: OUT.run's path, or with --json one JSON object.\n" +
+            std::string(k_exit_codes));
+    cl.positional("VENDOR.run", o.input);
+    auto add = cl.add();
+    add("output,o", po::value(&o.output)->required()->value_name("OUT.run"),
+        "the skforge .run to write (named after the package inside when you like)");
+    add("package-version", po::value(&o.version)->value_name("V"),
+        "version (default: the <datetime> of static_kernel_<datetime>_<pid>)");
+    packing.add(add);
+    add("json", po::bool_switch(&json), "print the result as one JSON object");
+    add("quiet,q", po::bool_switch(&quiet), "print nothing but the result and errors");
+    if (!cl.parse(args))
+        return 0;
+    packing.apply(o.compression, o.sign_key);
+    o.mtime = source_date_epoch();
+    auto r = pkg::import_makeself(o);
+    if (!quiet)
+        std::fprintf(stderr, "imported %s %s from %s into %s: %llu entries%s\n",
+                     r.header.name.c_str(), r.header.version.c_str(), o.input.c_str(),
+                     o.output.c_str(), static_cast<unsigned long long>(r.header.file_count),
+                     r.key_id ? (", signed by key " + *r.key_id).c_str() : "");
+    print_result(o.output,
+                 {{"run", o.output},
+                  {"from", o.input},
+                  {"name", r.header.name},
+                  {"version", r.header.version},
+                  {"file_count", r.header.file_count},
+                  {"payload_sha256", r.header.payload_sha256},
                   {"signer_key_id", r.key_id ? nlohmann::json(*r.key_id) : nlohmann::json()}},
                  json);
     return 0;
@@ -230,11 +290,11 @@ int cmd_inspect(const Args& args) {
         "skc", "skc inspect X.run [--list] [--json] [--verify] [--trusted-key PUB.pem]...",
         "Shows and verifies a .run package without running any of it.",
         "Exit status: 0 success (with --verify: every check passed), 1 failure (a check\n"
-        "failed), 2 usage error. See share/doc/cli.md and share/doc/inspect-json.md.");
+        "failed), 2 usage error. See cli.md and inspect-json.md in /usr/share/doc/skforge/.");
     cl.positional("X.run", path);
     auto add = cl.add();
     add("list", po::bool_switch(&list), "list every file of the manifest");
-    add("json", po::bool_switch(&json), "print JSON (share/doc/inspect-json.md)");
+    add("json", po::bool_switch(&json), "print JSON (inspect-json.md in /usr/share/doc/skforge/)");
     add("verify", po::bool_switch(&verify),
         "verify size, digests, every entry, the stub and the signature");
     add("trusted-key", po::value(&keys)->composing()->value_name("PUB.pem"),
@@ -393,7 +453,7 @@ int cmd_check(const Args& args) {
                    "Validates a graph and its kernel metadata; prints every problem as\n"
                    "file:line:col on stderr.",
                    "Exit status: 0 the graph is valid, 1 it is not, 2 usage error. See\n"
-                   "share/doc/graph-format.md.");
+                   "graph-format.md in /usr/share/doc/skforge/.");
     cl.positional("GRAPH", path);
     if (!cl.parse(args))
         return 0;
@@ -425,7 +485,7 @@ int cmd_plan(const Args& args) {
                    "Shows which operators fuse into which SuperKernel, and why the others do not;\n"
                    "svg and html draw the plan (streams, events, barriers, arena peaks).",
                    "Exit status: 0 success, 1 the graph is not valid, 2 usage error. See\n"
-                   "share/doc/plan-format.md.");
+                   "plan-format.md in /usr/share/doc/skforge/.");
     cl.positional("GRAPH", path);
     cl.add()("format", po::value(&format)->value_name("text|json|dot|svg|html"),
              "output format (default text)")(
@@ -523,12 +583,12 @@ int cmd_compile(const Args& args) {
         "or with --json one JSON object; messages go to stderr. On a terminal, builds\n"
         "show a progress bar on stderr (not with -q).\n"
         "Exit status: 0 success, 1 failure (see OUTDIR/NAME_compile_error.log), 2 usage\n"
-        "error. See share/doc/compile.md.");
+        "error. See compile.md in /usr/share/doc/skforge/.");
     cl.positional("GRAPH", o.graph_path);
     cl.has_package_version();
     auto add = cl.add();
-    add("npu-arch", po::value(&o.npu_arch)->value_name("A"),
-        "host, dav-2201 or dav-3510 (default: the graph's, else host)");
+    add("npu-arch", po::value(&o.npu_arch)->value_name("host|dav-2201|dav-3510"),
+        "the target (default: the graph's, else host)");
     add("output,o", po::value(&o.outdir)->value_name("OUTDIR"),
         "output directory (default static_kernel_compile_outputs)");
     add("name", po::value(&o.name)->value_name("NAME"), "package name (default: GRAPH_ARCH)");
@@ -599,7 +659,8 @@ CommandLine cache_command_line(const char* name, const char* usage, const char* 
         "skc", usage, summary,
         std::string("Exit status: 0 success") +
             (std::string(name) == "verify" ? " (no problem, or --fix removed them)" : "") +
-            ", 1 failure, 2 usage error.\nSee share/doc/compile.md, \"Shared cache\".");
+            ", 1 failure, 2 usage error.\nSee compile.md, \"Shared cache\", in "
+            "/usr/share/doc/skforge/.");
     cl.add()("cache-dir", po::value(&a.dir)->value_name("DIR"),
              "the shared compile cache (default: $SKFORGE_CACHE_DIR)")(
         "cache-max-size", po::value(&a.max_size)->value_name("SIZE"),
@@ -737,7 +798,7 @@ int cmd_cache(const Args& args) {
     if (args.empty() || args[0] == "--help" || args[0] == "-h") {
         skforge::cli::print_usage(args.empty() ? stderr : stdout, "skc cache", table,
                                   "Exit status: 0 success, 1 failure, 2 usage error. See\n"
-                                  "share/doc/compile.md, \"Shared cache\".");
+                                  "compile.md, \"Shared cache\", in /usr/share/doc/skforge/.");
         return args.empty() ? 2 : 0;
     }
     for (const auto& c : table)
@@ -753,6 +814,7 @@ const std::vector<skforge::cli::Command>& commands() {
         {"plan", "show which operators fuse into which SuperKernel, and why not", cmd_plan},
         {"compile", "compile a graph into an installable .run", cmd_compile},
         {"pack", "pack a directory into a signed, reproducible .run package", cmd_pack},
+        {"import", "re-pack CANN's makeself static-kernel .run as a skforge package", cmd_import},
         {"inspect", "show and verify a .run package without running it", cmd_inspect},
         {"keygen", "make an Ed25519 key pair for signing packages", cmd_keygen},
         {"cache", "show, clean and verify the shared compile cache (stats|clean|verify)",
@@ -777,5 +839,5 @@ int main(int argc, char** argv) {
     return skforge::cli::run_main(
         "skc", argc, argv, commands(),
         "Every command takes -h/--help and --version (skc's version).\n"
-        "Exit status: 0 success, 1 failure, 2 usage error. See share/doc/cli.md.");
+        "Exit status: 0 success, 1 failure, 2 usage error. See cli.md in /usr/share/doc/skforge/.");
 }
