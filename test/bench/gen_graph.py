@@ -17,7 +17,9 @@ for name, ktype, magic, block in kinds:
         json.dump({"kernelName": name, "blockDim": block, "magic": magic, "opParaSize": 0,
                    "workspace": {"num": 1, "size": [rng.choice([0, 1024, 4096])], "type": [0]},
                    "sub_operator_kernel_type": ktype, "supportSuperKernel": 1}, f)
+# Two streams in one scope: stream fusion on (the NPU targets' default is the vendor's, off).
 lines = ["name: synthetic", "npu_arch: dav-2201", "soc_version: Ascend910B1",
+         "super_kernel_optimize_options: {stream_fusion: 1}",
          "inputs:", "  - {name: in0, shape: [64, 64], dtype: float16}",
          "  - {name: in1, shape: [64, 64], dtype: float16}", "ops:"]
 last = {0: "in0", 1: "in1"}
