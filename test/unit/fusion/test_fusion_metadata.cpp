@@ -56,10 +56,11 @@ TEST_CASE("vendor parameter table: FFTS slot on dav-2201, then each sub-kernel's
     sub_kernel(f, "three", 3);
     sub_kernel(f, "four", 4);
     fusion::Plan p;
-    auto& s = only_segment(f, p,
-                           header() + op("a", "three", "x", "scope: s") +
-                               op("b", "four", "a_out", "scope: s") +
-                               op("c", "three", "b_out", "scope: s"));
+    auto& s = only_segment(
+        f, p,
+        // early start: the sub-kernels were compiled for it
+        header("scopes: {s: \"early-start=1\"}\n") + op("a", "three", "x", "scope: s") +
+            op("b", "four", "a_out", "scope: s") + op("c", "three", "b_out", "scope: s"));
     CHECK(firsts(fusion::vendor_param_slots(f.graph, s, "dav-2201")) ==
           std::vector<std::int64_t>{1, 4, 8});
     CHECK(firsts(fusion::vendor_param_slots(f.graph, s, "dav-3510")) ==
@@ -80,7 +81,7 @@ TEST_CASE("vendor parameter table: notify slots after the parameters, wait slots
     fusion::Plan p;
     auto& s =
         only_segment(f, p,
-                     header("scopes: {s: \"stream-fusion=1\"}\n") +
+                     header("scopes: {s: \"stream-fusion=1:early-start=1\"}\n") +
                          op("a", "three", "x", "scope: s, stream_id: 1, send_event_list: [1, 2]") +
                          op("b", "three", "x", "scope: s, recv_event_list: [1]") +
                          op("c", "three", "a_out", "scope: s, stream_id: 1, recv_event_list: [2]"));
@@ -103,7 +104,7 @@ TEST_CASE("NPU metadata: the vendor's keys and values, skforge's plan under one 
     sub_kernel(f, "four", 4);
     fusion::Plan p;
     auto& s = only_segment(f, p,
-                           header("scopes: {s: \"stream-fusion=0\"}\n") +
+                           header("scopes: {s: \"stream-fusion=0:early-start=1\"}\n") +
                                op("a", "three", "x", "scope: s, stream_id: 1") +
                                op("b", "four", "x", "scope: s, stream_id: 1"));
     json meta = json::parse(fusion::kernel_meta_json(f.graph, s, "dav-2201"));
