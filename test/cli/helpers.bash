@@ -85,15 +85,31 @@ if [ "${BISHENG_FAIL:-0}" = 1 ] && [ "$1" = -c ]; then
     echo "gen/s.cpp:12:5: error: use of undeclared identifier" >&2
     exit 1
 fi
-out=""
-while [ $# -gt 0 ]; do [ "$1" = -o ] && out=$2; shift; done
+out="" symbols=""
+while [ $# -gt 0 ]; do
+    [ "$1" = -o ] && out=$2
+    # FAKE_BISHENG_SYMBOLS=1: the object names the entry's exported symbol, as a real one's
+    # string table does (-Dauto_gen_<K>_kernel=<K>_mix_<aic|aiv>).
+    case $1 in -Dauto_gen_*=*) symbols="$symbols ${1#*=}" ;; esac
+    shift
+done
 printf 'device object %s\n' "$out" >"$out"
+if [ "${FAKE_BISHENG_SYMBOLS:-0}" = 1 ]; then for s in $symbols; do printf '%s\n' "$s" >>"$out"; done; fi
 EOF2
     cat >fakebin/ld.lld <<'EOF2'
 #!/bin/sh
 echo "ld.lld $*" >>"$BISHENG_LOG"
-out=""
-while [ $# -gt 0 ]; do [ "$1" = -o ] && out=$2; shift; done
+out="" inputs=""
+while [ $# -gt 0 ]; do
+    case $1 in -o) out=$2; shift ;; *.o) inputs="$inputs $1" ;; esac
+    shift
+done
+# FAKE_BISHENG_SYMBOLS=1: the output holds its inputs, so their symbols stay in it.
+if [ "${FAKE_BISHENG_SYMBOLS:-0}" = 1 ]; then
+    for f in $inputs; do [ "$f" = "$out" ] || cat "$f" >>"$out.link"; done
+    [ -f "$out" ] && cat "$out" >>"$out.link"
+    mv "$out.link" "$out"
+fi
 printf 'linked object %s\n' "$out" >>"$out"
 EOF2
     # llvm-objcopy [options] IN [OUT]: OUT is a copy of IN; without OUT, IN changes in place.

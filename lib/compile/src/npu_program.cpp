@@ -193,19 +193,23 @@ json segment_args(const graph::Graph& g, const fusion::Segment& s, const codegen
         event_slots(args, layout.notify_offset[p], op.send_events, inner, "notify");
         event_slots(args, layout.wait_offset[p], op.recv_events, inner, "wait");
     }
-    args.push_back({{"slot", layout.workspace_offset},
-                    {"superkernel_workspace", codegen::host_layout(s).workspace_bytes}});
+    // The entry's own area (feed-sync-all's flags) follows the sub-kernels' scratch and the
+    // arena; without one the slot is null.
+    json own = nullptr;
+    if (codegen::npu_sync_bytes(g, s, t) != 0)
+        own = codegen::host_layout(s).workspace_bytes;
+    args.push_back({{"slot", layout.workspace_offset}, {"superkernel_workspace", own}});
     return args;
 }
 
 // A segment's launch: the packaged JSON's kernelName, magic, blockDim and workspace, and the
 // table.
 json segment_launch(const graph::Graph& g, const fusion::Segment& s, std::size_t index,
-                    const codegen::NpuTarget& t, const std::string& soc_dir,
-                    SuperKernelNames names, const fs::path& stage, const TensorTable& tensors) {
-    const std::string base = soc_dir + "/SuperKernel/" +
-                             (names == SuperKernelNames::vendor ? codegen::cann_kernel_name(g, s)
-                                                                : s.name);
+                    const codegen::NpuTarget& t, const std::string& soc_dir, SuperKernelNames names,
+                    const fs::path& stage, const TensorTable& tensors) {
+    const std::string base =
+        soc_dir + "/SuperKernel/" +
+        (names == SuperKernelNames::vendor ? codegen::cann_kernel_name(g, s) : s.name);
     const json meta = support::parse_json(
         support::read_file(support::path_beneath(stage.string(), base + ".json")));
     std::uint64_t workspace = 0;
@@ -269,8 +273,8 @@ void write_npu_program(const graph::Graph& g, const fusion::Plan& plan,
             locks.insert(nw.event);
     json segments = json::array(), steps = json::array();
     for (std::size_t si = 0; si < plan.segments.size(); ++si)
-        segments.push_back(segment_launch(g, plan.segments[si], si, target, soc_dir, names, stage,
-                                          tensors));
+        segments.push_back(
+            segment_launch(g, plan.segments[si], si, target, soc_dir, names, stage, tensors));
     std::vector<bool> launched(plan.segments.size(), false);
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         int seg = plan.ops[i].segment;
