@@ -132,3 +132,10 @@ EOF
     [ "$status" -eq 1 ]
     [[ "$output" == *"npu:0: cannot load CANN's runtime libascendcl_nowhere.so"*"source its set_env.sh"* ]]
 }
+
+@test "runtime_npu: skrun --device npu opens the package and stops, saying its tensors are host memory" {
+    SKFORGE_ASCENDCL="$SKFORGE_ASCENDCL_STANDIN" run "$SKRUN" moe_block --install-path "$ROOT" --device npu
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"npu:0: package 'moe_block' opened through CANN's runtime, but skrun fills and compares tensors in host memory"* ]]
+}

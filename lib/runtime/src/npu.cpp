@@ -375,8 +375,10 @@ class NpuExecutor final : public Executor {
     std::uint64_t run_fused(void* stream) override;
     std::uint64_t run_unfused(void* stream) override;
     std::uint64_t run_segment(std::size_t segment, void* stream) override;
-    void drop_side_waits(bool) override {
-        throw ApiError(SKF_E_UNSUPPORTED, "skf_debug_drop_side_waits is a host test switch");
+    void drop_side_waits(bool drop) override {
+        if (drop)
+            throw ApiError(SKF_E_UNSUPPORTED,
+                           "skf_debug_drop_side_waits: a test switch of the host runtime");
     }
     const Program& program() const { return m_program; }
 
