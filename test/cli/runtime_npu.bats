@@ -139,3 +139,12 @@ EOF
     [ "$status" -eq 1 ]
     [[ "$output" == *"npu:0: package 'moe_block' opened through CANN's runtime, but skrun fills and compares tensors in host memory"* ]]
 }
+
+@test "runtime_npu: an NPU package with its program is byte-reproducible" {
+    cd "$BATS_FILE_TMPDIR"
+    "$SKC" compile ex/moe_block/graph.yaml --npu-arch dav-2201 -o again --name moe_block -q --sk-backend skforge --no-cache >/dev/null
+    cmp out/moe_block.run again/moe_block.run
+    run "$SKC" inspect again/moe_block.run --list
+    grep -q " npu/program.json$" <<<"$output"
+    grep -q " npu/kernels/GroupedMatmul/grouped_matmul.o$" <<<"$output"
+}
