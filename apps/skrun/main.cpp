@@ -278,7 +278,7 @@ int run(const Options& o) {
         throw Error(std::string(skf_device(h.get())) + ": package '" + o.name +
                     "' opened through CANN's runtime, but skrun fills and compares tensors in "
                     "host memory, which an NPU cannot read: run NPU packages from an application "
-                    "that binds device memory to them (share/doc/runtime.md)");
+                    "that binds device memory to them (runtime.md in /usr/share/doc/skforge/)");
     check(skf_debug_drop_side_waits(h.get(), o.drop_side_waits ? 1 : 0));
     Set fused = h.make_set(o), fused_first;
     h.bind(fused);
@@ -313,11 +313,12 @@ bool parse(const std::vector<std::string>& args, Options& o) {
         "as one launch, on worker threads standing in for AI cores (--device host, for\n"
         "packages of skc compile --npu-arch host). --device npu:N opens an NPU package\n"
         "through CANN's runtime and stops there: skrun's tensors are host memory, and an\n"
-        "NPU runs from an application that binds device memory (share/doc/runtime.md).\n"
+        "NPU runs from an application that binds device memory (runtime.md in\n"
+        "/usr/share/doc/skforge/).\n"
         "--compare-unfused also runs every operator as its own launch, compares every\n"
         "output bitwise after the first and the last run and prints both timings.",
         "Exit status: 0 success (every output identical), 1 failure or an output\n"
-        "differs, 2 usage error. See share/doc/host-target.md.");
+        "differs, 2 usage error. See host-target.md in /usr/share/doc/skforge/.");
     cl.positional("NAME", o.name);
     auto add = cl.add();
     add("install-path", po::value(&o.install_path)->value_name("P"),
