@@ -64,6 +64,13 @@ setup_file() {
         "$SKC" compile "ex/$g/graph.yaml" --npu-arch dav-2201 -o out --name "$g" -q --sk-backend skforge >/dev/null
         "$SKINSTALL" install "out/$g.run" --install-path "$ROOT" --quiet
     done
+    # two_stream with fusion off: its four operators launched alone, on two streams.
+    mkdir ex/two_stream_apart
+    sed 's/^soc_version: .*/&\nsuper_kernel_optimize: false/; s/^name: two_stream/name: two_stream_apart/' \
+        ex/two_stream/graph.yaml >ex/two_stream_apart/graph.yaml
+    cp -r ex/two_stream/kernels ex/two_stream_apart/
+    "$SKC" compile ex/two_stream_apart/graph.yaml --npu-arch dav-2201 -o out --name two_stream_apart -q >/dev/null
+    "$SKINSTALL" install out/two_stream_apart.run --install-path "$ROOT" --quiet
     "$SKC" compile ex_notiling/moe_block/graph.yaml --npu-arch dav-2201 -o out --name moe_notiling \
         -q --sk-backend skforge >/dev/null
     "$SKINSTALL" install out/moe_notiling.run --install-path "$ROOT" --quiet
@@ -83,7 +90,7 @@ standin_python() {
 
 @test "runtime_npu: every example's launches on npu:0 match its SuperKernel JSONs; op by op one launch per operator" {
     run standin_python "$SKFORGE_SOURCE_DIR/test/python/npu_standin.py" "$ROOT" \
-        "$SKFORGE_ASCENDCL_STANDIN" moe_block tbe_cut two_stream decoder
+        "$SKFORGE_ASCENDCL_STANDIN" moe_block tbe_cut two_stream decoder two_stream_apart
     echo "$output"
     [ "$status" -eq 0 ]
     [[ "$output" == *"moe_block: npu:0; fused 5 launches match 2 SuperKernel JSONs and 3 kernels; op by op 8 launches match 8 kernel JSONs; 2 SuperKernels alone match their JSONs"* ]]
@@ -91,6 +98,8 @@ standin_python() {
     grep -q "^two_stream: npu:0; fused [0-9]* launches match .*; op by op [0-9]* launches match" <<<"$output"
     # The decoder's AICPU tiling and prefetch operators are not launched on an NPU yet: the runs
     # say so, every SuperKernel runs alone.
+    # Fusion off, two streams: the add waits on stream 0 for the rope's event on stream 1.
+    [[ "$output" == *"two_stream_apart: npu:0; fused 4 launches match 0 SuperKernel JSONs and 4 kernels; op by op 4 launches"* ]]
     grep -q "^decoder: npu:0; skf_run refused: skf_run: operator 'attn_tiling_0' is a aicpu_tiling operator.*skf_run_segment.*; 12 SuperKernels alone match" <<<"$output"
 }
 

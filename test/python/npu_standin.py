@@ -59,18 +59,23 @@ def load(path):
         return json.load(f)
 
 
+def vendor_entry(sk, p):
+    """Sub-kernel p's entry of the vendor's SuperkernelInfo.kernelList (its arg_list, and all
+    the events its operator sends and receives)."""
+    off = vendor_offset(sk, p)
+    return next(v for lst in sk["SuperkernelInfo"]["kernelList"].values() for v in lst
+                if v["arg_list"]["param_offset"] == off)
+
+
 def table_size(sk):
     """Slots of a SuperKernel's parameter table, from its JSON: slot 0 (FFTS), per sub-kernel
     its parameters (arguments and a workspace), one slot per event it sends and receives, and the
     SuperKernel's workspace last."""
-    vendor = [k for lst in sk["SuperkernelInfo"]["kernelList"].values() for k in lst]
     end = 1
     for p, sub in enumerate(sk["skforge"]["kernelList"]):
-        arg = next(v["arg_list"] for v in vendor if v["arg_list"]["param_offset"] ==
-                   vendor_offset(sk, p))
-        n_events = (len(sub["send_event_list"]) + len(sub["recv_event_list"]) +
-                    len(sub["notifies"]) + len(sub["waits"]))
-        end = max(end, arg["param_offset"] + len(sub["arg_list"]) + 1 + n_events)
+        v = vendor_entry(sk, p)
+        n_events = len(v["send_event_list"]) + len(v["recv_event_list"])
+        end = max(end, v["arg_list"]["param_offset"] + len(sub["arg_list"]) + 1 + n_events)
     return end + 1
 
 
@@ -88,14 +93,11 @@ def vendor_offset(sk, p):
 
 def lock_slots(sk, p):
     """The notify and wait slots of sub-kernel p, from the vendor's arg_list."""
-    lists = sk["SuperkernelInfo"]["kernelList"]
-    off = vendor_offset(sk, p)
-    arg = next(v["arg_list"] for lst in lists.values() for v in lst
-               if v["arg_list"]["param_offset"] == off)
+    v = vendor_entry(sk, p)
+    arg = v["arg_list"]
     sub = sk["skforge"]["kernelList"][p]
-    n_notify = len(sub["send_event_list"]) + len(sub["notifies"])
-    n_wait = len(sub["recv_event_list"]) + len(sub["waits"])
-    first = off + len(sub["arg_list"]) + 1
+    n_notify, n_wait = len(v["send_event_list"]), len(v["recv_event_list"])
+    first = arg["param_offset"] + len(sub["arg_list"]) + 1
     notify = list(range(arg["notify_param_offset"], arg["notify_param_offset"] + n_notify)) \
         if arg["notify_param_offset"] is not None else []
     wait = list(range(arg["wait_param_offset"], arg["wait_param_offset"] + n_wait)) \
@@ -156,10 +158,13 @@ def check_superkernel(who, launch, sk, bound, ffts, arch):
         in_block(first + len(sub["arg_list"]), sub["workspace_offset"],
                  "workspace of " + sub["op_name"])
         notify, wait = lock_slots(sk, p)
+        # a lock for every event but those inside the SuperKernel (skforge's event lists)
         side = [x for x in notify + wait if slots[x] != 0]
-        expect(len(side) == len(sub["notifies"]) + len(sub["waits"]),
-               "%s: %s has %d lock slots set, its JSON %d notify/wait" %
-               (who, sub["op_name"], len(side), len(sub["notifies"]) + len(sub["waits"])))
+        outside = len(notify) + len(wait) - len(sub["send_event_list"]) - \
+            len(sub["recv_event_list"])
+        expect(len(side) == outside and outside >= len(sub["notifies"]) + len(sub["waits"]),
+               "%s: %s has %d lock slots set, its JSON %d events with the outside" %
+               (who, sub["op_name"], len(side), outside))
         for x in side:
             expect("allocation" in where[x] and slots[x] not in locks,
                    "%s: lock slot %d is no lock of its own" % (who, x))
@@ -206,6 +211,46 @@ def check_op(who, launch, kjson, op, tensors, bound, ffts, arch):
            run.get("tiling_data"), "%s: the last slot is not its tiling data" % who)
 
 
+def check_order(name, program, calls):
+    """The fused launches keep the plan's order across streams: a step on one stream that reads
+    what a step on another stream wrote waits, before its launch, for an event recorded on that
+    stream after that step's launch; steps of different plan streams go to different streams."""
+    steps, ops = program["steps"], program["ops"]
+
+    def step_ops(st):
+        return program["segments"][st["segment"]]["ops"] if "segment" in st else [st["op"]]
+
+    def plan_stream(st):
+        return program["segments"][st["segment"]]["stream"] if "segment" in st \
+            else ops[st["op"]]["stream"]
+    launched, recorded, waited = [], {}, {}  # launch -> stream; event -> (stream, launches)
+    for c in calls:
+        if c["fn"] == "aclrtLaunchKernelWithConfig":
+            launched.append(c["stream"])
+        elif c["fn"] == "aclrtRecordEvent":
+            recorded[c["event"]] = (c["stream"], len(launched))
+        elif c["fn"] == "aclrtStreamWaitEvent":
+            waited.setdefault(len(launched), []).append((c["stream"], recorded.get(c["event"])))
+    if not expect(len(launched) == len(steps), "%s: launches out of step" % name):
+        return
+    producer = {}
+    for i, st in enumerate(steps):
+        for o in step_ops(st):
+            for t in ops[o]["inputs"]:
+                d = producer.get(t)
+                if d is None or plan_stream(steps[d]) == plan_stream(st):
+                    continue
+                expect(launched[i] != launched[d], "%s: steps %d and %d of different streams "
+                       "share one" % (name, d, i))
+                ok = any(s == launched[i] and r is not None and r[0] == launched[d] and r[1] > d
+                         for k, lst in waited.items() if k <= i for s, r in lst)
+                expect(ok, "%s: step %d (stream %d) does not wait for step %d (stream %d)"
+                       % (name, i, plan_stream(st), d, plan_stream(steps[d])))
+        for o in step_ops(st):
+            for t in ops[o]["outputs"]:
+                producer[t] = i
+
+
 def check_package(root, standin, name):
     base = os.path.join(root, "opp", "static_kernel", "ai_core", name)
     program = load(os.path.join(base, "npu", "program.json"))
@@ -248,6 +293,7 @@ def check_package(root, standin, name):
                 i = st["op"]
                 check_op(name + " " + ops[i]["name"], launch, kernel_json[i], ops[i], tensors,
                          bound, ffts, arch)
+        check_order(name, program, standin.log()["calls"])
         expect(pkg.stats["last_launches"] == len(launches), "%s: stats" % name)
         said.append("fused %d launches match %d SuperKernel JSONs and %d kernels" %
                     (len(launches), sum("segment" in s for s in steps),

@@ -498,7 +498,10 @@ aclrtLaunchKernelWithConfig(void* function, std::uint32_t block_dim, void* strea
         if (b->id == a->function->binary)
             launch["magic"] = b->magic;
     s.launches.push_back(launch);
-    return ok(s, {{"fn", fn}, {"function", a->function->name}, {"block_dim", block_dim}});
+    return ok(s, {{"fn", fn},
+                  {"function", a->function->name},
+                  {"block_dim", block_dim},
+                  {"stream", reinterpret_cast<std::uintptr_t>(stream)}});
 }
 
 // ---- the test's queries ----------------------------------------------------------------

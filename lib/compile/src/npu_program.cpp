@@ -132,23 +132,33 @@ std::map<std::string, std::uint64_t> arena_of(const fusion::Segment& s) {
     return out;
 }
 
-// One slot per event of a sub-kernel: a lock for an event with an operator outside every
-// SuperKernel, nothing (null) for an event inside this one, which the entry orders itself.
+// Events of one kind, as the parameter table needs them.
+struct EventSets {
+    std::set<std::int64_t> inner;  ///< sent and received inside the segment
+    std::set<std::int64_t> beside; ///< with an operator beside the cores (Plan::notify_waits)
+};
+
+// One slot per event of a sub-kernel: nothing (null) for an event inside the SuperKernel, which
+// the entry orders itself; else a lock, whose `peer` is `beside` (an AICPU tiling or prefetch
+// operator sets or waits for it) or `launch` (another launch, which the streams and events
+// order: the runtime sets such a wait lock itself before the run).
 void event_slots(json& args, std::uint32_t first, const std::vector<std::int64_t>& events,
-                 const std::set<std::int64_t>& inner, const char* role) {
+                 const EventSets& sets, const char* role) {
     for (std::size_t i = 0; i < events.size(); ++i) {
         json a = {{"slot", first + i}};
-        if (inner.contains(events[i]))
+        if (sets.inner.contains(events[i]))
             a["inner_event"] = events[i];
         else
-            a.update({{"lock", events[i]}, {"role", role}});
+            a.update({{"lock", events[i]},
+                      {"role", role},
+                      {"peer", sets.beside.contains(events[i]) ? "beside" : "launch"}});
         args.push_back(std::move(a));
     }
 }
 
 // The parameter table of segment `s`, slot by slot (codegen::npu_param_layout).
 json segment_args(const graph::Graph& g, const fusion::Segment& s, const codegen::NpuTarget& t,
-                  const TensorTable& tensors) {
+                  const TensorTable& tensors, const std::set<std::int64_t>& beside) {
     json args = json::array();
     if (t.arch != "dav-3510")
         args.push_back({{"slot", 0}, {"ffts", true}});
@@ -156,14 +166,15 @@ json segment_args(const graph::Graph& g, const fusion::Segment& s, const codegen
     auto vendor = fusion::vendor_param_slots(g, s, t.arch);
     auto arena = arena_of(s);
     // Events sent and received inside the segment: its entry orders them without a lock.
-    std::set<std::int64_t> sent, inner;
+    std::set<std::int64_t> sent;
+    EventSets sets{{}, beside};
     for (int i : s.ops)
         sent.insert(g.ops[static_cast<std::size_t>(i)].send_events.begin(),
                     g.ops[static_cast<std::size_t>(i)].send_events.end());
     for (int i : s.ops)
         for (auto e : g.ops[static_cast<std::size_t>(i)].recv_events)
             if (sent.contains(e))
-                inner.insert(e);
+                sets.inner.insert(e);
     for (std::size_t p = 0; p < s.ops.size(); ++p) {
         const auto& op = g.ops[static_cast<std::size_t>(s.ops[p])];
         const auto& meta = fusion::sub_kernel_meta(g, s, p);
@@ -190,8 +201,8 @@ json segment_args(const graph::Graph& g, const fusion::Segment& s, const codegen
                             {"bytes", s.subs[p].workspace},
                             {"op", op.name}});
         }
-        event_slots(args, layout.notify_offset[p], op.send_events, inner, "notify");
-        event_slots(args, layout.wait_offset[p], op.recv_events, inner, "wait");
+        event_slots(args, layout.notify_offset[p], op.send_events, sets, "notify");
+        event_slots(args, layout.wait_offset[p], op.recv_events, sets, "wait");
     }
     // The entry's own area (feed-sync-all's flags) follows the sub-kernels' scratch and the
     // arena; without one the slot is null.
@@ -206,7 +217,8 @@ json segment_args(const graph::Graph& g, const fusion::Segment& s, const codegen
 // table.
 json segment_launch(const graph::Graph& g, const fusion::Segment& s, std::size_t index,
                     const codegen::NpuTarget& t, const std::string& soc_dir, SuperKernelNames names,
-                    const fs::path& stage, const TensorTable& tensors) {
+                    const fs::path& stage, const TensorTable& tensors,
+                    const std::set<std::int64_t>& beside) {
     const std::string base =
         soc_dir + "/SuperKernel/" +
         (names == SuperKernelNames::vendor ? codegen::cann_kernel_name(g, s) : s.name);
@@ -229,7 +241,7 @@ json segment_launch(const graph::Graph& g, const fusion::Segment& s, std::size_t
             {"kernel_type", kernel::kernel_type_name(launch.type)},
             {"schedule_mode", meta.value("schedule_mode", 0)},
             {"workspace_bytes", workspace},
-            {"args", segment_args(g, s, t, tensors)}};
+            {"args", segment_args(g, s, t, tensors, beside)}};
 }
 
 } // namespace
@@ -268,13 +280,17 @@ void write_npu_program(const graph::Graph& g, const fusion::Plan& plan,
         }
         ops.push_back(std::move(o));
     }
+    std::set<std::int64_t> beside;
     for (const auto& nw : plan.notify_waits)
-        if (nw.notify_segment >= 0 || nw.wait_segment >= 0)
-            locks.insert(nw.event);
+        beside.insert(nw.event);
     json segments = json::array(), steps = json::array();
-    for (std::size_t si = 0; si < plan.segments.size(); ++si)
-        segments.push_back(
-            segment_launch(g, plan.segments[si], si, target, soc_dir, names, stage, tensors));
+    for (std::size_t si = 0; si < plan.segments.size(); ++si) {
+        segments.push_back(segment_launch(g, plan.segments[si], si, target, soc_dir, names, stage,
+                                          tensors, beside));
+        for (const auto& a : segments.back()["args"])
+            if (a.contains("lock"))
+                locks.insert(a["lock"].get<std::int64_t>());
+    }
     std::vector<bool> launched(plan.segments.size(), false);
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         int seg = plan.ops[i].segment;

@@ -20,7 +20,9 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
+#include <type_traits>
 
 namespace skforge::runtime {
 
@@ -108,9 +110,10 @@ struct SegmentStep {
     std::vector<std::size_t> ops;
     KernelLaunch launch;
     std::uint64_t workspace_bytes = 0;
-    std::vector<Slot> slots;             ///< by slot index
-    std::vector<std::size_t> wait_slots; ///< the slots of its wait locks
-    std::string unsupported;             ///< why it cannot be launched, or empty
+    std::vector<Slot> slots;               ///< by slot index
+    std::vector<std::size_t> wait_slots;   ///< the slots of its wait locks
+    std::vector<std::size_t> launch_waits; ///< ... of those another launch ends, set before a run
+    std::string unsupported;               ///< why it cannot be launched, or empty
     void* workspace = nullptr;
 };
 
@@ -184,8 +187,11 @@ void read_slots(SegmentStep& s, const json& args, const std::map<std::int64_t, s
                     a["superkernel_workspace"].get<std::uint64_t>()};
         } else if (a.contains("lock")) {
             slot = {Slot::Kind::lock, locks.at(a["lock"].get<std::int64_t>())};
-            if (a.value("role", std::string()) == "wait")
+            if (a.value("role", std::string()) == "wait") {
                 s.wait_slots.push_back(at);
+                if (a.value("peer", std::string()) == "launch")
+                    s.launch_waits.push_back(at);
+            }
         } else if (a.contains("sub_operator_params")) {
             s.unsupported = "its sub-kernel " + a.value("op", std::string()) +
                             " names its parameters (sub_operator_params), which this runtime "
@@ -395,6 +401,7 @@ class NpuExecutor final : public Executor {
     void launch_op(std::size_t op, void* stream);
     void refuse_unlaunchable(bool fused) const;
     void finish(void* caller);
+    void set_lock(const SegmentStep& seg, std::size_t slot, std::uint64_t value);
 
     std::string m_dir;
     std::string m_where; ///< "npu:<id>"
@@ -651,6 +658,13 @@ void NpuExecutor::refuse_unlaunchable(bool fused) const {
     }
 }
 
+// Writes `value` into the lock of slot `slot` of `seg`.
+void NpuExecutor::set_lock(const SegmentStep& seg, std::size_t slot, std::uint64_t value) {
+    void* at = static_cast<char*>(m_locks) + seg.slots[slot].value * k_lock_stride;
+    check(m_api.memcpy(at, sizeof value, &value, sizeof value, acl::k_memcpy_host_to_device),
+          "aclrtMemcpy of a lock of SuperKernel " + seg.name);
+}
+
 // Returns when every stream the run used has finished.
 void NpuExecutor::finish(void* caller) {
     for (void* s : m_res.streams)
@@ -666,6 +680,10 @@ std::uint64_t NpuExecutor::run_fused(void* stream) {
         check(m_api.memset(m_locks, m_program.locks.size() * k_lock_stride, 0,
                            m_program.locks.size() * k_lock_stride),
               "aclrtMemset of the notify/wait locks");
+    // A wait on another launch is satisfied by the streams' order: its lock holds 1 from the start.
+    for (const auto& seg : m_program.segments)
+        for (auto slot : seg.launch_waits)
+            set_lock(seg, slot, 1);
     std::uint64_t launches = 0;
     for (std::size_t i = 0; i < m_program.steps.size(); ++i) {
         const auto& st = m_program.steps[i];
@@ -701,15 +719,11 @@ std::uint64_t NpuExecutor::run_segment(std::size_t segment, void* stream) {
                                               " cannot be launched: " + seg.unsupported);
     // Its waits count as satisfied (the caller ran those operators): each wait lock holds 1,
     // each notify lock 0, before it starts.
-    const std::uint64_t one = 1, zero = 0;
     for (std::size_t i = 0; i < seg.slots.size(); ++i)
         if (seg.slots[i].kind == Slot::Kind::lock) {
-            void* at = static_cast<char*>(m_locks) + seg.slots[i].value * k_lock_stride;
             bool wait =
                 std::find(seg.wait_slots.begin(), seg.wait_slots.end(), i) != seg.wait_slots.end();
-            check(m_api.memcpy(at, sizeof one, wait ? &one : &zero, sizeof one,
-                               acl::k_memcpy_host_to_device),
-                  "aclrtMemcpy of a lock of SuperKernel " + seg.name);
+            set_lock(seg, i, wait ? 1 : 0);
         }
     launch_segment(segment, stream_of(m_main_stream, stream));
     finish(stream);
