@@ -186,7 +186,11 @@ void read_slots(SegmentStep& s, const json& args, const std::map<std::int64_t, s
             slot = {Slot::Kind::superkernel_workspace,
                     a["superkernel_workspace"].get<std::uint64_t>()};
         } else if (a.contains("lock")) {
-            slot = {Slot::Kind::lock, locks.at(a["lock"].get<std::int64_t>())};
+            auto lock = locks.find(a["lock"].get<std::int64_t>());
+            if (lock == locks.end())
+                throw support::Error(file + ": SuperKernel " + s.name +
+                                     ": a lock of an event not in 'locks'");
+            slot = {Slot::Kind::lock, lock->second};
             if (a.value("role", std::string()) == "wait") {
                 s.wait_slots.push_back(at);
                 if (a.value("peer", std::string()) == "launch")
@@ -215,9 +219,88 @@ struct Program {
     std::vector<Step> steps;
 };
 
+// A tensor index of the program; throws naming the file when it is out of range.
+std::size_t tensor_ref(const json& v, const Program& p, const std::string& file) {
+    auto i = v.get<std::size_t>();
+    if (i >= p.tensors.size())
+        throw support::Error(file + ": tensor index " + std::to_string(i) + " out of range");
+    return i;
+}
+
+void read_tensors(const json& j, Program& p) {
+    for (const auto& t : j.at("tensors")) {
+        TensorInfo info;
+        info.name = t.at("name").get<std::string>();
+        info.dtype = t.at("dtype").get<std::string>();
+        info.dt = kernel::host_dtype(info.dtype).value_or(0);
+        info.shape = t.at("shape").get<std::vector<std::int64_t>>();
+        info.bytes = t.at("bytes").get<std::uint64_t>();
+        info.graph_input = t.at("graph_input").get<bool>();
+        info.graph_output = t.at("graph_output").get<bool>();
+        p.tensors.push_back(std::move(info));
+    }
+}
+
+void read_ops(const json& j, Program& p, const std::string& file) {
+    for (const auto& o : j.at("ops")) {
+        OpStep op;
+        op.name = o.at("name").get<std::string>();
+        op.kind = o.at("kind").get<std::string>();
+        op.stream = o.at("stream").get<std::uint32_t>();
+        for (const auto& i : o.at("inputs"))
+            op.inputs.push_back(tensor_ref(i, p, file));
+        for (const auto& i : o.at("outputs"))
+            op.outputs.push_back(tensor_ref(i, p, file));
+        op.send = o.at("send_events").get<std::vector<std::int64_t>>();
+        op.recv = o.at("recv_events").get<std::vector<std::int64_t>>();
+        op.segment = o.at("segment").get<int>();
+        if (!o.at("kernel").is_null())
+            op.kernel = kernel_launch(o["kernel"]);
+        p.ops.push_back(std::move(op));
+    }
+}
+
+void read_segments(const json& j, Program& p, const std::string& file) {
+    p.locks = j.at("locks").get<std::vector<std::int64_t>>();
+    std::map<std::int64_t, std::size_t> lock_index;
+    for (std::size_t i = 0; i < p.locks.size(); ++i)
+        lock_index.emplace(p.locks[i], i);
+    for (const auto& s : j.at("segments")) {
+        SegmentStep seg;
+        seg.name = s.at("name").get<std::string>();
+        seg.stream = s.at("stream").get<std::uint32_t>();
+        seg.ops = s.at("ops").get<std::vector<std::size_t>>();
+        for (auto i : seg.ops)
+            if (i >= p.ops.size())
+                throw support::Error(file + ": SuperKernel " + seg.name +
+                                     ": operator out of range");
+        json k = s;
+        k["ffts"] = false; // the table's slot 0 says it
+        k.erase("workspace");
+        seg.launch = kernel_launch(k);
+        seg.workspace_bytes = s.at("workspace_bytes").get<std::uint64_t>();
+        read_slots(seg, s.at("args"), lock_index, p.tensors.size(), file);
+        // Its arena tensors are no caller's to bind.
+        for (const auto& arg : s.at("args"))
+            if (arg.contains("arena"))
+                for (auto& t : p.tensors)
+                    t.arena = t.arena || t.name == arg.value("name", std::string());
+        p.segments.push_back(std::move(seg));
+    }
+}
+
+void read_steps(const json& j, Program& p, const std::string& file) {
+    for (const auto& st : j.at("steps")) {
+        bool seg = st.contains("segment");
+        auto i = st.at(seg ? "segment" : "op").get<std::size_t>();
+        if (i >= (seg ? p.segments.size() : p.ops.size()))
+            throw support::Error(file + ": step index out of range");
+        p.steps.push_back({seg, i});
+    }
+}
+
 Program read_program(const std::string& dir) {
     const std::string file = dir + "/npu/program.json";
-    Program p;
     std::string text;
     try {
         text = support::read_file(file);
@@ -228,80 +311,17 @@ Program read_program(const std::string& dir) {
     }
     if (auto deep = support::check_json_depth(text))
         throw support::Error(file + ": " + *deep);
+    Program p;
     try {
         json j = json::parse(text);
         if (j.at("format") != "skforge-npu-program" || j.at("version") != 1)
             throw ApiError(SKF_E_PACKAGE, file + ": not a version 1 skforge NPU program");
         p.graph = j.at("graph").get<std::string>();
         p.arch = j.at("arch").get<std::string>();
-        for (const auto& t : j.at("tensors")) {
-            TensorInfo info;
-            info.name = t.at("name").get<std::string>();
-            info.dtype = t.at("dtype").get<std::string>();
-            info.dt = kernel::host_dtype(info.dtype).value_or(0);
-            info.shape = t.at("shape").get<std::vector<std::int64_t>>();
-            info.bytes = t.at("bytes").get<std::uint64_t>();
-            info.graph_input = t.at("graph_input").get<bool>();
-            info.graph_output = t.at("graph_output").get<bool>();
-            p.tensors.push_back(std::move(info));
-        }
-        auto tensor_ref = [&](const json& v) {
-            auto i = v.get<std::size_t>();
-            if (i >= p.tensors.size())
-                throw support::Error(file + ": tensor index " + std::to_string(i) +
-                                     " out of range");
-            return i;
-        };
-        for (const auto& o : j.at("ops")) {
-            OpStep op;
-            op.name = o.at("name").get<std::string>();
-            op.kind = o.at("kind").get<std::string>();
-            op.stream = o.at("stream").get<std::uint32_t>();
-            for (const auto& i : o.at("inputs"))
-                op.inputs.push_back(tensor_ref(i));
-            for (const auto& i : o.at("outputs"))
-                op.outputs.push_back(tensor_ref(i));
-            op.send = o.at("send_events").get<std::vector<std::int64_t>>();
-            op.recv = o.at("recv_events").get<std::vector<std::int64_t>>();
-            op.segment = o.at("segment").get<int>();
-            if (!o.at("kernel").is_null())
-                op.kernel = kernel_launch(o["kernel"]);
-            p.ops.push_back(std::move(op));
-        }
-        p.locks = j.at("locks").get<std::vector<std::int64_t>>();
-        std::map<std::int64_t, std::size_t> lock_index;
-        for (std::size_t i = 0; i < p.locks.size(); ++i)
-            lock_index.emplace(p.locks[i], i);
-        for (const auto& s : j.at("segments")) {
-            SegmentStep seg;
-            seg.name = s.at("name").get<std::string>();
-            seg.stream = s.at("stream").get<std::uint32_t>();
-            seg.ops = s.at("ops").get<std::vector<std::size_t>>();
-            for (auto i : seg.ops)
-                if (i >= p.ops.size())
-                    throw support::Error(file + ": SuperKernel " + seg.name +
-                                         ": operator out of range");
-            json k = s;
-            k["ffts"] = false;
-            k.erase("workspace");
-            seg.launch = kernel_launch(k);
-            seg.workspace_bytes = s.at("workspace_bytes").get<std::uint64_t>();
-            read_slots(seg, s.at("args"), lock_index, p.tensors.size(), file);
-            p.segments.push_back(std::move(seg));
-        }
-        for (const auto& a : j.at("segments"))
-            for (const auto& arg : a.at("args"))
-                if (arg.contains("arena"))
-                    for (auto& t : p.tensors)
-                        if (t.name == arg.value("name", std::string()))
-                            t.arena = true;
-        for (const auto& st : j.at("steps")) {
-            bool seg = st.contains("segment");
-            auto i = st.at(seg ? "segment" : "op").get<std::size_t>();
-            if (i >= (seg ? p.segments.size() : p.ops.size()))
-                throw support::Error(file + ": step index out of range");
-            p.steps.push_back({seg, i});
-        }
+        read_tensors(j, p);
+        read_ops(j, p, file);
+        read_segments(j, p, file);
+        read_steps(j, p, file);
     } catch (const json::exception& e) {
         throw ApiError(SKF_E_PACKAGE, file + ": damaged program: " + e.what());
     }
