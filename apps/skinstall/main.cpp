@@ -150,12 +150,8 @@ json result_json(const inst::InstallResult& r) {
 // Says which keys the packages just installed now hide in other packages (later install wins).
 json report_shadows(const inst::InstallTree& tree, const std::set<std::string>& names,
                     skforge::support::Log& log) {
-    std::vector<std::string> skipped;
-    auto uses = inst::key_uses(inst::installed_indexes(tree, tree.install_order(), skipped));
     json out = json::array();
-    for (const auto& u : inst::shadowed_keys(uses)) {
-        if (!names.contains(u.winner()))
-            continue;
+    for (const auto& u : inst::shadows_by(tree, names)) {
         std::string hidden;
         json hj = json::array();
         for (std::size_t i = 0; i + 1 < u.providers.size(); ++i) {

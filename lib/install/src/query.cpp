@@ -148,7 +148,7 @@ std::string leftover_detail(const std::string& name) {
 void check_config(const Dir& config, std::vector<Problem>& out) {
     for (const auto& name : list_dir(config)) {
         auto st = stat_at(config, name);
-        if (name == k_lock_file && st && S_ISREG(st->st_mode))
+        if ((name == k_lock_file || name == k_record_file) && st && S_ISREG(st->st_mode))
             continue;
         if (!st || !S_ISDIR(st->st_mode) || package::check_soc_dir_name(name)) {
             out.push_back({std::string(k_config_dir) + "/" + name, ProblemKind::extra,

@@ -169,11 +169,15 @@ std::vector<std::string> order_with(std::vector<std::string> order, const std::s
     return order;
 }
 
-// Roll-forward of install and upgrade: everything after the journal, idempotent.
-void rebuild_and_report(const InstallTree& tree, const std::vector<std::string>& order,
-                        support::Log& log) {
-    for (const auto& warning : rebuild_derived(tree, order))
+void report(const std::vector<std::string>& warnings, support::Log& log) {
+    for (const auto& warning : warnings)
         log.warn(warning);
+}
+
+// Everything derived, for the order with package `name` moved last (present) or left out.
+void update_and_report(const InstallTree& tree, const std::string& name, bool present,
+                       support::Log& log) {
+    report(update_derived(tree, order_with(tree.install_order(), name, present), name), log);
 }
 
 // How a journaled install recognises its new version: the stage directory's inode (it keeps it
@@ -205,7 +209,7 @@ void finish_install(const InstallTree& tree, const std::string& name, const Land
         sync_dir(ai);
         fault_point("renamed into place");
     }
-    rebuild_and_report(tree, order_with(tree.install_order(), name, true), log);
+    update_and_report(tree, name, true, log);
     fault_point("index updated");
     remove_tree(ai, stage); // the previous version after an exchange
     sync_dir(ai);
@@ -287,7 +291,7 @@ void note_left_behind(const Dir& pkg, const package::Manifest& m, support::Log& 
 void finish_uninstall(const InstallTree& tree, const std::string& name, bool whole,
                       support::Log& log) {
     const Dir& ai = tree.ai_core();
-    rebuild_and_report(tree, order_with(tree.install_order(), name, false), log);
+    update_and_report(tree, name, false, log);
     fault_point("index updated");
     if (whole) {
         remove_tree(ai, name);
@@ -753,7 +757,8 @@ std::string recover(const InstallTree& tree, support::Log& log) {
     // A package's own scripts killed between their renames, or those of packages from an older
     // skforge (which did not write the index), leave config.ini ahead of the index: rebuild
     // everything derived so config.ini, the index and list agree again.
-    if (read_file_at(ai, k_config_ini)) {
+    // The per-key record says, from stamps alone, when nothing needs rebuilding.
+    if (read_file_at(ai, k_config_ini) && !derived_current(tree)) {
         std::vector<std::string> present;
         for (const auto& name : tree.install_order()) {
             // A damaged package stays listed (rebuild_derived reports it); only a missing one goes.
@@ -762,7 +767,7 @@ std::string recover(const InstallTree& tree, support::Log& log) {
             else
                 log.warn("config.ini lists '" + name + "' but it is not installed; dropping it");
         }
-        rebuild_and_report(tree, present, log);
+        report(rebuild_derived(tree, present), log);
     }
     if (!did.empty())
         log.info("recover: " + did);

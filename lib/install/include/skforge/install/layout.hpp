@@ -23,6 +23,8 @@ inline constexpr const char* k_config_ini = "config.ini";
 inline constexpr const char* k_journal = ".skforge-journal";
 inline constexpr const char* k_stage_prefix = ".skforge-stage-";
 inline constexpr const char* k_index_file = "binary_info_config.json";
+/// The per-key record beside the global indexes, in config/ (index_record.hpp): a cache.
+inline constexpr const char* k_record_file = "static_kernel.keys";
 inline constexpr const char* k_log_dir = "log";
 
 /// The modes skforge gives what it creates in a tree (share/doc/installer.md, "Modes"). Root

@@ -42,9 +42,15 @@ std::optional<struct stat> stat_at(const Dir& dir, const std::string& name);
 /// symlinks are removed as links, never followed. Missing is fine.
 void remove_tree(const Dir& dir, const std::string& name);
 
+/// Whether write_file_at makes the file durable before it returns.
+enum class Sync { yes, no };
+
 /// Writes `content` to `dir/name` whole or not at all: a temporary name in `dir`, fsync, rename,
-/// fsync of `dir`. Refuses when `name` exists as a symlink or a non-regular file.
-void write_file_at(const Dir& dir, const std::string& name, std::string_view content, mode_t mode);
+/// fsync of `dir` (with Sync::no neither fsync: for a cache that checks itself when read, so a
+/// power cut may leave the old file, the new one or an empty one). Refuses when `name` exists as
+/// a symlink or a non-regular file.
+void write_file_at(const Dir& dir, const std::string& name, std::string_view content, mode_t mode,
+                   Sync sync = Sync::yes);
 
 /// True for the names write_file_at gives its temporaries (`.<name>.tmp.<pid>`): what a killed
 /// process leaves behind, never a file anyone else owns in skforge's directories.
