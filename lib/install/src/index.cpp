@@ -150,8 +150,10 @@ namespace {
 
 // A key of the merge as messages show it, without providers yet.
 KeyUse key_use(const std::string& soc, const std::string& op, const std::string& key) {
-    return {soc, shown_json_text("\"" + op + "\""),
-            key.starts_with("e:") ? key.substr(2) : shown_json_text(key.substr(2)), {}};
+    return {soc,
+            shown_json_text("\"" + op + "\""),
+            key.starts_with("e:") ? key.substr(2) : shown_json_text(key.substr(2)),
+            {}};
 }
 
 // The binPath an entry names, for messages ("" when it has none).
@@ -220,7 +222,8 @@ std::optional<std::string> package_stamp(const Dir& ai, const std::string& name)
             if (!st || !S_ISDIR(st->st_mode) || package::check_soc_dir_name(soc))
                 continue;
             auto soc_dir = open_dir_beneath(*config, soc);
-            out += "/" + soc + ":" + stat_stamp(soc_dir ? stat_at(*soc_dir, k_index_file) : std::nullopt);
+            out += "/" + soc + ":" +
+                   stat_stamp(soc_dir ? stat_at(*soc_dir, k_index_file) : std::nullopt);
         }
         return out;
     } catch (const Error&) {
@@ -319,8 +322,7 @@ void write_outputs(const InstallTree& tree, IndexRecord& rec, const std::vector<
     sync_dir(config);
     tree.write_install_order(order);
     write_global_files(tree, order);
-    write_file_at(config, k_record_file, serialize_record(rec), tree.modes().file(0644),
-                  Sync::no);
+    write_file_at(config, k_record_file, serialize_record(rec), tree.modes().file(0644), Sync::no);
 }
 
 } // namespace
@@ -413,7 +415,8 @@ std::vector<KeyUse> shadows_by(const InstallTree& tree, const std::set<std::stri
     std::vector<KeyUse> out;
     if (!rec) {
         std::vector<std::string> skipped;
-        for (auto& u : shadowed_keys(key_uses(installed_indexes(tree, tree.install_order(), skipped))))
+        for (auto& u :
+             shadowed_keys(key_uses(installed_indexes(tree, tree.install_order(), skipped))))
             if (winners.contains(u.winner()))
                 out.push_back(std::move(u));
         return out;

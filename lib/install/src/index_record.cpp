@@ -167,9 +167,9 @@ void change_op(IndexRecord& r, const std::string& soc, const std::string& op,
             auto h = c.hidden_of_new.find(p.key);
             std::string_view key = r.store.emplace_back(p.key);
             std::string_view text = r.store.emplace_back(p.text);
-            out.push_back({key, text, self, p.idx,
-                           h == c.hidden_of_new.end() ? std::vector<std::uint32_t>{}
-                                                      : std::move(h->second)});
+            out.push_back(
+                {key, text, self, p.idx,
+                 h == c.hidden_of_new.end() ? std::vector<std::uint32_t>{} : std::move(h->second)});
         }
     lines = std::move(out);
 }
@@ -398,7 +398,8 @@ bool parse_body(Lines& in, IndexRecord& r, const std::string& soc, Lines* g) {
         auto f = fields(line, 3);
         std::uint32_t n = 0;
         std::string op(f.size() == 3 ? f[2] : "");
-        if (f.size() != 3 || !number(f[1], n) || n == 0 || (!ops.empty() && !(ops.rbegin()->first < op)))
+        if (f.size() != 3 || !number(f[1], n) || n == 0 ||
+            (!ops.empty() && !(ops.rbegin()->first < op)))
             return false;
         if (g && (!closing.empty() && closing != "]},"))
             return false;

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fcntl.h>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
@@ -102,10 +103,17 @@ class StageSink final : public package::EntrySink {
         if (m_progress)
             m_progress->update(m_written);
     }
+    /// Each file's stamp as staged (file_stamp), by path: what uninstall compares to know a
+    /// file was not changed since.
+    const std::map<std::string, std::string>& stamps() const { return m_stamps; }
+
     void end(const ManifestEntry& e) override {
         if (e.type == EntryType::file) {
-            if (::fchmod(m_file.get(), m_modes.file(e.mode)) != 0)
+            struct stat st {};
+            if (::fchmod(m_file.get(), m_modes.file(e.mode)) != 0 ||
+                ::fstat(m_file.get(), &st) != 0)
                 throw support::io_error("cannot set the mode of", m_file_path, errno);
+            m_stamps.emplace(e.path, file_stamp(st));
             // Start write-back now; one syncfs before the commit waits for all of it.
             ::sync_file_range(m_file.get(), 0, 0, SYNC_FILE_RANGE_WRITE);
             m_file.reset();
@@ -133,6 +141,7 @@ class StageSink final : public package::EntrySink {
     std::string m_parent_rel;
     UniqueFd m_file;
     std::string m_file_path;
+    std::map<std::string, std::string> m_stamps;
 };
 
 // Directory modes, then fsync of every file (syncfs) and directory, deepest first.
@@ -217,21 +226,29 @@ void finish_install(const InstallTree& tree, const std::string& name, const Land
     clear_journal(tree);
 }
 
+// The directory the previous entry was removed from: entries come deepest first, so the files
+// of one directory follow one another and share its handle.
+struct ParentCache {
+    std::string rel;
+    std::optional<Dir> dir;
+};
+
 // Removes one listed entry of a package being uninstalled; keeps what is not ours.
-void remove_listed(const Dir& pkg, const ManifestEntry& e, support::Log& log) {
+void remove_listed(const Dir& pkg, const ManifestEntry& e, ParentCache& cache, support::Log& log) {
     auto slash = e.path.rfind('/');
-    std::optional<Dir> parent;
-    if (slash != std::string::npos) {
+    if (slash != std::string::npos && (!cache.dir || cache.rel != e.path.substr(0, slash))) {
+        cache.rel = e.path.substr(0, slash);
         try {
-            parent = open_dir_beneath(pkg, e.path.substr(0, slash));
+            cache.dir = open_dir_beneath(pkg, cache.rel);
         } catch (const Error& err) {
+            cache.dir.reset();
             log.warn(std::string("keeping '") + pkg.path + "/" + e.path + "': " + err.what());
             return;
         }
-        if (!parent)
-            return;
     }
-    const Dir& dir = parent ? *parent : pkg;
+    if (slash != std::string::npos && !cache.dir)
+        return;
+    const Dir& dir = slash != std::string::npos ? *cache.dir : pkg;
     std::string base = slash == std::string::npos ? e.path : e.path.substr(slash + 1);
     auto st = stat_at(dir, base);
     if (!st)
@@ -300,19 +317,21 @@ void finish_uninstall(const InstallTree& tree, const std::string& name, bool who
     } else if (auto pkg = open_dir_beneath(ai, name)) {
         if (auto text = read_file_at(*pkg, std::string(package::k_manifest_path))) {
             auto m = package::parse_manifest(*text, pkg->path + "/manifest.json");
+            ParentCache cache;
             for (auto it = m.entries.rbegin(); it != m.entries.rend(); ++it) {
-                remove_listed(*pkg, *it, log);
+                remove_listed(*pkg, *it, cache, log);
                 fault_point("removed " + it->path);
             }
             unlink_at(*pkg, k_install_record);
             note_left_behind(*pkg, m, log);
             unlink_at(*pkg, std::string(package::k_manifest_path));
         }
-        sync_dir(*pkg);
+        // No sync of the package directory, nor of ai_core/ before the journal goes: the
+        // journal's removal is synced with ai_core/ (clear_journal), which makes the package
+        // directory's removal durable with it; until then recover finishes the uninstall.
         if (::unlinkat(ai.fd.get(), name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT &&
             !stat_at(*pkg, k_left_behind))
             log.warn("keeping '" + pkg->path + "': it holds files this package did not install");
-        sync_dir(ai);
     }
     clear_journal(tree);
 }
@@ -423,14 +442,17 @@ StagedPackage decide_package(const InstallTree& tree, const VerifiedPackage& pkg
     return staged;
 }
 
-// The install record written beside manifest.json: who installed it, from where, signed by whom.
-std::string render_install_record(const VerifiedPackage& pkg) {
+// The install record written beside manifest.json: who installed it, from where, signed by
+// whom, and each file's stamp as staged.
+std::string render_install_record(const VerifiedPackage& pkg,
+                                  const std::map<std::string, std::string>& stamps) {
     char buf[PATH_MAX];
     std::string from = ::realpath(pkg.run->path().c_str(), buf) ? buf : pkg.run->path();
     return package::json_text({{"installed_by", invoking_user()},
                                {"from", from},
                                {"signature", package::signature_state_name(pkg.signature)},
-                               {"signer_key_id", pkg.signer_key_id}}) +
+                               {"signer_key_id", pkg.signer_key_id},
+                               {"file_stamps", stamps}}) +
            "\n";
 }
 
@@ -497,10 +519,11 @@ StagedPackage stage_package(const InstallTree& tree, const VerifiedPackage& pkg,
         auto m = pkg.run->read_payload(sink, policy.limits);
         if (request.progress)
             request.progress->end();
+        // Not synced one by one: seal_stage's syncfs and directory syncs make them durable.
         write_file_at(*stage_dir, std::string(package::k_manifest_path),
-                      package::manifest_to_json(m), tree.modes().file(0644));
-        write_file_at(*stage_dir, k_install_record, render_install_record(pkg),
-                      tree.modes().file(0644));
+                      package::manifest_to_json(m), tree.modes().file(0644), Sync::no);
+        write_file_at(*stage_dir, k_install_record, render_install_record(pkg, sink.stamps()),
+                      tree.modes().file(0644), Sync::no);
         read_package_index(*stage_dir, m);
         seal_stage(*stage_dir, m, tree.modes());
         sync_dir(ai);
@@ -664,7 +687,7 @@ UninstallResult uninstall_package(const InstallTree& tree, const std::string& na
     case DirState::installed:
         break;
     }
-    auto checked = check_installed(tree, name);
+    auto checked = check_installed(tree, name, nullptr, Hash::when_changed);
     std::vector<std::string> changed;
     for (const auto& p : checked.problems) {
         if (p.kind == ProblemKind::extra)

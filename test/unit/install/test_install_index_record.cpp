@@ -34,10 +34,11 @@ PackageIndex random_index(std::mt19937& rng, const std::string& name, int versio
                 int key = pick(8);
                 std::string bin = "\"binPath\": \"" + name + "/" + soc + "/k" +
                                   std::to_string(key) + "_v" + std::to_string(version) + ".o\"";
-                std::string entry = pick(4) == 0 ? "{" + bin + "}"
-                                                 : "{\"simplifiedKey\": \"" + std::string(op) +
-                                                       "/" + std::to_string(key) + "\", " + bin +
-                                                       ", \"n\": " + std::to_string(pick(100)) + "}";
+                std::string entry = pick(4) == 0
+                                        ? "{" + bin + "}"
+                                        : "{\"simplifiedKey\": \"" + std::string(op) + "/" +
+                                              std::to_string(key) + "\", " + bin +
+                                              ", \"n\": " + std::to_string(pick(100)) + "}";
                 text += std::string(i ? ", " : "") + entry;
             }
             text += "]}";
@@ -110,9 +111,11 @@ TEST_CASE("a record that does not fit its global index, or is damaged, is not ta
           "[install][index_record]") {
     Packages pkgs;
     PackageIndex a, b;
-    a.emplace("soc", scan_index_text(R"({"Add":{"staticList":[{"simplifiedKey":"k1","binPath":"a/x.o"},
+    a.emplace("soc",
+              scan_index_text(R"({"Add":{"staticList":[{"simplifiedKey":"k1","binPath":"a/x.o"},
         {"simplifiedKey":"k2","binPath":"a/y.o"}]}})"));
-    b.emplace("soc", scan_index_text(R"({"Add":{"staticList":[{"simplifiedKey":"k1","binPath":"b/x.o"}]}})"));
+    b.emplace("soc", scan_index_text(
+                         R"({"Add":{"staticList":[{"simplifiedKey":"k1","binPath":"b/x.o"}]}})"));
     pkgs = {{"a", a}, {"b", b}};
     auto rec = build_record(pkgs);
     std::string text = serialize_record(rec);
