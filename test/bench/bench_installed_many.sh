@@ -41,7 +41,7 @@ for p in range(1, n + 1):
     with open(f"{t}/config/ascend910b/binary_info_config.json", "w") as f:
         f.write(json.dumps({"Add": {"staticList": entries}}, indent=2, sort_keys=True) + "\n")
 PY
-for i in $(seq 1 "$N"); do "$SKC" pack "$W/t$i" -o "$W/p$i.run" --package-version 1 --level 1 -q; done
+for i in $(seq 1 "$N"); do "$SKC" pack "$W/t$i" -o "$W/p$i.run" --package-version 1 --level 1 -q >/dev/null; done
 rm -rf "$W"/t*
 
 sk() { "$SKINSTALL" "$@" -q; }
@@ -71,7 +71,7 @@ m() { printf '%s\n' "$@" | median; }
 ratio() { echo "scale=2; $1 / $2" | bc -l; }
 cfg=$W/full/opp/static_kernel/ai_core/config
 index_size=$(stat -c %s "$cfg/ascend910b/binary_info_config.json")
-keys_size=$(stat -c %s "$cfg/static_kernel.keys")
+keys_size=$(stat -c %s "$cfg/static_kernel.keys" 2>/dev/null || echo "(none)")
 echo "$N packages x $K kernels (4 KiB objects, distinct keys); $(nproc) cores; median of $REPS runs, in turns; sync before each."
 echo
 echo "| operation | empty tree | $((N - 1)) / $N installed | ratio |"

@@ -21,13 +21,17 @@ trap 'rm -rf "$W"' EXIT
 export SOURCE_DATE_EPOCH=0
 bench_payload "$W/tree" "$MB"
 cd "$W"
+# Packed first: skc pack refuses hard links, which the .deb trees below are made of.
 for v in 1 2; do
-    "$SKC" pack tree -o "bench-$v.run" --name bench_kernels --package-version "$v" --level 1 -q
+    "$SKC" pack tree -o "bench-$v.run" --name bench_kernels --package-version "$v" --level 1 -q >/dev/null
+done
+for v in 1 2; do
     mkdir -p "deb$v/DEBIAN" "deb$v/opt/static_kernel"
     cp -al tree "deb$v/opt/static_kernel/bench_kernels"
     printf 'Package: bench-kernels\nVersion: %s\nArchitecture: all\nMaintainer: bench <bench@example.org>\nDescription: benchmark payload\n' "$v" >"deb$v/DEBIAN/control"
     (cd "deb$v" && find opt -type f -print0 | sort -z | xargs -0 md5sum >DEBIAN/md5sums)
     dpkg-deb --root-owner-group -Zgzip -z1 --build "deb$v" "bench_$v.deb" >/dev/null
+    rm -rf "deb$v"
 done
 sync
 

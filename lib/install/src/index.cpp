@@ -92,7 +92,7 @@ std::vector<std::pair<std::string, std::string>> top_files(const std::vector<std
                                  std::to_string(order.size()) + "\n"}};
 }
 
-void write_global_files(const InstallTree& tree, const std::vector<std::string>& order) {
+void write_global_files(const InstallTree& tree, const std::vector<std::string>& order, Sync sync) {
     const Dir& ai = tree.ai_core();
     if (order.empty()) {
         unlink_at(ai, "uninstall.sh");
@@ -100,7 +100,8 @@ void write_global_files(const InstallTree& tree, const std::vector<std::string>&
         return;
     }
     for (const auto& [name, text] : top_files(order))
-        write_file_at(ai, name, text, tree.modes().file(name == "uninstall.sh" ? 0755 : 0644));
+        write_file_at(ai, name, text, tree.modes().file(name == "uninstall.sh" ? 0755 : 0644),
+                      sync);
 }
 
 // The index of one installed package, or why it cannot contribute.
@@ -305,10 +306,12 @@ void remove_global(const Dir& config, const std::string& name) {
 }
 
 // Writes the global index of each SoC in `socs` from `rec` (removing those it has not), then
-// config.ini, the top files and the record itself, last and without a sync: a record that a
-// power cut loses or leaves stale no longer describes the tree and is rebuilt.
+// config.ini and the top files, whose names in ai_core/ are made durable by one fsync of it
+// here or, inside a transaction (Sync::file), by the one that removes the journal; then the
+// record itself, last and without a sync: a record that a power cut loses or leaves stale no
+// longer describes the tree and is rebuilt.
 void write_outputs(const InstallTree& tree, IndexRecord& rec, const std::vector<std::string>& socs,
-                   const std::vector<std::string>& order) {
+                   const std::vector<std::string>& order, Sync top) {
     Dir config = tree.config_dir();
     for (const auto& soc : socs) {
         if (!rec.socs.contains(soc)) {
@@ -320,8 +323,10 @@ void write_outputs(const InstallTree& tree, IndexRecord& rec, const std::vector<
         rec.soc_stamps[soc] = stat_stamp(stat_at(dir, k_index_file));
     }
     sync_dir(config);
-    tree.write_install_order(order);
-    write_global_files(tree, order);
+    tree.write_install_order(order, Sync::file);
+    write_global_files(tree, order, Sync::file);
+    if (top == Sync::yes)
+        sync_dir(tree.ai_core());
     write_file_at(config, k_record_file, serialize_record(rec), tree.modes().file(0644), Sync::no);
 }
 
@@ -355,7 +360,7 @@ std::vector<std::string> rebuild_derived(const InstallTree& tree,
         if (st && S_ISDIR(st->st_mode) && !rec.socs.contains(name))
             socs.push_back(name);
     }
-    write_outputs(tree, rec, socs, order);
+    write_outputs(tree, rec, socs, order, Sync::yes);
     return skipped;
 }
 
@@ -402,7 +407,7 @@ std::vector<std::string> update_derived(const InstallTree& tree,
     }
     if (present)
         rec->packages.back().stamp = stamp;
-    write_outputs(tree, *rec, socs, order);
+    write_outputs(tree, *rec, socs, order, Sync::file);
     return {};
 }
 

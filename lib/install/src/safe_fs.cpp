@@ -350,7 +350,7 @@ void write_file_at(const Dir& dir, const std::string& name, std::string_view con
     UniqueFd guard(fd);
     try {
         support::write_all(fd, content, joined(dir, tmp));
-        if (::fchmod(fd, mode) != 0 || (sync == Sync::yes && ::fsync(fd) != 0))
+        if (::fchmod(fd, mode) != 0 || (sync != Sync::no && ::fsync(fd) != 0))
             throw support::io_error("cannot finish", joined(dir, tmp), errno);
         if (::renameat(dir.fd.get(), tmp.c_str(), dir.fd.get(), name.c_str()) != 0)
             throw support::io_error("cannot rename into place", joined(dir, name), errno);

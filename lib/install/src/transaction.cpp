@@ -215,13 +215,16 @@ void finish_install(const InstallTree& tree, const std::string& name, const Land
         if (::renameat2(ai.fd.get(), stage.c_str(), ai.fd.get(), name.c_str(), flags) != 0)
             throw support::io_error("cannot move the package into place at", ai.path + "/" + name,
                                     errno);
+        // Durable before the index names its files: CANN's runtime reads the index without
+        // any recover, so it must never list what a power cut could take back.
         sync_dir(ai);
         fault_point("renamed into place");
     }
     update_and_report(tree, name, true, log);
     fault_point("index updated");
-    remove_tree(ai, stage); // the previous version after an exchange
-    sync_dir(ai);
+    // The previous version after an exchange; its removal is made durable by the sync that
+    // removes the journal (until then recover removes it).
+    remove_tree(ai, stage);
     fault_point("old version removed");
     clear_journal(tree);
 }

@@ -85,8 +85,8 @@ class InstallTree {
 
     /// Installed packages in install order (config.ini), oldest first.
     std::vector<std::string> install_order() const;
-    /// Rewrites config.ini whole.
-    void write_install_order(const std::vector<std::string>& order) const;
+    /// Rewrites config.ini whole (Sync as write_file_at).
+    void write_install_order(const std::vector<std::string>& order, Sync sync = Sync::yes) const;
 
   private:
     InstallTree(Dir ai_core, std::string resolved, Modes modes)

@@ -42,13 +42,15 @@ std::optional<struct stat> stat_at(const Dir& dir, const std::string& name);
 /// symlinks are removed as links, never followed. Missing is fine.
 void remove_tree(const Dir& dir, const std::string& name);
 
-/// Whether write_file_at makes the file durable before it returns.
-enum class Sync { yes, no };
+/// What write_file_at makes durable before it returns: the file and its name (yes); the
+/// content only (file: a later fsync of the directory, made by the caller, keeps the name);
+/// nothing (no: for a cache that checks itself when read, so a power cut may leave the old
+/// file, the new one or an empty one).
+enum class Sync { yes, file, no };
 
 /// Writes `content` to `dir/name` whole or not at all: a temporary name in `dir`, fsync, rename,
-/// fsync of `dir` (with Sync::no neither fsync: for a cache that checks itself when read, so a
-/// power cut may leave the old file, the new one or an empty one). Refuses when `name` exists as
-/// a symlink or a non-regular file.
+/// fsync of `dir` (as `sync` says). Refuses when `name` exists as a symlink or a non-regular
+/// file.
 void write_file_at(const Dir& dir, const std::string& name, std::string_view content, mode_t mode,
                    Sync sync = Sync::yes);
 
