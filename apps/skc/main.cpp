@@ -41,7 +41,7 @@ using skforge::cli::CommandLine;
 using skforge::cli::integer_value;
 
 constexpr const char* k_exit_codes =
-    "Exit status: 0 success, 1 failure, 2 usage error. See share/doc/cli.md.";
+    "Exit status: 0 success, 1 failure, 2 usage error. See cli.md in /usr/share/doc/skforge/.";
 
 std::int64_t source_date_epoch() {
     const char* env = std::getenv("SOURCE_DATE_EPOCH");
@@ -81,7 +81,8 @@ int cmd_pack(const Args& args) {
     add("package-version", po::value(&o.version)->required()->value_name("V"),
         "the package's version, e.g. 1.2.0");
     add("name", po::value(&o.name)->value_name("NAME"),
-        "package name, the directory it installs into (default: OUT's stem)");
+        "package name, the directory it installs into (default: the one name every "
+        "index's binPaths start with, else OUT's stem)");
     add("npu-arch", po::value(&o.npu_arch)->value_name("A"), "NPU architecture, e.g. dav-2201");
     add("soc", po::value(&o.soc_version)->value_name("S"), "SoC version, e.g. Ascend910B1");
     add("compress", po::value(&compress)->value_name("gzip|zstd"), "compression (default gzip)");
@@ -229,11 +230,11 @@ int cmd_inspect(const Args& args) {
         "skc", "skc inspect X.run [--list] [--json] [--verify] [--trusted-key PUB.pem]...",
         "Shows and verifies a .run package without running any of it.",
         "Exit status: 0 success (with --verify: every check passed), 1 failure (a check\n"
-        "failed), 2 usage error. See share/doc/cli.md and share/doc/inspect-json.md.");
+        "failed), 2 usage error. See cli.md and inspect-json.md in /usr/share/doc/skforge/.");
     cl.positional("X.run", path);
     auto add = cl.add();
     add("list", po::bool_switch(&list), "list every file of the manifest");
-    add("json", po::bool_switch(&json), "print JSON (share/doc/inspect-json.md)");
+    add("json", po::bool_switch(&json), "print JSON (inspect-json.md in /usr/share/doc/skforge/)");
     add("verify", po::bool_switch(&verify),
         "verify size, digests, every entry, the stub and the signature");
     add("trusted-key", po::value(&keys)->composing()->value_name("PUB.pem"),
@@ -386,7 +387,7 @@ int cmd_check(const Args& args) {
                    "Validates a graph and its kernel metadata; prints every problem as\n"
                    "file:line:col on stderr.",
                    "Exit status: 0 the graph is valid, 1 it is not, 2 usage error. See\n"
-                   "share/doc/graph-format.md.");
+                   "graph-format.md in /usr/share/doc/skforge/.");
     cl.positional("GRAPH", path);
     if (!cl.parse(args))
         return 0;
@@ -418,7 +419,7 @@ int cmd_plan(const Args& args) {
                    "Shows which operators fuse into which SuperKernel, and why the others do not;\n"
                    "svg and html draw the plan (streams, events, barriers, arena peaks).",
                    "Exit status: 0 success, 1 the graph is not valid, 2 usage error. See\n"
-                   "share/doc/plan-format.md.");
+                   "plan-format.md in /usr/share/doc/skforge/.");
     cl.positional("GRAPH", path);
     cl.add()("format", po::value(&format)->value_name("text|json|dot|svg|html"),
              "output format (default text)")(
@@ -515,12 +516,12 @@ int cmd_compile(const Args& args) {
         "or with --json one JSON object; messages go to stderr. On a terminal, builds\n"
         "show a progress bar on stderr (not with -q).\n"
         "Exit status: 0 success, 1 failure (see OUTDIR/NAME_compile_error.log), 2 usage\n"
-        "error. See share/doc/compile.md.");
+        "error. See compile.md in /usr/share/doc/skforge/.");
     cl.positional("GRAPH", o.graph_path);
     cl.has_package_version();
     auto add = cl.add();
-    add("npu-arch", po::value(&o.npu_arch)->value_name("A"),
-        "host, dav-2201 or dav-3510 (default: the graph's, else host)");
+    add("npu-arch", po::value(&o.npu_arch)->value_name("host|dav-2201|dav-3510"),
+        "the target (default: the graph's, else host)");
     add("output,o", po::value(&o.outdir)->value_name("OUTDIR"),
         "output directory (default static_kernel_compile_outputs)");
     add("name", po::value(&o.name)->value_name("NAME"), "package name (default: GRAPH_ARCH)");
@@ -585,7 +586,8 @@ CommandLine cache_command_line(const char* name, const char* usage, const char* 
         "skc", usage, summary,
         std::string("Exit status: 0 success") +
             (std::string(name) == "verify" ? " (no problem, or --fix removed them)" : "") +
-            ", 1 failure, 2 usage error.\nSee share/doc/compile.md, \"Shared cache\".");
+            ", 1 failure, 2 usage error.\nSee compile.md, \"Shared cache\", in "
+            "/usr/share/doc/skforge/.");
     cl.add()("cache-dir", po::value(&a.dir)->value_name("DIR"),
              "the shared compile cache (default: $SKFORGE_CACHE_DIR)")(
         "cache-max-size", po::value(&a.max_size)->value_name("SIZE"),
@@ -723,7 +725,7 @@ int cmd_cache(const Args& args) {
     if (args.empty() || args[0] == "--help" || args[0] == "-h") {
         skforge::cli::print_usage(args.empty() ? stderr : stdout, "skc cache", table,
                                   "Exit status: 0 success, 1 failure, 2 usage error. See\n"
-                                  "share/doc/compile.md, \"Shared cache\".");
+                                  "compile.md, \"Shared cache\", in /usr/share/doc/skforge/.");
         return args.empty() ? 2 : 0;
     }
     for (const auto& c : table)
@@ -763,5 +765,5 @@ int main(int argc, char** argv) {
     return skforge::cli::run_main(
         "skc", argc, argv, commands(),
         "Every command takes -h/--help and --version (skc's version).\n"
-        "Exit status: 0 success, 1 failure, 2 usage error. See share/doc/cli.md.");
+        "Exit status: 0 success, 1 failure, 2 usage error. See cli.md in /usr/share/doc/skforge/.");
 }

@@ -329,10 +329,18 @@ int cmd_repair(const Options& o) {
 
 // The packages `uninstall` removes, in order: those named, or with --all every installed one,
 // newest first.
-std::vector<std::string> uninstall_names(const Options& o, const inst::InstallTree& tree) {
+// --all keeps the packages CANN's own installer laid out, and says so.
+std::vector<std::string> uninstall_names(const Options& o, const inst::InstallTree& tree,
+                                         skforge::support::Log& log) {
     if (!o.all)
         return o.args;
-    auto names = tree.install_order();
+    std::vector<std::string> names;
+    for (const auto& n : tree.install_order()) {
+        if (inst::classify_package_dir(tree, n, true).state == inst::DirState::vendor)
+            log.info("keeping " + n + ": CANN's own package, not installed by skforge");
+        else
+            names.push_back(n);
+    }
     std::reverse(names.begin(), names.end());
     return names;
 }
@@ -351,7 +359,7 @@ int dry_run_uninstall(const Options& o, skforge::support::Log& log) {
     if (!tree)
         throw Error("nothing is installed under '" + inst::choose_install_path(o.install_path) +
                     "'");
-    auto names = uninstall_names(o, *tree);
+    auto names = uninstall_names(o, *tree, log);
     json out = json::array();
     for (const auto& n : names)
         out.push_back(uninstall_json(inst::uninstall_package(
@@ -367,7 +375,7 @@ int cmd_uninstall(const Options& o) {
     if (o.dry_run)
         return dry_run_uninstall(o, log);
     Mutating m(o, log, inst::Create::no);
-    auto names = uninstall_names(o, m.tree);
+    auto names = uninstall_names(o, m.tree, log);
     json out = json::array();
     std::vector<json> lines;
     auto record_done = [&] { record(m.tree, o, lines, log); };
@@ -421,6 +429,13 @@ json packages_json(const inst::InstallTree& tree) {
     json out = json::array();
     for (const auto& name : tree.install_order()) {
         auto pd = inst::classify_package_dir(tree, name, true);
+        if (pd.state == inst::DirState::vendor) {
+            out.push_back({{"name", name},
+                           {"status", "vendor"},
+                           {"problem", pd.why},
+                           {"path", tree.shown() + "/" + name}});
+            continue;
+        }
         if (pd.state != inst::DirState::installed) {
             out.push_back(damaged_json(
                 name, pd.state == inst::DirState::absent ? "its directory is missing" : pd.why));
@@ -456,6 +471,11 @@ void print_packages(const json& packages) {
     if (packages.empty())
         std::cout << "no static-kernel packages installed\n";
     for (const auto& p : packages) {
+        if (p["status"] == "vendor") {
+            print_safe("%-32s CANN's own package (not installed by skforge; kept as it is)\n",
+                       p["name"].get<std::string>().c_str());
+            continue;
+        }
         if (p["status"] == "damaged") {
             print_safe("%-32s DAMAGED: %s\n%-32s   %s\n", p["name"].get<std::string>().c_str(),
                        p["problem"].get<std::string>().c_str(), "",
@@ -493,6 +513,19 @@ json verify_one(const inst::InstallTree& tree, const std::string& n, bool listed
     auto pd = inst::classify_package_dir(tree, n, listed);
     if (pd.state == inst::DirState::absent)
         throw Error(n + " is not installed in '" + tree.shown() + "'");
+    if (pd.state == inst::DirState::vendor) {
+        // Nothing of skforge's to check it against; its index entries are in the global index,
+        // which the tree check covers.
+        if (text)
+            print_safe("%s: not checked: %s\n", n.c_str(), pd.why.c_str());
+        return {{"name", n},
+                {"version", ""},
+                {"files", 0},
+                {"ok", true},
+                {"vendor", true},
+                {"detail", pd.why},
+                {"problems", json::array()}};
+    }
     if (pd.state != inst::DirState::installed) {
         std::string detail = pd.why + "; " + inst::repair_hint(n);
         if (text)
@@ -569,6 +602,8 @@ pkg::Manifest query_manifest(const inst::InstallTree& tree, const std::string& n
     auto pd = inst::classify_package_dir(tree, name, true);
     if (pd.state == inst::DirState::absent)
         throw Error(name + " is not installed in '" + tree.shown() + "'");
+    if (pd.state == inst::DirState::vendor)
+        throw Error(name + " has no skforge manifest to query: " + pd.why);
     if (pd.state != inst::DirState::installed)
         throw Error(name + " is damaged: " + pd.why + "\n  " + inst::repair_hint(name));
     return std::move(*pd.manifest);
@@ -1133,7 +1168,7 @@ constexpr const char* k_exit_codes =
 
 void print_help(const Spec& s, const po::options_description& desc) {
     std::printf("Usage: skinstall %s %s [options]\n%s.\n\n", s.name, s.args, s.help);
-    std::cout << desc << "\n" << k_exit_codes << "\nSee share/doc/installer.md.\n";
+    std::cout << desc << "\n" << k_exit_codes << "\nSee installer.md in /usr/share/doc/skforge/.\n";
 }
 
 std::string shell_quote(const std::string& a) {
@@ -1198,7 +1233,8 @@ const std::vector<skforge::cli::Command>& commands() {
 
 constexpr const char* k_footer =
     "Every command takes --install-path PATH (default $ASCEND_HOME_PATH) and --help.\n"
-    "Exit status: 0 success, 1 failure or refusal, 2 usage error. See share/doc/installer.md.";
+    "Exit status: 0 success, 1 failure or refusal, 2 usage error. See installer.md in "
+    "/usr/share/doc/skforge/.";
 
 } // namespace
 

@@ -307,11 +307,11 @@ bool parse(const std::vector<std::string>& args, Options& o) {
         "Runs the installed package NAME through libskforge_runtime: each SuperKernel\n"
         "as one launch, on worker threads standing in for AI cores (--device host, for\n"
         "packages of skc compile --npu-arch host). --device npu:N loads CANN's runtime;\n"
-        "NPU launches are not built yet (share/doc/runtime.md).\n"
+        "NPU launches are not built yet (runtime.md in /usr/share/doc/skforge/).\n"
         "--compare-unfused also runs every operator as its own launch, compares every\n"
         "output bitwise after the first and the last run and prints both timings.",
         "Exit status: 0 success (every output identical), 1 failure or an output\n"
-        "differs, 2 usage error. See share/doc/host-target.md.");
+        "differs, 2 usage error. See host-target.md in /usr/share/doc/skforge/.");
     cl.positional("NAME", o.name);
     auto add = cl.add();
     add("install-path", po::value(&o.install_path)->value_name("P"),

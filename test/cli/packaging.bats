@@ -188,6 +188,8 @@ cli_has() {
     [ "$(complete_words skc "")" = "$(commands_of "$SKC")" ]
     [ "$(complete_words skc pack --comp)" = --compress ]
     [ "$(complete_words skc pack --compress "")" = "$(printf 'gzip\nzstd')" ]
+    [ "$(complete_words skc compile g.yaml --npu-arch "")" = "$(printf 'host\ndav-2201\ndav-3510')" ]
+    [ "$(complete_words skc compile --npu-arch d)" = "$(printf 'dav-2201\ndav-3510')" ]
     [ "$(complete_words skc plan x.yaml --format j)" = json ]
 }
 

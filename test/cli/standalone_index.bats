@@ -384,3 +384,72 @@ PY
     done
     [ "$tried" -ge 1 ]
 }
+
+# json_of TEXT EXPR: EXPR over the JSON TEXT as j, printed.
+json_of() { python3 -c 'import json, sys; j = json.loads(sys.argv[1]); print(eval(sys.argv[2]))' "$1" "$2"; }
+
+@test "skinstall names a package CANN's own installer laid out as the vendor's, verifies around it, and never removes it" {
+    three_packages dav-2201
+    toolkit host
+    vendor_tree host
+    local AI vendor index
+    AI=$(ai_of host)
+    export ASCEND_HOME_PATH=$W/host/ascend-toolkit/latest
+    vendor=$(tree_digest "$AI/$VENDOR")
+    "$SKINSTALL" install p1.run
+    run "$SKINSTALL" list
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"$VENDOR"*"CANN's own package"* ]]
+    [[ "$output" != *DAMAGED* && "$output" != *"--force"* ]]
+    run "$SKINSTALL" list --json
+    [ "$(json_of "$output" "[p['status'] for p in j if p['name'] == '$VENDOR'][0]")" = vendor ]
+    # verify passes: the vendor's package is named as not checked, the tree's vendor files are not
+    # reported, and nothing suggests removing it.
+    run "$SKINSTALL" verify
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"$VENDOR: not checked: "*"CANN's own installer"* ]]
+    [[ "$output" != *shape_info* && "$output" != *"--force"* ]]
+    run "$SKINSTALL" verify --json
+    [ "$status" -eq 0 ]
+    [ "$(json_of "$output" "[(p['ok'], p['vendor']) for p in j if p['name'] == '$VENDOR'][0]")" = "(True, True)" ]
+    index=$(tree_digest "$AI/config")
+    for force in "" --force; do
+        run "$SKINSTALL" uninstall $force "$VENDOR"
+        echo "$output"
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"refusing to uninstall $VENDOR"*"CANN's own installer"*"nothing was removed"* ]]
+        [ "$(tree_digest "$AI/$VENDOR")" = "$vendor" ]
+        [ "$(tree_digest "$AI/config")" = "$index" ]
+        grep -qx "install_order=$VENDOR,p1" "$AI/config.ini"
+    done
+    run "$SKINSTALL" info "$VENDOR"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"$VENDOR has no skforge manifest to query"* ]]
+    # --all removes skforge's packages and keeps the vendor's, saying so.
+    run "$SKINSTALL" uninstall --all
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"keeping $VENDOR: CANN's own package"* ]]
+    [ "$(tree_digest "$AI/$VENDOR")" = "$vendor" ]
+    grep -qx "install_order=$VENDOR" "$AI/config.ini"
+    [ "$(count host ascend910b $VENDOR)" -eq 2 ]
+    run "$SKINSTALL" verify
+    [ "$status" -eq 0 ]
+}
+
+@test "a skforge package whose manifest is lost is still damaged, not mistaken for the vendor's" {
+    three_packages dav-2201
+    toolkit host
+    export ASCEND_HOME_PATH=$W/host/ascend-toolkit/latest
+    local AI
+    AI=$(ai_of host)
+    (export PATH=/usr/bin:/bin && unset SKFORGE_NO_SKINSTALL && ./p1.run)
+    rm "$AI/p1/manifest.json"
+    [ -f "$AI/p1/config/ascend910b/binary_info_config.json" ]
+    run "$SKINSTALL" list
+    [[ "$output" == *"p1"*DAMAGED* ]]
+    run "$SKINSTALL" uninstall --force p1
+    [ "$status" -eq 0 ]
+    [ ! -e "$AI/p1" ]
+}

@@ -461,10 +461,17 @@ void stage_superkernel(const graph::Graph& g, const fusion::Segment& s, const Su
 } // namespace
 
 std::string host_fingerprint(const graph::Graph& g) {
-    auto version = support::run_process({compiler(), "--version"});
+    const std::string next = " (install g++, which skforge's package recommends: 'apt-get install "
+                             "g++'; or set CXX to a C++20 compiler)";
+    support::ProcessResult version;
+    try {
+        version = support::run_process({compiler(), "--version"});
+    } catch (const Error& e) {
+        throw Error("the host target needs a C++ compiler: " + std::string(e.what()) + next);
+    }
     if (version.exit_code != 0)
-        throw Error("the host target needs a C++ compiler: '" + compiler() +
-                    " --version' failed (install g++, or set CXX)");
+        throw Error("the host target needs a C++ compiler: '" + compiler() + " --version' failed" +
+                    next);
     support::Sha256 h;
     h.update("cxx=" + compiler() + "\n" + version.output);
     h.update(std::string(k_host_kernel_header));

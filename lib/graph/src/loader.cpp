@@ -170,9 +170,9 @@ struct Reader {
     std::string tensor_format(const YNode& v) {
         std::string f = str(v, "format").value_or("");
         if (!f.empty() && !kernel::ge_format(f))
-            diags.error(
-                at(v), "format '" + f + "' is not one of GE's formats",
-                "e.g. ND, NCHW, NHWC, NC1HWC0, FRACTAL_Z, FRACTAL_NZ (share/doc/graph-format.md)");
+            diags.error(at(v), "format '" + f + "' is not one of GE's formats",
+                        "e.g. ND, NCHW, NHWC, NC1HWC0, FRACTAL_Z, FRACTAL_NZ (graph-format.md in "
+                        "/usr/share/doc/skforge/)");
         return f;
     }
 

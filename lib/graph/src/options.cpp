@@ -155,7 +155,7 @@ ScopeOptions parse_scope_options(std::string_view text, const ScopeOptions& base
         }
         if (!p.apply(key, value))
             diags.error(where, "unknown scope option '" + key + "'",
-                        "see share/doc/graph-format.md for the keys");
+                        "see graph-format.md in /usr/share/doc/skforge/ for the keys");
     }
     if (o.debug_aic_num.has_value() != o.debug_aiv_num.has_value())
         diags.error(where, "debug-aic-num and debug-aiv-num must be given together");
@@ -218,7 +218,7 @@ std::optional<std::string> check_graph_option(const std::string& key, const std:
         return std::to_string(*n);
     }
     diags.error(where, "unknown super_kernel_optimize_options key '" + key + "'",
-                "see share/doc/graph-format.md for the keys");
+                "see graph-format.md in /usr/share/doc/skforge/ for the keys");
     return std::nullopt;
 }
 

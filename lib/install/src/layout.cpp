@@ -3,6 +3,7 @@
 
 #include "skforge/package/path_rules.hpp"
 #include "skforge/support/error.hpp"
+#include "skforge/support/printable.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -84,8 +85,18 @@ std::optional<Modes> Modes::of_package_dir(mode_t dir_mode) {
 std::optional<InstallTree> InstallTree::open(const std::string& install_path, Create create,
                                              Modes modes) {
     char buf[PATH_MAX];
-    if (::realpath(install_path.c_str(), buf) == nullptr)
-        throw support::io_error("cannot resolve install path", install_path, errno);
+    if (::realpath(install_path.c_str(), buf) == nullptr) {
+        if (errno != ENOENT)
+            throw support::io_error("cannot resolve install path", install_path, errno);
+        throw Error("install path '" + support::printable(install_path) +
+                    "' does not exist. It is the CANN toolkit root that holds opp/ (CANN's "
+                    "set_env.sh sets ASCEND_HOME_PATH to it, e.g. "
+                    "/usr/local/Ascend/ascend-toolkit/latest); " +
+                    (create == Create::yes
+                         ? "for a new tree, create the directory first: mkdir -p '" +
+                               support::printable(install_path) + "'"
+                         : std::string("nothing is installed there")));
+    }
     std::string resolved = buf;
     int fd = ::open(resolved.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)

@@ -401,6 +401,9 @@ void decide_outcome(const InstallTree& tree, StagedPackage& staged, const Packag
     case DirState::foreign:
         throw Error("'" + where + "' exists but was not installed by skforge (" + pd.why +
                     "); move it away and retry");
+    case DirState::vendor:
+        throw Error("refusing to install " + m.name + " over CANN's own package of that name: " +
+                    pd.why + "; give the skforge package another name ('skc pack --name')");
     case DirState::left_behind:
         throw Error(pd.why);
     case DirState::damaged: {
@@ -684,6 +687,10 @@ UninstallResult uninstall_package(const InstallTree& tree, const std::string& na
     case DirState::foreign:
         throw Error("'" + tree.shown() + "/" + name + "' was not installed by skforge (" + pd.why +
                     "); nothing was removed");
+    case DirState::vendor:
+        throw Error("refusing to uninstall " + name +
+                    (force == Force::yes ? ", even with --force" : "") + ": " + pd.why +
+                    "; nothing was removed");
     case DirState::damaged:
     case DirState::left_behind:
         return remove_whole(tree, name, pd, force, log, act);

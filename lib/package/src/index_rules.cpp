@@ -70,6 +70,23 @@ std::vector<std::string> check_package_index(const json& doc, const std::string&
     return problems;
 }
 
+std::set<std::string> index_package_names(const json& doc) {
+    std::set<std::string> names;
+    if (!doc.is_object())
+        return names;
+    for (const auto& [op, value] : doc.items()) {
+        auto list = value.is_object() ? value.find("staticList") : value.end();
+        if (list == value.end() || !list->is_array())
+            continue;
+        for (const auto& entry : *list)
+            if (entry.is_object() && entry.contains("binPath") && entry["binPath"].is_string()) {
+                const auto& path = entry["binPath"].get_ref<const std::string&>();
+                names.insert(path.substr(0, path.find('/')));
+            }
+    }
+    return names;
+}
+
 json parse_package_index(std::string_view text, std::string_view origin, const Manifest& manifest) {
     json doc = parse_json_limited(text, origin);
     auto problems = check_package_index(doc, manifest.name, manifest);

@@ -4,6 +4,7 @@
 #include "skforge/package/compress.hpp"
 #include "skforge/package/generated.hpp"
 #include "skforge/package/index_rules.hpp"
+#include "skforge/package/json_text.hpp"
 #include "skforge/package/manifest.hpp"
 #include "skforge/package/signature.hpp"
 #include "skforge/package/template.hpp"
@@ -20,6 +21,7 @@
 #include <fcntl.h>
 #include <functional>
 #include <map>
+#include <set>
 #include <unistd.h>
 
 namespace skforge::package {
@@ -326,6 +328,35 @@ std::string package_name_from_path(const std::string& run_path) {
     return name;
 }
 
+// Without --name: the one package name every index's binPaths agree on, if they do (a copied
+// kernel tree keeps the name it was built for); else the stem of OUT.
+std::string default_package_name(const PackOptions& o, const std::vector<SourceEntry>& src) {
+    std::string stem = package_name_from_path(o.output);
+    std::set<std::string> names;
+    for (const auto& e : src)
+        if (e.type == EntryType::file && is_index_path(e.path)) {
+            std::string path = o.source_dir + "/" + e.path;
+            names.merge(index_package_names(parse_json_limited(support::read_file(path), path)));
+        }
+    if (names.size() == 1 && !check_package_name(*names.begin()))
+        return *names.begin();
+    return stem;
+}
+
+// Parses and checks the package's own index at `path`; a binPath outside the package, with no
+// --name given, gets the hint to give one.
+void check_index_file(const PackOptions& o, const Manifest& m, const std::string& path) {
+    try {
+        parse_package_index(support::read_file(path), path, m);
+    } catch (const Error& e) {
+        std::string what = e.what();
+        if (!o.name.empty() || what.find("is outside the package") == std::string::npos)
+            throw;
+        throw Error(what + "\n  the package is named '" + m.name + "' after '" + o.output +
+                    "'; give the name its binPaths start with as --name NAME");
+    }
+}
+
 PackResult pack(const PackOptions& options) {
     PackOptions o = options;
     support::NullProgress no_progress;
@@ -333,8 +364,9 @@ PackResult pack(const PackOptions& options) {
         o.progress = &no_progress;
     check_labels(o);
     Manifest m;
-    m.name = o.name.empty() ? package_name_from_path(o.output) : o.name;
-    if (!o.name.empty()) {
+    if (o.name.empty()) {
+        package_name_from_path(o.output); // checks OUT before anything is read
+    } else {
         if (!support::base_name(o.output).ends_with(".run"))
             throw Error("output '" + o.output + "' must be a file name ending in .run",
                         support::ErrorKind::usage);
@@ -352,14 +384,13 @@ PackResult pack(const PackOptions& options) {
     // 1. Scan and hash the tree; refuse everything the installer would refuse.
     // Files are hashed as they are copied into the payload (step 3).
     auto src = scan_source_tree(o.source_dir, k_generated);
+    m.name = o.name.empty() ? default_package_name(o, src) : o.name;
     // 2. The manifest and the generated scripts; the package's own indexes must be ones the
     //    installer merges (binPath inside the package, staticList, bounded nesting).
     auto gen = build_manifest(o, m, src);
     for (const auto& e : m.entries)
-        if (e.type == EntryType::file && is_index_path(e.path)) {
-            std::string path = o.source_dir + "/" + e.path;
-            parse_package_index(support::read_file(path), path, m);
-        }
+        if (e.type == EntryType::file && is_index_path(e.path))
+            check_index_file(o, m, o.source_dir + "/" + e.path);
     // 3. The payload, after room for the stub, into a temporary file beside the output. Its
     //    first entries (the manifest and the scripts) hold every file's digest, which is known
     //    only once the files are read; so they are written last, into room left for them, as

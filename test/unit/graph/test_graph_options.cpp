@@ -41,7 +41,7 @@ TEST_CASE("scope option rule: unknown key is an error with its position", "[grap
     Diagnostics d;
     parse("early-strat=1", d);
     CHECK(first(d) == "g.yaml:3:5: error: unknown scope option 'early-strat' (see "
-                      "share/doc/graph-format.md for the keys)");
+                      "graph-format.md in /usr/share/doc/skforge/ for the keys)");
 }
 
 TEST_CASE("scope option rule: duplicate key is an error", "[graph][options]") {

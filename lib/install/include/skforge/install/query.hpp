@@ -64,6 +64,8 @@ enum class DirState {
     damaged,     ///< a package skforge installed whose manifest (or directory) is unusable
     left_behind, ///< what an uninstall kept because it held files the package did not install
     foreign,     ///< a directory skforge did not install
+    vendor,      ///< a package CANN's own installer laid out: skforge reads its index, never
+                 ///< removes or replaces it
 };
 
 /// A directory under ai_core/ classified, with the manifest when it is readable and, otherwise,

@@ -4,6 +4,7 @@
 #include "skforge/package/manifest.hpp"
 
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +25,10 @@ bool is_index_path(std::string_view path);
 /// runtime ignores it for static kernels (share/doc/cann-conformance.md).
 std::vector<std::string> check_package_index(const nlohmann::json& doc, const std::string& name,
                                              const Manifest& manifest);
+
+/// The first path component of every `binPath` string in `doc`'s staticLists (the package name
+/// CANN's runtime expects the index's package to install under).
+std::set<std::string> index_package_names(const nlohmann::json& doc);
 
 /// Parses (depth-limited) and checks the index text `text` read from `origin`; throws an Error
 /// naming `origin` and listing every problem.
