@@ -56,10 +56,12 @@ for _ in $(seq 1 "$REPS"); do
 done
 # Both did what they were asked: the last upgrade left version 2, verify passed, the remove
 # left no file of the payload.
-fresh_sk && sk install bench-1.run && sk upgrade bench-2.run && "$SK" verify --install-path "$W/sk" -q
-fresh_dpkg && dp -i bench_1.deb && dp -i bench_2.deb && dp --verify bench-kernels
+{
+    fresh_sk && sk install bench-1.run && sk upgrade bench-2.run && "$SK" verify --install-path "$W/sk" -q
+    fresh_dpkg && dp -i bench_1.deb && dp -i bench_2.deb && dp --verify bench-kernels
+} >/dev/null
 [ "$(dp -s bench-kernels | sed -n 's/^Version: //p')" = 2 ]
-dp -r bench-kernels && [ ! -e "$W/dp/opt/static_kernel/bench_kernels" ]
+dp -r bench-kernels >/dev/null && [ ! -e "$W/dp/opt/static_kernel/bench_kernels" ]
 
 m() { printf '%s\n' $1 | median; }
 ratio() { echo "scale=2; $1 / $2" | bc -l; }

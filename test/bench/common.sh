@@ -46,11 +46,12 @@ median() {
     sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }
 
-# timed PREP CMD...: runs PREP (shell text) and a sync untimed, then prints CMD's wall seconds.
+# timed PREP CMD...: runs PREP (shell text; its output discarded) and a sync untimed, then prints
+# CMD's wall seconds.
 timed() {
     local prep=$1
     shift
-    eval "$prep"
+    eval "$prep" >/dev/null 2>&1
     sync
     local t0 t1
     t0=$(date +%s.%N)
