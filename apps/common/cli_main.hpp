@@ -4,6 +4,7 @@
 // The main() shared by skforge's executables: a table of subcommands, --help/--version, and the
 // one place where errors become messages and exit codes (0 ok, 1 failure, 2 usage).
 #include "skforge/support/error.hpp"
+#include "skforge/support/format.hpp"
 #include "skforge/support/log.hpp"
 #include "skforge/support/printable.hpp"
 
@@ -37,14 +38,8 @@ inline std::string terminal_safe(std::string_view m) {
 [[gnu::format(printf, 1, 2)]] inline void print_safe(const char* format, ...) {
     va_list args;
     va_start(args, format);
-    va_list again;
-    va_copy(again, args);
-    int n = std::vsnprintf(nullptr, 0, format, args);
+    std::string text = support::vformat(format, args);
     va_end(args);
-    std::string text(n > 0 ? static_cast<std::size_t>(n) : 0, '\0');
-    if (n > 0)
-        std::vsnprintf(text.data(), text.size() + 1, format, again);
-    va_end(again);
     std::fputs(terminal_safe(text).c_str(), stdout);
 }
 

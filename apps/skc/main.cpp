@@ -7,6 +7,7 @@
 #include "skforge/fusion/report.hpp"
 #include "skforge/graph/graph.hpp"
 #include "skforge/package/json_text.hpp"
+#include "skforge/package/makeself.hpp"
 #include "skforge/package/reader.hpp"
 #include "skforge/package/signature.hpp"
 #include "skforge/package/writer.hpp"
@@ -63,10 +64,31 @@ void print_result(const std::string& path, const nlohmann::json& doc, bool json)
         std::cout << path << "\n";
 }
 
-int cmd_pack(const Args& args) {
-    pkg::PackOptions o;
+// --compress and --sign-key, as pack and import take them.
+struct PackingFlags {
     std::string compress = "gzip";
     std::string key;
+
+    void add(po::options_description_easy_init& add) {
+        add("compress", po::value(&compress)->value_name("gzip|zstd"),
+            "compression (default gzip)");
+        add("sign-key", po::value(&key)->value_name("KEY.pem"),
+            "Ed25519 private key (PEM, from skc keygen) to sign with");
+    }
+    // Checks them and sets what they say.
+    void apply(pkg::Compression& compression, std::optional<std::string>& sign_key) const {
+        if (compress != "gzip" && compress != "zstd")
+            throw Error("--compress must be gzip or zstd, not '" + compress + "'",
+                        ErrorKind::usage);
+        compression = compress == "gzip" ? pkg::Compression::gzip : pkg::Compression::zstd;
+        if (!key.empty())
+            sign_key = key;
+    }
+};
+
+int cmd_pack(const Args& args) {
+    pkg::PackOptions o;
+    PackingFlags packing;
     bool quiet = false, json = false;
     CommandLine cl("skc", "skc pack DIR -o OUT.run --package-version V [options]",
                    "Packs the kernel tree DIR into a signed, reproducible .run package.",
@@ -85,20 +107,14 @@ int cmd_pack(const Args& args) {
         "index's binPaths start with, else OUT's stem)");
     add("npu-arch", po::value(&o.npu_arch)->value_name("A"), "NPU architecture, e.g. dav-2201");
     add("soc", po::value(&o.soc_version)->value_name("S"), "SoC version, e.g. Ascend910B1");
-    add("compress", po::value(&compress)->value_name("gzip|zstd"), "compression (default gzip)");
+    packing.add(add);
     add("level", integer_value(o.level, "--level", 0, 19),
         "compression level: gzip 1..9, zstd 1..19; 0 or none: the default (gzip 6, zstd 3)");
-    add("sign-key", po::value(&key)->value_name("KEY.pem"),
-        "Ed25519 private key (PEM, from skc keygen) to sign with");
     add("json", po::bool_switch(&json), "print the result as one JSON object");
     add("quiet,q", po::bool_switch(&quiet), "print nothing but the result and errors");
     if (!cl.parse(args))
         return 0;
-    if (compress != "gzip" && compress != "zstd")
-        throw Error("--compress must be gzip or zstd, not '" + compress + "'", ErrorKind::usage);
-    o.compression = compress == "gzip" ? pkg::Compression::gzip : pkg::Compression::zstd;
-    if (!key.empty())
-        o.sign_key = key;
+    packing.apply(o.compression, o.sign_key);
     o.mtime = source_date_epoch();
     skforge::support::TerminalProgress bar(64u << 20);
     if (!quiet && ::isatty(2))
@@ -112,7 +128,7 @@ int cmd_pack(const Args& args) {
                      h.name.c_str(), h.version.c_str(), o.output.c_str(),
                      static_cast<unsigned long long>(h.file_count),
                      static_cast<unsigned long long>(h.unpacked_size),
-                     static_cast<unsigned long long>(h.payload_size), compress.c_str(),
+                     static_cast<unsigned long long>(h.payload_size), packing.compress.c_str(),
                      h.payload_sha256.c_str());
         if (r.key_id)
             std::fprintf(stderr, "signed by key %s\n", r.key_id->c_str());
@@ -123,11 +139,54 @@ int cmd_pack(const Args& args) {
                   {"version", h.version},
                   {"npu_arch", h.npu_arch},
                   {"soc_version", h.soc_version},
-                  {"compression", compress},
+                  {"compression", packing.compress},
                   {"file_count", h.file_count},
                   {"unpacked_size", h.unpacked_size},
                   {"payload_size", h.payload_size},
                   {"payload_sha256", h.payload_sha256},
+                  {"signer_key_id", r.key_id ? nlohmann::json(*r.key_id) : nlohmann::json()}},
+                 json);
+    return 0;
+}
+
+// skc import: CANN's makeself static-kernel package as a skforge one (package/makeself.hpp).
+int cmd_import(const Args& args) {
+    pkg::ImportOptions o;
+    PackingFlags packing;
+    bool quiet = false, json = false;
+    CommandLine cl(
+        "skc", "skc import VENDOR.run -o OUT.run [options]",
+        "Re-packs CANN's own static-kernel package (a makeself .run) as a signed,\n"
+        "reproducible skforge package. Nothing in VENDOR.run is executed: its checksums\n"
+        "are checked, its payload read with libarchive, the vendor's scripts left out.",
+        "Standard output: OUT.run's path, or with --json one JSON object.\n" +
+            std::string(k_exit_codes));
+    cl.positional("VENDOR.run", o.input);
+    auto add = cl.add();
+    add("output,o", po::value(&o.output)->required()->value_name("OUT.run"),
+        "the skforge .run to write (named after the package inside when you like)");
+    add("package-version", po::value(&o.version)->value_name("V"),
+        "version (default: the <datetime> of static_kernel_<datetime>_<pid>)");
+    packing.add(add);
+    add("json", po::bool_switch(&json), "print the result as one JSON object");
+    add("quiet,q", po::bool_switch(&quiet), "print nothing but the result and errors");
+    if (!cl.parse(args))
+        return 0;
+    packing.apply(o.compression, o.sign_key);
+    o.mtime = source_date_epoch();
+    auto r = pkg::import_makeself(o);
+    if (!quiet)
+        std::fprintf(stderr, "imported %s %s from %s into %s: %llu entries%s\n",
+                     r.header.name.c_str(), r.header.version.c_str(), o.input.c_str(),
+                     o.output.c_str(), static_cast<unsigned long long>(r.header.file_count),
+                     r.key_id ? (", signed by key " + *r.key_id).c_str() : "");
+    print_result(o.output,
+                 {{"run", o.output},
+                  {"from", o.input},
+                  {"name", r.header.name},
+                  {"version", r.header.version},
+                  {"file_count", r.header.file_count},
+                  {"payload_sha256", r.header.payload_sha256},
                   {"signer_key_id", r.key_id ? nlohmann::json(*r.key_id) : nlohmann::json()}},
                  json);
     return 0;
@@ -741,6 +800,7 @@ const std::vector<skforge::cli::Command>& commands() {
         {"plan", "show which operators fuse into which SuperKernel, and why not", cmd_plan},
         {"compile", "compile a graph into an installable .run", cmd_compile},
         {"pack", "pack a directory into a signed, reproducible .run package", cmd_pack},
+        {"import", "re-pack CANN's makeself static-kernel .run as a skforge package", cmd_import},
         {"inspect", "show and verify a .run package without running it", cmd_inspect},
         {"keygen", "make an Ed25519 key pair for signing packages", cmd_keygen},
         {"cache", "show, clean and verify the shared compile cache (stats|clean|verify)",

@@ -83,8 +83,9 @@ mkpkg() {
     run "$SKC" pack tree -o kp.run --package-version 1
     [ "$status" -ne 0 ]
     [[ "$output" == *"$idx' is not a valid static-kernel index"*"binPath '../../../../etc/shadow' has a '..' component"* ]]
+    # (Without --name, an index whose binPaths all name 'other' packs as 'other': newcomer.bats.)
     printf '{"AddCustom":{"staticList":[{"binPath":"other/ascend910b/AddCustom/AddCustom_1.o"}]}}\n' >"$idx"
-    run "$SKC" pack tree -o kp.run --package-version 1
+    run "$SKC" pack tree -o kp.run --package-version 1 --name kp
     [[ "$output" == *"outside the package (it must start with 'kp/')"* ]]
     python3 -c 'print("{\"A\":" + "[" * 5000 + "]" * 5000 + "}")' >"$idx"
     run "$SKC" pack tree -o kp.run --package-version 1

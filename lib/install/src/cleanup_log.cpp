@@ -2,18 +2,61 @@
 #include "skforge/install/cleanup_log.hpp"
 
 #include <algorithm>
-#include <regex>
+#include <cctype>
+#include <string_view>
 
 namespace skforge::install {
 
+namespace {
+
+// Characters that end a path in a log line: whitespace and what a shell would not take as part
+// of a word.
+bool ends_path(char c) {
+    return std::isspace(static_cast<unsigned char>(c)) != 0 ||
+           std::string_view("'\"`<>|;&(){}$").find(c) != std::string_view::npos;
+}
+
+bool continues_name(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.' || c == '-';
+}
+
+// In the run of path characters [begin, end): from its first '/' to the end of its last
+// "/uninstall.sh" that no name character follows, or "" when it has none.
+std::string_view candidate_in(std::string_view text, std::size_t begin, std::size_t end) {
+    static constexpr std::string_view k_tail = "/uninstall.sh";
+    std::size_t start = text.find('/', begin);
+    if (start >= end)
+        return {};
+    for (std::size_t p = end; p > start + 1;) {
+        p = text.rfind(k_tail, p - 1);
+        if (p == std::string_view::npos || p <= start)
+            break;
+        std::size_t after = p + k_tail.size();
+        if (after <= end && (after == text.size() || !continues_name(text[after])))
+            return text.substr(start, after - start);
+    }
+    return {};
+}
+
+} // namespace
+
+// Linear in the log's size: a CI log may hold lines of megabytes (std::regex recursed once per
+// character there and overflowed the stack).
 std::vector<std::string> uninstall_candidates(const std::string& log_text) {
-    static const std::regex k_path(R"((/[^\s'"`<>|;&(){}$]*/uninstall\.sh)(?![A-Za-z0-9_.-]))");
+    std::string_view text = log_text;
     std::vector<std::string> out;
-    for (auto it = std::sregex_iterator(log_text.begin(), log_text.end(), k_path);
-         it != std::sregex_iterator(); ++it) {
-        std::string p = (*it)[1].str();
-        if (std::find(out.begin(), out.end(), p) == out.end())
+    for (std::size_t i = 0; i < text.size();) {
+        if (ends_path(text[i])) {
+            ++i;
+            continue;
+        }
+        std::size_t end = i;
+        while (end < text.size() && !ends_path(text[end]))
+            ++end;
+        std::string p(candidate_in(text, i, end));
+        if (!p.empty() && std::find(out.begin(), out.end(), p) == out.end())
             out.push_back(std::move(p));
+        i = end;
     }
     return out;
 }

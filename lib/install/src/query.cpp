@@ -479,4 +479,24 @@ InstalledPackage check_installed(const InstallTree& tree, const std::string& nam
     return out;
 }
 
+// PATH as given (absolute under the tree, or relative to ai_core/ as an index's binPath), as a
+// path relative to ai_core/; throws a usage error for a path outside the tree.
+std::string tree_relative(const InstallTree& tree, const std::string& given_root,
+                          std::string path) {
+    for (const auto& prefix :
+         {tree.shown() + "/", tree.resolved_root() + "/opp/static_kernel/ai_core/"})
+        if (path.starts_with(prefix)) {
+            path = path.substr(prefix.size());
+            break;
+        }
+    while (path.ends_with("/"))
+        path.pop_back();
+    if (path.starts_with("/") || package::check_entry_path(path))
+        throw Error("'" + path + "' is not a path under '" + given_root +
+                        "/opp/static_kernel/ai_core' (give it in full, or relative to ai_core/ "
+                        "as an index's binPath is)",
+                    support::ErrorKind::usage);
+    return path;
+}
+
 } // namespace skforge::install

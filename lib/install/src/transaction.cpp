@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "skforge/install/transaction.hpp"
+#include "skforge/package/makeself.hpp"
+#include "skforge/support/temp_dir.hpp"
 
 #include "skforge/install/history.hpp"
 #include "skforge/install/index.hpp"
@@ -30,9 +32,31 @@ using support::Error;
 using support::fault_point;
 using support::UniqueFd;
 
+namespace {
+
+// CANN's makeself package as a skforge one: imported into a private scratch file, which is
+// opened and removed at once (the open file is what is read).
+std::shared_ptr<package::RunPackage> open_makeself(const std::string& run_path) {
+    support::TempDir scratch(support::temp_parent(), "skforge-vendor-");
+    package::ImportOptions o;
+    o.input = run_path;
+    o.output = scratch.path() + "/imported.run";
+    package::import_makeself(o);
+    return std::make_shared<package::RunPackage>(o.output);
+}
+
+} // namespace
+
 VerifiedPackage verify_package(const std::string& run_path, const Policy& policy,
                                support::Progress* progress) {
-    auto run = std::make_shared<package::RunPackage>(run_path);
+    bool imported = package::is_makeself(run_path);
+    if (imported && policy.require_signature)
+        throw Error(run_path +
+                        ": CANN's makeself package carries no skforge signature "
+                        "(--require-signature); re-pack it signed with 'skc import " +
+                        run_path + " -o X.run --sign-key KEY.pem'",
+                    support::ErrorKind::integrity);
+    auto run = imported ? open_makeself(run_path) : std::make_shared<package::RunPackage>(run_path);
     auto digest = run->verify_digests(progress);
     auto state = run->check_signature(digest, policy.trusted);
     if (auto why =
@@ -48,7 +72,9 @@ VerifiedPackage verify_package(const std::string& run_path, const Policy& policy
                         "rename that file and pack again");
     auto trailer =
         state == package::SignatureState::unsigned_package ? std::nullopt : run->trailer();
-    return {run, std::move(manifest), state, trailer ? trailer->key_id : std::string()};
+    return {run,      std::move(manifest),
+            state,    trailer ? trailer->key_id : std::string(),
+            run_path, imported};
 }
 
 std::string_view outcome_name(InstallOutcome outcome) {
@@ -453,7 +479,7 @@ StagedPackage decide_package(const InstallTree& tree, const VerifiedPackage& pkg
 std::string render_install_record(const VerifiedPackage& pkg,
                                   const std::map<std::string, std::string>& stamps) {
     char buf[PATH_MAX];
-    std::string from = ::realpath(pkg.run->path().c_str(), buf) ? buf : pkg.run->path();
+    std::string from = ::realpath(pkg.origin.c_str(), buf) ? buf : pkg.origin;
     return package::json_text({{"installed_by", invoking_user()},
                                {"from", from},
                                {"signature", package::signature_state_name(pkg.signature)},
@@ -584,18 +610,18 @@ InstallResult repair_package(const InstallTree& tree, const std::string& name,
                              const VerifiedPackage& pkg, const Policy& policy, support::Log& log) {
     require_package_name(name);
     if (pkg.manifest.name != name)
-        throw Error(pkg.run->path() + " holds package '" + pkg.manifest.name + "', not '" + name +
+        throw Error(pkg.origin + " holds package '" + pkg.manifest.name + "', not '" + name +
                     "'; repair restores a package from its own .run");
     auto order = tree.install_order();
     bool listed = std::find(order.begin(), order.end(), name) != order.end();
     if (classify_package_dir(tree, name, listed).state == DirState::absent)
         throw Error(name + " is not installed in '" + tree.shown() +
-                    "'; install it with 'skinstall install " + pkg.run->path() + "'");
+                    "'; install it with 'skinstall install " + pkg.origin + "'");
     // Said only once every check has passed (the version and the directory's state included).
     InstallRequest request(InstallMode::reinstall);
     decide_package(tree, pkg, request, log);
     require_package_writable(tree, name);
-    log.info("repairing " + name + " from " + pkg.run->path());
+    log.info("repairing " + name + " from " + pkg.origin);
     return install_package(tree, pkg, request, policy, log);
 }
 
@@ -618,9 +644,8 @@ std::vector<InstallResult> install_packages(const InstallTree& tree,
     for (std::size_t i = 0; i < pkgs.size(); ++i)
         for (std::size_t j = 0; j < i; ++j)
             if (pkgs[i].manifest.name == pkgs[j].manifest.name)
-                throw Error(pkgs[i].run->path() + " and " + pkgs[j].run->path() +
-                            " are both package '" + pkgs[i].manifest.name +
-                            "'; name each package once");
+                throw Error(pkgs[i].origin + " and " + pkgs[j].origin + " are both package '" +
+                            pkgs[i].manifest.name + "'; name each package once");
     // Phase 1: stage and check every package; any refusal discards every stage, so the tree is
     // exactly as it was.
     std::vector<StagedPackage> staged;

@@ -16,6 +16,26 @@ TEST_CASE("candidates are absolute paths ending in /uninstall.sh", "[install][cl
                                    "/opt/a/opp/static_kernel/ai_core/k2/uninstall.sh"});
 }
 
+TEST_CASE("candidates: the longest path of a word, prefixes and joined words as a shell reads them",
+          "[install][cleanup_log]") {
+    CHECK(uninstall_candidates("x=/a/uninstall.sh/b/uninstall.sh;y") ==
+          std::vector<std::string>{"/a/uninstall.sh/b/uninstall.sh"});
+    CHECK(uninstall_candidates("see:/a/k/uninstall.sh.") == std::vector<std::string>{});
+    CHECK(uninstall_candidates("(/a/k/uninstall.sh)") ==
+          std::vector<std::string>{"/a/k/uninstall.sh"});
+    CHECK(uninstall_candidates("/uninstall.sh //uninstall.sh") ==
+          std::vector<std::string>{"//uninstall.sh"});
+    CHECK(uninstall_candidates("").empty());
+}
+
+TEST_CASE("a log line of megabytes is scanned, not recursed into", "[install][cleanup_log]") {
+    // std::regex overflowed the stack on a 300,000-character word (a CI log's base64 blob).
+    std::string blob = "/" + std::string(3'000'000, 'a');
+    CHECK(uninstall_candidates(blob + "/uninstall.sh\n") ==
+          std::vector<std::string>{blob + "/uninstall.sh"});
+    CHECK(uninstall_candidates(std::string(3'000'000, '/')).empty());
+}
+
 TEST_CASE("candidate text rules", "[install][cleanup_log]") {
     std::vector<std::string> stems = {"k1"};
     std::string stem;

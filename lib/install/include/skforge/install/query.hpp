@@ -117,4 +117,9 @@ std::optional<std::string> owner_of(const InstallTree& tree, const std::string& 
 /// The SHA-256 (hex) of the installed manifest.json, or nullopt when there is none.
 std::optional<std::string> installed_manifest_digest(const Dir& package_dir);
 
+/// PATH as given (absolute under the tree, or relative to ai_core/ as an index's binPath), as a
+/// path relative to ai_core/; throws a usage error for a path outside the tree. `given_root` is
+/// the install path as the user gave it, for the message.
+std::string tree_relative(const InstallTree& tree, const std::string& given_root, std::string path);
+
 } // namespace skforge::install

@@ -25,6 +25,8 @@ struct VerifiedPackage {
     package::Manifest manifest;
     package::SignatureState signature;
     std::string signer_key_id; ///< empty when unsigned
+    std::string origin;        ///< the file the user named (a makeself .run when imported)
+    bool imported = false;     ///< read from CANN's makeself package (package::import_makeself)
 };
 
 /// Reads `run_path` without executing anything and checks, before anything is written: the

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "skforge/package/makeself.hpp"
+
+#include "skforge/package/generated.hpp"
+#include "skforge/package/index_rules.hpp"
+#include "skforge/package/manifest.hpp"
+#include "skforge/package/path_rules.hpp"
+#include "skforge/support/error.hpp"
+#include "skforge/support/file.hpp"
+#include "skforge/support/hex.hpp"
+#include "skforge/support/sha256.hpp"
+#include "skforge/support/temp_dir.hpp"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <cerrno>
+#include <charconv>
+#include <fcntl.h>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <openssl/evp.h>
+#include <regex>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace skforge::package {
+
+using support::Error;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view k_banner = "# This script was generated using Makeself ";
+constexpr std::size_t k_max_header = 1u << 20; // makeself's own script is about 20 KiB
+constexpr std::uint64_t k_max_unpacked = 64ull << 30;
+constexpr std::size_t k_max_entries = 1u << 20;
+
+Error bad(const std::string& path, const std::string& why) {
+    return Error("'" + path + "' " + why, support::ErrorKind::integrity);
+}
+
+support::UniqueFd open_input(const std::string& path, std::uint64_t& size) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        throw support::io_error("cannot open", path, errno);
+    support::UniqueFd out(fd);
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        throw Error("'" + path + "' is not a regular file");
+    size = static_cast<std::uint64_t>(st.st_size);
+    return out;
+}
+
+std::string read_head(int fd, std::uint64_t size, const std::string& path) {
+    std::vector<std::uint8_t> head(
+        static_cast<std::size_t>(std::min<std::uint64_t>(size, k_max_header)));
+    head.resize(support::pread_full(fd, head, 0, path));
+    return std::string(head.begin(), head.end());
+}
+
+// The header's NAME="VALUE" assignments at the start of a line (the first of each name).
+std::map<std::string, std::string> assignments(std::string_view head) {
+    static const std::regex k_line(R"(^([A-Za-z_]+)="([^"\n]*)\"$)");
+    std::map<std::string, std::string> out;
+    std::size_t start = 0;
+    while (start < head.size()) {
+        std::size_t end = head.find('\n', start);
+        if (end == std::string_view::npos)
+            break;
+        std::string line(head.substr(start, end - start));
+        std::smatch m;
+        if (line.size() < 4096 && std::regex_match(line, m, k_line))
+            out.emplace(m[1], m[2]);
+        start = end + 1;
+    }
+    return out;
+}
+
+std::uint64_t number(const std::string& path, const std::string& field, const std::string& text) {
+    std::uint64_t v = 0;
+    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || p != text.data() + text.size() || text.empty())
+        throw bad(path, "is not a makeself archive skforge reads: " + field + "=\"" + text +
+                            "\" is not a number");
+    return v;
+}
+
+// Bytes of the first `lines` lines of `head`.
+std::uint64_t line_offset(const std::string& path, std::string_view head, std::uint64_t lines) {
+    std::size_t at = 0;
+    for (std::uint64_t i = 0; i < lines; ++i) {
+        at = head.find('\n', at);
+        if (at == std::string_view::npos)
+            throw bad(path, "is not a makeself archive skforge reads: its header is longer than " +
+                                std::to_string(k_max_header) + " bytes or cut short");
+        ++at;
+    }
+    return at;
+}
+
+bool recorded(const std::string& digest) {
+    return !digest.empty() && digest.find_first_not_of('0') != std::string::npos;
+}
+
+// POSIX cksum's CRC (polynomial 0x04C11DB7, the length appended, inverted).
+class Cksum {
+  public:
+    void update(const std::uint8_t* p, std::size_t n) {
+        for (std::size_t i = 0; i < n; ++i)
+            byte(p[i]);
+        m_length += n;
+    }
+    std::uint32_t finish() {
+        for (std::uint64_t len = m_length; len != 0; len >>= 8)
+            byte(static_cast<std::uint8_t>(len & 0xff));
+        return ~m_crc;
+    }
+
+  private:
+    void byte(std::uint8_t b) {
+        m_crc ^= static_cast<std::uint32_t>(b) << 24;
+        for (int k = 0; k < 8; ++k)
+            m_crc = (m_crc & 0x80000000u) != 0 ? (m_crc << 1) ^ 0x04C11DB7u : m_crc << 1;
+    }
+    std::uint32_t m_crc = 0;
+    std::uint64_t m_length = 0;
+};
+
+struct Md5 {
+    std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx{EVP_MD_CTX_new(), EVP_MD_CTX_free};
+    Md5() { EVP_DigestInit_ex(ctx.get(), EVP_md5(), nullptr); }
+    void update(const std::uint8_t* p, std::size_t n) { EVP_DigestUpdate(ctx.get(), p, n); }
+    std::string finish() {
+        std::uint8_t out[EVP_MAX_MD_SIZE];
+        unsigned n = 0;
+        EVP_DigestFinal_ex(ctx.get(), out, &n);
+        return support::to_hex(std::span<const std::uint8_t>(out, n));
+    }
+};
+
+// Every checksum the header records, over the payload.
+void check_sums(int fd, const MakeselfHeader& h, const std::string& path) {
+    if (!recorded(h.sha256) && !recorded(h.md5) && !h.crc)
+        throw bad(path, "records no checksum of its payload (made with --nomd5 --nocrc): its "
+                        "integrity cannot be checked");
+    support::Sha256 sha;
+    Md5 md5;
+    Cksum crc;
+    std::vector<std::uint8_t> buf(1u << 20);
+    for (std::uint64_t at = h.offset, end = h.offset + h.size; at < end;) {
+        std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), end - at));
+        std::size_t n = support::pread_full(fd, std::span(buf.data(), want), at, path);
+        if (n == 0)
+            throw bad(path, "is cut short");
+        sha.update(std::span<const std::uint8_t>(buf.data(), n));
+        md5.update(buf.data(), n);
+        crc.update(buf.data(), n);
+        at += n;
+    }
+    auto mismatch = [&](const char* what, const std::string& want, const std::string& got) {
+        return bad(path, std::string("payload ") + what + " mismatch: the header records " + want +
+                             ", the payload has " + got +
+                             "; the file is damaged or was changed: get the original again");
+    };
+    if (auto got = support::digest_hex(sha.finish()); recorded(h.sha256) && got != h.sha256)
+        throw mismatch("SHA-256", h.sha256, got);
+    if (auto got = md5.finish(); recorded(h.md5) && got != h.md5)
+        throw mismatch("MD5", h.md5, got);
+    if (auto got = crc.finish(); h.crc && got != *h.crc)
+        throw mismatch("CRC", std::to_string(*h.crc), std::to_string(got));
+}
+
+struct Range {
+    int fd;
+    std::uint64_t at, end;
+    std::vector<std::uint8_t> buf = std::vector<std::uint8_t>(1u << 20);
+    const std::string* path;
+};
+
+la_ssize_t range_read(archive* a, void* client, const void** out) {
+    auto* r = static_cast<Range*>(client);
+    try {
+        std::size_t want =
+            static_cast<std::size_t>(std::min<std::uint64_t>(r->buf.size(), r->end - r->at));
+        std::size_t n =
+            want == 0 ? 0
+                      : support::pread_full(r->fd, std::span(r->buf.data(), want), r->at, *r->path);
+        r->at += n;
+        *out = r->buf.data();
+        return static_cast<la_ssize_t>(n);
+    } catch (const std::exception& e) {
+        archive_set_error(a, EIO, "%s", e.what());
+        return -1;
+    }
+}
+
+// The entry's path without a leading "./", checked as a package path; "" for the root itself.
+std::string entry_path(archive_entry* e, const std::string& path) {
+    const char* raw = archive_entry_pathname(e);
+    std::string p = raw == nullptr ? "" : raw;
+    while (p.starts_with("./"))
+        p.erase(0, 2);
+    while (p.ends_with("/"))
+        p.pop_back();
+    if (p.empty() || p == ".")
+        return "";
+    if (auto why = check_entry_path(p))
+        throw bad(path, "holds the entry '" + p + "', which " + *why);
+    return p;
+}
+
+void write_entry(archive* a, archive_entry* e, const std::string& dest, const std::string& rel,
+                 const std::string& path, std::uint64_t& total) {
+    std::string target = dest + "/" + rel;
+    auto type = archive_entry_filetype(e);
+    if (archive_entry_hardlink(e) != nullptr || (type != AE_IFREG && type != AE_IFDIR))
+        throw bad(path, "holds '" + rel +
+                            "', which is not a regular file or a directory (links and devices "
+                            "are refused)");
+    if (type == AE_IFDIR) {
+        fs::create_directories(target);
+        return;
+    }
+    fs::create_directories(fs::path(target).parent_path());
+    mode_t mode = (archive_entry_perm(e) & 0111) != 0 ? 0755 : 0644;
+    int fd = ::open(target.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+    if (fd < 0)
+        throw support::io_error("cannot create", target, errno);
+    support::UniqueFd out(fd);
+    const void* buf = nullptr;
+    size_t size = 0;
+    la_int64_t offset = 0;
+    for (;;) {
+        int rc = archive_read_data_block(a, &buf, &size, &offset);
+        if (rc == ARCHIVE_EOF)
+            break;
+        if (rc != ARCHIVE_OK)
+            throw bad(path, "has a damaged payload at '" + rel + "': " + archive_error_string(a));
+        total += size;
+        if (total > k_max_unpacked)
+            throw bad(path,
+                      "unpacks to more than " + std::to_string(k_max_unpacked >> 30) + " GiB");
+        if (::pwrite(fd, buf, size, offset) != static_cast<ssize_t>(size))
+            throw support::io_error("cannot write", target, errno);
+    }
+}
+
+void extract(int fd, const MakeselfHeader& h, const std::string& path, const std::string& dest) {
+    std::unique_ptr<archive, decltype(&archive_read_free)> a(archive_read_new(), archive_read_free);
+    archive_read_support_filter_all(a.get());
+    archive_read_support_format_tar(a.get());
+    Range r{fd, h.offset, h.offset + h.size, std::vector<std::uint8_t>(1u << 20), &path};
+    if (archive_read_open(a.get(), &r, nullptr, range_read, nullptr) != ARCHIVE_OK)
+        throw bad(path, std::string("has a payload libarchive cannot read: ") +
+                            archive_error_string(a.get()));
+    std::uint64_t total = 0;
+    std::size_t count = 0;
+    archive_entry* e = nullptr;
+    for (;;) {
+        int rc = archive_read_next_header(a.get(), &e);
+        if (rc == ARCHIVE_EOF)
+            break;
+        if (rc != ARCHIVE_OK)
+            throw bad(path, std::string("has a damaged payload: ") + archive_error_string(a.get()));
+        if (++count > k_max_entries)
+            throw bad(path, "holds more than " + std::to_string(k_max_entries) + " entries");
+        std::string rel = entry_path(e, path);
+        if (!rel.empty())
+            write_entry(a.get(), e, dest, rel, path, total);
+    }
+}
+
+// The one top-level directory laid out as CANN's package: config/<soc>/binary_info_config.json.
+std::string package_dir(const std::string& root, const std::string& path) {
+    std::vector<std::string> found;
+    for (const auto& top : fs::directory_iterator(root)) {
+        if (!top.is_directory() || !fs::is_directory(top.path() / "config"))
+            continue;
+        for (const auto& soc : fs::directory_iterator(top.path() / "config"))
+            if (fs::is_regular_file(soc.path() / std::string(k_index_file_name))) {
+                found.push_back(top.path().filename());
+                break;
+            }
+    }
+    if (found.size() != 1)
+        throw bad(path, found.empty()
+                            ? "holds no package in CANN's layout (a directory with "
+                              "config/<soc>/binary_info_config.json)"
+                            : "holds " + std::to_string(found.size()) +
+                                  " packages in CANN's layout; skforge imports one at a time");
+    return found.front();
+}
+
+// static_kernel_<datetime>_<pid>: the datetime, which orders CANN's builds.
+std::string default_version(const std::string& name, const std::string& path) {
+    static const std::regex k_name(R"(static_kernel_([0-9]{1,30})_[0-9]+)");
+    std::smatch m;
+    if (std::regex_match(name, m, k_name))
+        return m[1];
+    throw Error("'" + path + "': the package '" + name +
+                    "' is not named static_kernel_<datetime>_<pid>, so it has no version to take; "
+                    "give one with 'skc import " +
+                    path + " --package-version V'",
+                support::ErrorKind::usage);
+}
+
+} // namespace
+
+bool is_makeself(const std::string& path) {
+    try {
+        std::uint64_t size = 0;
+        auto fd = open_input(path, size);
+        std::string head = read_head(fd.get(), std::min<std::uint64_t>(size, 512), path);
+        auto nl = head.find('\n');
+        return nl != std::string::npos && head.compare(nl + 1, k_banner.size(), k_banner) == 0;
+    } catch (const Error&) {
+        return false;
+    }
+}
+
+MakeselfHeader read_makeself_header(const std::string& path) {
+    std::uint64_t size = 0;
+    auto fd = open_input(path, size);
+    std::string head = read_head(fd.get(), size, path);
+    auto nl = head.find('\n');
+    if (nl == std::string::npos || head.compare(nl + 1, k_banner.size(), k_banner) != 0)
+        throw bad(path, "is not a makeself archive");
+    MakeselfHeader h;
+    auto vend = head.find('\n', nl + 1);
+    h.version = head.substr(nl + 1 + k_banner.size(), vend - nl - 1 - k_banner.size());
+    auto vars = assignments(head);
+    auto get = [&](const char* k) { return vars.contains(k) ? vars.at(k) : std::string(); };
+    if (!vars.contains("skip"))
+        throw bad(path, "is a makeself archive older than 2.4 (no skip=\"N\" in its header: " +
+                            h.version + "); repack it with makeself 2.4 or later");
+    if (!get("decrypt_cmd").empty())
+        throw bad(path, "is encrypted (decrypt_cmd=\"" + get("decrypt_cmd") +
+                            "\"); skforge reads only plain makeself archives");
+    if (get("filesizes").find(' ') != std::string::npos)
+        throw bad(path, "holds several archives (filesizes=\"" + get("filesizes") +
+                            "\", made with --append); skforge reads one");
+    h.label = get("label");
+    h.script = get("script");
+    h.size = number(path, "filesizes", get("filesizes"));
+    h.offset = line_offset(path, head, number(path, "skip", get("skip")));
+    h.sha256 = get("SHA");
+    h.md5 = get("MD5");
+    if (std::string crc = get("CRCsum"); recorded(crc))
+        h.crc = static_cast<std::uint32_t>(number(path, "CRCsum", crc));
+    if (h.offset + h.size != size)
+        throw bad(path, "is " + std::to_string(size) + " bytes, its header declares " +
+                            std::to_string(h.offset + h.size) +
+                            " (header and payload): it was cut short or changed; get it again");
+    return h;
+}
+
+PackResult import_makeself(const ImportOptions& o) {
+    auto h = read_makeself_header(o.input);
+    std::uint64_t size = 0;
+    auto fd = open_input(o.input, size);
+    check_sums(fd.get(), h, o.input);
+    support::TempDir scratch(support::temp_parent(), "skforge-import-");
+    extract(fd.get(), h, o.input, scratch.path());
+    std::string name = package_dir(scratch.path(), o.input);
+    std::string src = scratch.path() + "/" + name;
+    // The vendor's own scripts are not installed: skforge renders the package's install.sh,
+    // uninstall.sh and version.info, and its installer never runs package code.
+    for (const char* generated : k_generated_paths)
+        fs::remove(src + "/" + generated);
+    fs::remove(src + "/" + std::string(k_manifest_path));
+    PackOptions p;
+    p.source_dir = src;
+    p.output = o.output;
+    p.name = name;
+    p.version = o.version.empty() ? default_version(name, o.input) : o.version;
+    p.sign_key = o.sign_key;
+    p.compression = o.compression;
+    p.mtime = o.mtime;
+    return pack(p);
+}
+
+} // namespace skforge::package
