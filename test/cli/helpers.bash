@@ -128,8 +128,16 @@ EOF2
 }
 
 # state_digest DIR: tree_digest without ai_core/log/, the history: it is appended outside the
-# transaction (a killed command has no line; the recover that finishes it adds its own).
+# transaction (a killed command has no line; the recover that finishes it adds its own);
+# without config/static_kernel.keys, the per-key record: a cache that names the files it was
+# built from by their mtimes, rebuilt whenever it does not describe the tree; and with each
+# install record's `file_stamps` (and so its size) left out: they name the staged files'
+# inodes and times, which differ between two installs of the same package.
 state_digest() {
-    (cd "$1" && find . -path ./opp/static_kernel/ai_core/log -prune -o -printf '%y %m %s %p %l\n' | sort &&
-        find . -path ./opp/static_kernel/ai_core/log -prune -o -type f -exec sha256sum {} + | sort) | sha256sum
+    local log=./opp/static_kernel/ai_core/log keys=./opp/static_kernel/ai_core/config/static_kernel.keys
+    (cd "$1" && find . -path $log -prune -o ! -path $keys -printf '%y %m %s %p %l\n' |
+        sed 's/^\(f [0-7]*\) [0-9]* \(.*\/\.skforge-installed\.json \)$/\1 \2/' | sort &&
+        find . -path $log -prune -o ! -path $keys ! -name .skforge-installed.json -type f -exec sha256sum {} + | sort &&
+        find . -name .skforge-installed.json -type f -print0 | sort -z |
+        xargs -0 -r sed 's/"file_stamps":{[^}]*},\{0,1\}//') | sha256sum
 }
