@@ -274,6 +274,11 @@ void report_differences(const std::vector<RunDifference>& list) {
 
 int run(const Options& o) {
     Handle h(o);
+    if (std::string_view(skf_device(h.get())).starts_with("npu:"))
+        throw Error(std::string(skf_device(h.get())) + ": package '" + o.name +
+                    "' opened through CANN's runtime, but skrun fills and compares tensors in "
+                    "host memory, which an NPU cannot read: run NPU packages from an application "
+                    "that binds device memory to them (runtime.md in /usr/share/doc/skforge/)");
     check(skf_debug_drop_side_waits(h.get(), o.drop_side_waits ? 1 : 0));
     Set fused = h.make_set(o), fused_first;
     h.bind(fused);
@@ -306,8 +311,10 @@ bool parse(const std::vector<std::string>& args, Options& o) {
         "skrun", "skrun NAME [options]",
         "Runs the installed package NAME through libskforge_runtime: each SuperKernel\n"
         "as one launch, on worker threads standing in for AI cores (--device host, for\n"
-        "packages of skc compile --npu-arch host). --device npu:N loads CANN's runtime;\n"
-        "NPU launches are not built yet (runtime.md in /usr/share/doc/skforge/).\n"
+        "packages of skc compile --npu-arch host). --device npu:N opens an NPU package\n"
+        "through CANN's runtime and stops there: skrun's tensors are host memory, and an\n"
+        "NPU runs from an application that binds device memory (runtime.md in\n"
+        "/usr/share/doc/skforge/).\n"
         "--compare-unfused also runs every operator as its own launch, compares every\n"
         "output bitwise after the first and the last run and prints both timings.",
         "Exit status: 0 success (every output identical), 1 failure or an output\n"

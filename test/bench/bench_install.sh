@@ -15,19 +15,7 @@ bench_build
 W=$(mktemp -d "${TMPDIR:-/var/tmp}/skforge-bench.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 
-mapfile -d '' sources < <(find /usr/lib -type f -size +8k -size -4M -print0 2>/dev/null | sort -z)
-mkdir -p "$W/tree"
-total=0
-n=0
-while [ "$total" -lt $((MB * 1024 * 1024)) ]; do
-    f=${sources[$((n % ${#sources[@]}))]}
-    d="$W/tree/soc/op$((n % 64))"
-    mkdir -p "$d"
-    cp "$f" "$d/k${n}_$(basename "$f")"
-    total=$((total + $(stat -c %s "$f")))
-    n=$((n + 1))
-done
-chmod -R u=rwX,go=rX "$W/tree"
+bench_payload "$W/tree" "$MB"
 printf '#!/bin/sh\ntrue\n' >"$W/tree/setup.sh" && chmod 0755 "$W/tree/setup.sh"
 cd "$W"
 "$SKC" pack tree -o bench_kernels.run --package-version 1 --level 1 -q

@@ -17,28 +17,10 @@ W=$(mktemp -d "${TMPDIR:-/var/tmp}/skforge-bench-XXXXXX")
 trap 'rm -rf "$W"' EXIT
 export SOURCE_DATE_EPOCH=0 SKFORGE_NO_SKINSTALL=1
 
-# make_package I: $W/pI.run with K kernels of Add, keys Add/I/<k>.
-make_package() {
-    local t=$W/t$1
-    mkdir -p "$t/ascend910b/Add" "$t/config/ascend910b"
-    python3 - "$t" "p$1" "$K" <<'PY'
-import json, os, sys
-t, name, k = sys.argv[1], sys.argv[2], int(sys.argv[3])
-entries = []
-for i in range(k):
-    with open(f"{t}/ascend910b/Add/k{i}.o", "wb") as f:
-        f.write(os.urandom(4096))
-    with open(f"{t}/ascend910b/Add/k{i}.json", "w") as f:
-        f.write('{"blockDim": 8, "kernelName": "k%d"}\n' % i)
-    entries.append({"binDesc": {"blockDim": 8, "kernelName": f"k{i}", "workspace": [64]},
-                    "binPath": f"{name}/ascend910b/Add/k{i}.o", "coreType": 2,
-                    "simplifiedKey": f"Add/d=0,p=0/{name}/{i:x}"})
-with open(f"{t}/config/ascend910b/binary_info_config.json", "w") as f:
-    f.write(json.dumps({"Add": {"staticList": entries}}, indent=2, sort_keys=True) + "\n")
-PY
-    "$SKC" pack "$t" -o "$W/p$1.run" --package-version 1 --level 1 -q
-}
-for i in $(seq 1 "$N"); do make_package "$i"; done
+# The N package trees (test/bench/gen_kernel_trees.py: K kernels of Add each, keys
+# Add/d=0,p=0/pI/<k>), then packed.
+python3 test/bench/gen_kernel_trees.py "$W" "$N" "$K"
+for i in $(seq 1 "$N"); do "$SKC" pack "$W/t$i" -o "$W/p$i.run" --package-version 1 --level 1 -q >/dev/null; done
 
 sh_install() { sh "$W/p$1.run" --install-path="$W/$2" -q; }
 sk_install() { "$SKINSTALL" install "$W/p$1.run" --install-path "$W/$2" -q; }

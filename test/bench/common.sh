@@ -18,12 +18,44 @@ measure() {
     local prep=$1
     shift
     for _ in $(seq 1 "$REPS"); do
-        eval "$prep"
-        sync
-        local t0 t1
-        t0=$(date +%s.%N)
-        "$@" >/dev/null 2>&1
-        t1=$(date +%s.%N)
-        echo "$t1 - $t0" | bc -l
-    done | sort -n | sed -n "$(((REPS + 1) / 2))p"
+        timed "$prep" "$@"
+    done | median
+}
+
+# bench_payload DIR MiB: fills DIR/soc/op0..op63 with ELF objects from /usr/lib under new names
+# until they add up to MiB; sets $files and $total (bytes).
+bench_payload() {
+    local sources f d n=0
+    mapfile -d '' sources < <(find /usr/lib -type f -size +8k -size -4M -print0 2>/dev/null | sort -z)
+    mkdir -p "$1"
+    total=0
+    while [ "$total" -lt $(($2 * 1024 * 1024)) ]; do
+        f=${sources[$((n % ${#sources[@]}))]}
+        d="$1/soc/op$((n % 64))"
+        mkdir -p "$d"
+        cp "$f" "$d/k${n}_$(basename "$f")"
+        total=$((total + $(stat -c %s "$f")))
+        n=$((n + 1))
+    done
+    chmod -R u=rwX,go=rX "$1"
+    files=$n
+}
+
+# median: the median of the numbers on standard input, one a line.
+median() {
+    sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+# timed PREP CMD...: runs PREP (shell text; its output discarded) and a sync untimed, then prints
+# CMD's wall seconds.
+timed() {
+    local prep=$1
+    shift
+    eval "$prep" >/dev/null 2>&1
+    sync
+    local t0 t1
+    t0=$(date +%s.%N)
+    "$@" >/dev/null 2>&1
+    t1=$(date +%s.%N)
+    echo "$t1 - $t0" | bc -l
 }

@@ -85,15 +85,31 @@ if [ "${BISHENG_FAIL:-0}" = 1 ] && [ "$1" = -c ]; then
     echo "gen/s.cpp:12:5: error: use of undeclared identifier" >&2
     exit 1
 fi
-out=""
-while [ $# -gt 0 ]; do [ "$1" = -o ] && out=$2; shift; done
+out="" symbols=""
+while [ $# -gt 0 ]; do
+    [ "$1" = -o ] && out=$2
+    # FAKE_BISHENG_SYMBOLS=1: the object names the entry's exported symbol, as a real one's
+    # string table does (-Dauto_gen_<K>_kernel=<K>_mix_<aic|aiv>).
+    case $1 in -Dauto_gen_*=*) symbols="$symbols ${1#*=}" ;; esac
+    shift
+done
 printf 'device object %s\n' "$out" >"$out"
+if [ "${FAKE_BISHENG_SYMBOLS:-0}" = 1 ]; then for s in $symbols; do printf '%s\n' "$s" >>"$out"; done; fi
 EOF2
     cat >fakebin/ld.lld <<'EOF2'
 #!/bin/sh
 echo "ld.lld $*" >>"$BISHENG_LOG"
-out=""
-while [ $# -gt 0 ]; do [ "$1" = -o ] && out=$2; shift; done
+out="" inputs=""
+while [ $# -gt 0 ]; do
+    case $1 in -o) out=$2; shift ;; *.o) inputs="$inputs $1" ;; esac
+    shift
+done
+# FAKE_BISHENG_SYMBOLS=1: the output holds its inputs, so their symbols stay in it.
+if [ "${FAKE_BISHENG_SYMBOLS:-0}" = 1 ]; then
+    for f in $inputs; do [ "$f" = "$out" ] || cat "$f" >>"$out.link"; done
+    [ -f "$out" ] && cat "$out" >>"$out.link"
+    mv "$out.link" "$out"
+fi
 printf 'linked object %s\n' "$out" >>"$out"
 EOF2
     # llvm-objcopy [options] IN [OUT]: OUT is a copy of IN; without OUT, IN changes in place.
@@ -112,8 +128,16 @@ EOF2
 }
 
 # state_digest DIR: tree_digest without ai_core/log/, the history: it is appended outside the
-# transaction (a killed command has no line; the recover that finishes it adds its own).
+# transaction (a killed command has no line; the recover that finishes it adds its own);
+# without config/static_kernel.keys, the per-key record: a cache that names the files it was
+# built from by their mtimes, rebuilt whenever it does not describe the tree; and with each
+# install record's `file_stamps` (and so its size) left out: they name the staged files'
+# inodes and times, which differ between two installs of the same package.
 state_digest() {
-    (cd "$1" && find . -path ./opp/static_kernel/ai_core/log -prune -o -printf '%y %m %s %p %l\n' | sort &&
-        find . -path ./opp/static_kernel/ai_core/log -prune -o -type f -exec sha256sum {} + | sort) | sha256sum
+    local log=./opp/static_kernel/ai_core/log keys=./opp/static_kernel/ai_core/config/static_kernel.keys
+    (cd "$1" && find . -path $log -prune -o ! -path $keys -printf '%y %m %s %p %l\n' |
+        sed 's/^\(f [0-7]*\) [0-9]* \(.*\/\.skforge-installed\.json \)$/\1 \2/' | sort &&
+        find . -path $log -prune -o ! -path $keys ! -name .skforge-installed.json -type f -exec sha256sum {} + | sort &&
+        find . -name .skforge-installed.json -type f -print0 | sort -z |
+        xargs -0 -r sed 's/"file_stamps":{[^}]*},\{0,1\}//') | sha256sum
 }

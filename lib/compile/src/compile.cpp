@@ -9,6 +9,7 @@
 #include "skforge/compile/output_cache.hpp"
 
 #include "inputs.hpp"
+#include "npu_program.hpp"
 #include "target_build.hpp"
 
 #include "skforge/codegen/cann_release.hpp"
@@ -386,6 +387,12 @@ CompileResult run_pipeline(const CompileOptions& o, const Outputs& out, const st
         log += "static kernels:\n";
         stage_static_kernels(g, nullptr, o.name, soc_dir, stage.path(), log);
     }
+    // What libskforge_runtime launches on an NPU, whichever built the SuperKernels.
+    if (arch != "host")
+        write_npu_program(g, *plan, {arch, soc, ascend_home()}, soc_dir,
+                          npu_fusion && backend == SkBackend::cann ? SuperKernelNames::vendor
+                                                                   : SuperKernelNames::segment,
+                          stage.path(), log);
     package::PackOptions po{stage.path(), out.run(), o.version, arch, soc};
     po.sign_key = o.sign_key;
     po.inputs_digest = key;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "skforge/install/index.hpp"
 
+#include "skforge/install/index_record.hpp"
 #include "skforge/install/query.hpp"
 #include "skforge/package/index_rules.hpp"
 #include "skforge/package/json_text.hpp"
@@ -11,6 +12,8 @@
 
 #include <algorithm>
 #include <fcntl.h>
+#include <functional>
+#include <set>
 #include <tuple>
 
 namespace skforge::install {
@@ -80,18 +83,25 @@ merge_indexes(const std::vector<std::pair<std::string, PackageIndex>>& packages)
 
 namespace {
 
-void write_global_files(const InstallTree& tree, const std::vector<std::string>& order) {
+// ai_core's uninstall.sh and version.info for `order`: none when nothing is installed.
+std::vector<std::pair<std::string, std::string>> top_files(const std::vector<std::string>& order) {
+    if (order.empty())
+        return {};
+    return {{"uninstall.sh", std::string(package::templates::k_uninstall_all_sh)},
+            {"version.info", "installer=skforge " SKFORGE_VERSION "\npackages=" +
+                                 std::to_string(order.size()) + "\n"}};
+}
+
+void write_global_files(const InstallTree& tree, const std::vector<std::string>& order, Sync sync) {
     const Dir& ai = tree.ai_core();
     if (order.empty()) {
         unlink_at(ai, "uninstall.sh");
         unlink_at(ai, "version.info");
         return;
     }
-    write_file_at(ai, "uninstall.sh", std::string(package::templates::k_uninstall_all_sh),
-                  tree.modes().file(0755));
-    std::string info =
-        "installer=skforge " SKFORGE_VERSION "\npackages=" + std::to_string(order.size()) + "\n";
-    write_file_at(ai, "version.info", info, tree.modes().file(0644));
+    for (const auto& [name, text] : top_files(order))
+        write_file_at(ai, name, text, tree.modes().file(name == "uninstall.sh" ? 0755 : 0644),
+                      sync);
 }
 
 // The index of one installed package, or why it cannot contribute.
@@ -139,6 +149,14 @@ installed_indexes(const InstallTree& tree, const std::vector<std::string>& order
 
 namespace {
 
+// A key of the merge as messages show it, without providers yet.
+KeyUse key_use(const std::string& soc, const std::string& op, const std::string& key) {
+    return {soc,
+            shown_json_text("\"" + op + "\""),
+            key.starts_with("e:") ? key.substr(2) : shown_json_text(key.substr(2)),
+            {}};
+}
+
 // The binPath an entry names, for messages ("" when it has none).
 std::string entry_bin_path(const IndexEntry& e) {
     try {
@@ -160,11 +178,7 @@ std::vector<KeyUse> key_uses(const std::vector<std::pair<std::string, PackageInd
                 for (const IndexEntry& entry : entries) {
                     KeyUse& use = uses[{soc, op, entry.key}];
                     if (use.key.empty())
-                        use = {soc,
-                               shown_json_text("\"" + op + "\""),
-                               entry.key.starts_with("e:") ? entry.key.substr(2)
-                                                           : shown_json_text(entry.key.substr(2)),
-                               {}};
+                        use = key_use(soc, op, entry.key);
                     // A package listing the same key twice counts once: its last entry.
                     std::erase_if(use.providers,
                                   [&pkg = name](const auto& p) { return p.first == pkg; });
@@ -184,29 +198,248 @@ std::vector<KeyUse> shadowed_keys(const std::vector<KeyUse>& uses) {
     return out;
 }
 
-std::vector<std::string> rebuild_derived(const InstallTree& tree,
-                                         const std::vector<std::string>& order) {
-    std::vector<std::string> skipped;
-    auto indexes = installed_indexes(tree, order, skipped);
-    auto global = merge_indexes(indexes);
-    Dir config = tree.config_dir();
-    for (const auto& [soc, doc] : global)
-        write_file_at(ensure_dir(config, soc, tree.modes().dir), k_index_file, doc,
-                      tree.modes().file(0644));
+namespace {
+
+// A file's size, mtime and mode: what the per-key record compares to tell whether a file it was
+// built from changed (kept by `cp -a`; an edit changes the mtime).
+std::string stat_stamp(const std::optional<struct stat>& st) {
+    if (!st)
+        return "-";
+    return std::to_string(st->st_size) + "." + std::to_string(st->st_mtim.tv_sec) + "." +
+           std::to_string(st->st_mtim.tv_nsec) + "." + std::to_string(st->st_mode);
+}
+
+// What a package's contribution is read from: its manifest.json and each index file, stamped;
+// nullopt when its directory is gone or cannot be walked.
+std::optional<std::string> package_stamp(const Dir& ai, const std::string& name) {
+    try {
+        auto dir = open_dir_beneath(ai, name);
+        if (!dir)
+            return std::nullopt;
+        std::string out = stat_stamp(stat_at(*dir, std::string(package::k_manifest_path)));
+        auto config = open_dir_beneath(*dir, k_config_dir);
+        for (const auto& soc : config ? list_dir(*config) : std::vector<std::string>{}) {
+            auto st = stat_at(*config, soc);
+            if (!st || !S_ISDIR(st->st_mode) || package::check_soc_dir_name(soc))
+                continue;
+            auto soc_dir = open_dir_beneath(*config, soc);
+            out += "/" + soc + ":" +
+                   stat_stamp(soc_dir ? stat_at(*soc_dir, k_index_file) : std::nullopt);
+        }
+        return out;
+    } catch (const Error&) {
+        return std::nullopt;
+    }
+}
+
+// The global index of every SoC directory of config/ that has one, stamped.
+std::map<std::string, std::string> global_stamps(const Dir& config) {
+    std::map<std::string, std::string> out;
     for (const auto& name : list_dir(config)) {
         auto st = stat_at(config, name);
-        if (!st || !S_ISDIR(st->st_mode) || global.contains(name))
+        if (!st || !S_ISDIR(st->st_mode))
             continue;
-        if (auto soc = open_dir_beneath(config, name)) {
-            unlink_at(*soc, k_index_file);
-            if (list_dir(*soc).empty())
-                ::unlinkat(config.fd.get(), name.c_str(), AT_REMOVEDIR);
+        auto soc = open_dir_beneath(config, name);
+        if (auto ist = soc ? stat_at(*soc, k_index_file) : std::nullopt)
+            out[name] = stat_stamp(ist);
+    }
+    return out;
+}
+
+// Whether `rec` describes the tree: config.ini, the top files and every global index are what
+// it was written with, and every package but `except` is intact and unchanged since.
+bool describes(const Dir& ai, const Dir& config, const IndexRecord& rec,
+               const std::string& except) {
+    auto order = rec.order();
+    if (read_file_at(ai, k_config_ini) != render_config_ini(order))
+        return false;
+    auto top = top_files(order);
+    if (top.empty() && (stat_at(ai, "uninstall.sh") || stat_at(ai, "version.info")))
+        return false;
+    for (const auto& [name, text] : top)
+        if (read_file_at(ai, name) != text)
+            return false;
+    for (const auto& p : rec.packages)
+        if (p.name != except && (p.damaged || package_stamp(ai, p.name) != p.stamp))
+            return false;
+    if (rec.soc_stamps.size() != rec.socs.size())
+        return false;
+    for (const auto& [soc, ops] : rec.socs)
+        if (!rec.soc_stamps.contains(soc))
+            return false;
+    return global_stamps(config) == rec.soc_stamps;
+}
+
+constexpr std::uint64_t k_record_max = 1ull << 30;
+
+// The record, when it describes the tree (but for package `except`); with `entries`, each entry
+// paired with its line of the global index.
+std::optional<IndexRecord> load_record(const InstallTree& tree, const std::string& except,
+                                       bool entries) {
+    try {
+        auto config = open_dir_beneath(tree.ai_core(), k_config_dir);
+        auto text = config ? read_file_at(*config, k_record_file, k_record_max) : std::nullopt;
+        if (!text)
+            return std::nullopt;
+        std::function<std::optional<std::string>(const std::string&)> global;
+        if (entries)
+            global = [&](const std::string& soc) -> std::optional<std::string> {
+                auto dir = open_dir_beneath(*config, soc);
+                return dir ? read_file_at(*dir, k_index_file, k_record_max) : std::nullopt;
+            };
+        auto rec = parse_record(*text, global);
+        if (!rec || !describes(tree.ai_core(), *config, *rec, except))
+            return std::nullopt;
+        return rec;
+    } catch (const Error&) {
+        return std::nullopt; // unreadable: rebuilt like a missing one
+    }
+}
+
+// Removes the global index of a SoC no package has any more (and its directory when empty).
+void remove_global(const Dir& config, const std::string& name) {
+    if (auto soc = open_dir_beneath(config, name)) {
+        unlink_at(*soc, k_index_file);
+        if (list_dir(*soc).empty())
+            ::unlinkat(config.fd.get(), name.c_str(), AT_REMOVEDIR);
+    }
+}
+
+// Writes the global index of each SoC in `socs` from `rec` (removing those it has not), then
+// config.ini and the top files, whose names in ai_core/ are made durable by one fsync of it
+// here or, inside a transaction (Sync::file), by the one that removes the journal; then the
+// record itself, last and without a sync: a record that a power cut loses or leaves stale no
+// longer describes the tree and is rebuilt.
+void write_outputs(const InstallTree& tree, IndexRecord& rec, const std::vector<std::string>& socs,
+                   const std::vector<std::string>& order, Sync top) {
+    Dir config = tree.config_dir();
+    for (const auto& soc : socs) {
+        if (!rec.socs.contains(soc)) {
+            remove_global(config, soc);
+            continue;
         }
+        Dir dir = ensure_dir(config, soc, tree.modes().dir);
+        write_file_at(dir, k_index_file, render_soc(rec, soc), tree.modes().file(0644));
+        rec.soc_stamps[soc] = stat_stamp(stat_at(dir, k_index_file));
     }
     sync_dir(config);
-    tree.write_install_order(order);
-    write_global_files(tree, order);
+    tree.write_install_order(order, Sync::file);
+    write_global_files(tree, order, Sync::file);
+    if (top == Sync::yes)
+        sync_dir(tree.ai_core());
+    write_file_at(config, k_record_file, serialize_record(rec), tree.modes().file(0644), Sync::no);
+}
+
+} // namespace
+
+std::vector<std::string> rebuild_derived(const InstallTree& tree,
+                                         const std::vector<std::string>& order) {
+    // Stamped before they are read: a change in between leaves a stamp that no longer matches.
+    std::vector<std::string> stamps;
+    for (const auto& name : order)
+        stamps.push_back(package_stamp(tree.ai_core(), name).value_or("-"));
+    std::vector<std::string> skipped;
+    std::vector<std::pair<std::string, PackageIndex>> all;
+    std::vector<bool> damaged;
+    for (const auto& name : order) {
+        auto index = installed_index(tree, name, skipped);
+        damaged.push_back(!index);
+        all.emplace_back(name, index ? std::move(*index) : PackageIndex{});
+    }
+    IndexRecord rec = build_record(all);
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        rec.packages[i].stamp = stamps[i];
+        rec.packages[i].damaged = damaged[i];
+    }
+    std::vector<std::string> socs;
+    for (const auto& [soc, ops] : rec.socs)
+        socs.push_back(soc);
+    Dir config = tree.config_dir();
+    for (const auto& name : list_dir(config)) {
+        auto st = stat_at(config, name);
+        if (st && S_ISDIR(st->st_mode) && !rec.socs.contains(name))
+            socs.push_back(name);
+    }
+    write_outputs(tree, rec, socs, order, Sync::yes);
     return skipped;
+}
+
+std::vector<std::string> update_derived(const InstallTree& tree,
+                                        const std::vector<std::string>& order,
+                                        const std::string& name) {
+    auto rec = load_record(tree, name, true);
+    bool present = std::find(order.begin(), order.end(), name) != order.end();
+    std::vector<std::string> expected;
+    if (rec) {
+        expected = rec->order();
+        std::erase(expected, name);
+        if (present)
+            expected.push_back(name);
+    }
+    if (!rec || expected != order)
+        return rebuild_derived(tree, order);
+    std::optional<PackageIndex> index;
+    std::string stamp;
+    if (present) {
+        stamp = package_stamp(tree.ai_core(), name).value_or("-");
+        std::vector<std::string> skipped;
+        index = installed_index(tree, name, skipped);
+        if (!index) // its warning comes from the full rebuild, as for every damaged package
+            return rebuild_derived(tree, order);
+    }
+    std::map<std::pair<std::string, std::string>, SocIndex> loaded;
+    IndexLoader load = [&](const std::string& pkg, const std::string& soc) -> const SocIndex& {
+        auto [it, fresh] = loaded.try_emplace({pkg, soc});
+        if (fresh) {
+            auto dir = open_dir_beneath(tree.ai_core(), pkg + "/" + k_config_dir + "/" + soc);
+            auto text = dir ? read_file_at(*dir, k_index_file) : std::nullopt;
+            if (!text)
+                throw Error("the index of " + pkg + " for " + soc + " is gone");
+            it->second = scan_index_text(*text);
+        }
+        return it->second;
+    };
+    std::vector<std::string> socs;
+    try {
+        socs = apply_change(*rec, name, index ? &*index : nullptr, load);
+    } catch (const Error&) {
+        return rebuild_derived(tree, order);
+    }
+    if (present)
+        rec->packages.back().stamp = stamp;
+    write_outputs(tree, *rec, socs, order, Sync::file);
+    return {};
+}
+
+bool derived_current(const InstallTree& tree) {
+    return load_record(tree, "", false).has_value();
+}
+
+std::vector<KeyUse> shadows_by(const InstallTree& tree, const std::set<std::string>& winners) {
+    auto rec = load_record(tree, "", false);
+    std::vector<KeyUse> out;
+    if (!rec) {
+        std::vector<std::string> skipped;
+        for (auto& u :
+             shadowed_keys(key_uses(installed_indexes(tree, tree.install_order(), skipped))))
+            if (winners.contains(u.winner()))
+                out.push_back(std::move(u));
+        return out;
+    }
+    std::map<std::tuple<std::string, std::string, std::string_view>, const RecordLine*> found;
+    for (const auto& [soc, ops] : rec->socs)
+        for (const auto& [op, lines] : ops)
+            for (const auto& l : lines)
+                if (!l.hidden.empty() && winners.contains(rec->packages[l.pkg].name))
+                    found[{soc, op, l.key}] = &l;
+    for (const auto& [where, l] : found) {
+        KeyUse u = key_use(std::get<0>(where), std::get<1>(where), std::string(l->key));
+        for (auto h : l->hidden)
+            u.providers.emplace_back(rec->packages[h].name, "");
+        u.providers.emplace_back(rec->packages[l->pkg].name, "");
+        out.push_back(std::move(u));
+    }
+    return out;
 }
 
 std::vector<std::string> stale_global_indexes(const InstallTree& tree) {

@@ -144,8 +144,8 @@ std::vector<std::string> InstallTree::install_order() const {
     return text ? parse_config_ini(*text) : std::vector<std::string>{};
 }
 
-void InstallTree::write_install_order(const std::vector<std::string>& order) const {
-    write_file_at(m_ai_core, k_config_ini, render_config_ini(order), m_modes.file(0644));
+void InstallTree::write_install_order(const std::vector<std::string>& order, Sync sync) const {
+    write_file_at(m_ai_core, k_config_ini, render_config_ini(order), m_modes.file(0644), sync);
 }
 
 std::optional<std::string> runtime_path_problem(const std::string& given,

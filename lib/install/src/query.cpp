@@ -12,7 +12,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <fcntl.h>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -64,9 +66,38 @@ std::optional<Manifest> read_installed_manifest(const InstallTree& tree, const s
 
 namespace {
 
-// Checks one manifest entry through handles; returns the problem, if any.
+// The stamps of the files as staged (the install record's "file_stamps"), trusted only when the
+// stamp's ctime is older than the record's own: a file changed in the same clock tick as the
+// record was written could keep its stamp, so it is hashed.
+std::map<std::string, std::string> staged_stamps(const Dir& pkg) {
+    std::map<std::string, std::string> out;
+    try {
+        auto st = stat_at(pkg, k_install_record);
+        auto text = read_file_at(pkg, k_install_record);
+        json j = text && st ? package::parse_json_quiet(*text) : json();
+        if (!j.is_object() || !j.contains("file_stamps") || !j["file_stamps"].is_object())
+            return out;
+        for (const auto& [path, stamp] : j["file_stamps"].items()) {
+            std::uint64_t ino = 0, size = 0, ms = 0, mns = 0, cs = 0, cns = 0;
+            if (!stamp.is_string() ||
+                std::sscanf(stamp.get<std::string>().c_str(), "%lu %lu %lu.%lu %lu.%lu", &ino,
+                            &size, &ms, &mns, &cs, &cns) != 6)
+                continue;
+            auto rs = static_cast<std::uint64_t>(st->st_ctim.tv_sec);
+            auto rns = static_cast<std::uint64_t>(st->st_ctim.tv_nsec);
+            if (cs < rs || (cs == rs && cns < rns))
+                out.emplace(path, stamp.get<std::string>());
+        }
+    } catch (const Error&) {
+        out.clear(); // an unreadable record: every file is hashed
+    }
+    return out;
+}
+
+// Checks one manifest entry through handles; returns the problem, if any. A file whose stamp is
+// `trusted` (the one it was staged with) is not hashed.
 std::optional<Problem> check_entry(const Dir& pkg, const ManifestEntry& e, const Modes& modes,
-                                   std::vector<std::uint8_t>& buf) {
+                                   std::vector<std::uint8_t>& buf, const std::string* trusted) {
     support::UniqueFd fd;
     try {
         fd = open_beneath(pkg, e.path, O_RDONLY | O_NONBLOCK);
@@ -92,6 +123,8 @@ std::optional<Problem> check_entry(const Dir& pkg, const ManifestEntry& e, const
     if (static_cast<std::uint64_t>(st.st_size) != e.size)
         return Problem{e.path, ProblemKind::size,
                        std::to_string(st.st_size) + " bytes, expected " + std::to_string(e.size)};
+    if (trusted && *trusted == file_stamp(st))
+        return std::nullopt;
     support::Sha256 h;
     std::uint64_t off = 0;
     while (std::size_t n = support::pread_full(fd.get(), buf, off, e.path)) {
@@ -150,7 +183,7 @@ std::string leftover_detail(const std::string& name) {
 void check_config(const Dir& config, std::vector<Problem>& out) {
     for (const auto& name : list_dir(config)) {
         auto st = stat_at(config, name);
-        if (name == k_lock_file && st && S_ISREG(st->st_mode))
+        if ((name == k_lock_file || name == k_record_file) && st && S_ISREG(st->st_mode))
             continue;
         if (!st || !S_ISDIR(st->st_mode) || package::check_soc_dir_name(name)) {
             out.push_back({std::string(k_config_dir) + "/" + name, ProblemKind::extra,
@@ -378,7 +411,7 @@ InstallRecord read_install_record(const Dir& package_dir) {
     InstallRecord r;
     std::optional<std::string> text;
     try {
-        text = read_file_at(package_dir, k_install_record, 1 << 20);
+        text = read_file_at(package_dir, k_install_record);
     } catch (const Error&) {
         return r;
     }
@@ -401,14 +434,22 @@ InstallRecord read_install_record(const Dir& package_dir) {
     return r;
 }
 
+std::string file_stamp(const struct stat& st) {
+    return std::to_string(st.st_ino) + " " + std::to_string(st.st_size) + " " +
+           std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + " " +
+           std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec);
+}
+
 InstalledPackage check_installed(const InstallTree& tree, const std::string& name,
-                                 support::Progress* progress) {
+                                 support::Progress* progress, Hash hash) {
     auto m = read_installed_manifest(tree, name);
     if (!m)
         throw Error(name + " is not installed in '" + tree.shown() + "'");
     auto dir = open_dir_beneath(tree.ai_core(), name);
     InstalledPackage out{name, {}, {}};
     auto modes = package_modes(*dir, out.problems);
+    auto stamps =
+        hash == Hash::when_changed ? staged_stamps(*dir) : std::map<std::string, std::string>{};
     const auto& entries = m->entries;
     std::vector<std::optional<Problem>> found(entries.size());
     std::atomic<std::size_t> next{0};
@@ -418,7 +459,9 @@ InstalledPackage check_installed(const InstallTree& tree, const std::string& nam
     support::on_threads(support::cores(), [&](unsigned thread) {
         std::vector<std::uint8_t> buf(1u << 20);
         for (std::size_t i = next++; i < entries.size(); i = next++) {
-            found[i] = check_entry(*dir, entries[i], modes, buf);
+            auto trusted = stamps.find(entries[i].path);
+            found[i] = check_entry(*dir, entries[i], modes, buf,
+                                   trusted == stamps.end() ? nullptr : &trusted->second);
             done += entries[i].size;
             if (progress && thread == 0) // one thread draws, so the bar needs no lock
                 progress->update(done);

@@ -61,11 +61,9 @@ json uninstall_result(const UninstallResult& r) {
 }
 
 json shadows(const InstallTree& tree, const std::set<std::string>& winners) {
-    std::vector<std::string> skipped;
     json out = json::array();
-    for (const auto& u : shadowed_keys(all_key_uses(tree, skipped))) {
-        if (!winners.contains(u.winner()))
-            continue;
+    // From the per-key record when it describes the tree: no package is read.
+    for (const auto& u : shadows_by(tree, winners)) {
         json hidden = json::array();
         for (std::size_t i = 0; i + 1 < u.providers.size(); ++i)
             hidden.push_back(u.providers[i].first);

@@ -320,7 +320,8 @@ void sync_dir(const Dir& dir) {
         throw support::io_error("cannot fsync directory", dir.path, errno);
 }
 
-void write_file_at(const Dir& dir, const std::string& name, std::string_view content, mode_t mode) {
+void write_file_at(const Dir& dir, const std::string& name, std::string_view content, mode_t mode,
+                   Sync sync) {
     auto st = stat_at(dir, name);
     if (st && !S_ISREG(st->st_mode))
         throw Error("refusing to replace '" + joined(dir, name) + "': it is " +
@@ -349,7 +350,7 @@ void write_file_at(const Dir& dir, const std::string& name, std::string_view con
     UniqueFd guard(fd);
     try {
         support::write_all(fd, content, joined(dir, tmp));
-        if (::fchmod(fd, mode) != 0 || ::fsync(fd) != 0)
+        if (::fchmod(fd, mode) != 0 || (sync != Sync::no && ::fsync(fd) != 0))
             throw support::io_error("cannot finish", joined(dir, tmp), errno);
         if (::renameat(dir.fd.get(), tmp.c_str(), dir.fd.get(), name.c_str()) != 0)
             throw support::io_error("cannot rename into place", joined(dir, name), errno);
@@ -357,7 +358,8 @@ void write_file_at(const Dir& dir, const std::string& name, std::string_view con
         ::unlinkat(dir.fd.get(), tmp.c_str(), 0);
         throw;
     }
-    sync_dir(dir);
+    if (sync == Sync::yes)
+        sync_dir(dir);
 }
 
 bool is_temporary_name(std::string_view name) {

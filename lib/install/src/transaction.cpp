@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fcntl.h>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
@@ -128,10 +129,17 @@ class StageSink final : public package::EntrySink {
         if (m_progress)
             m_progress->update(m_written);
     }
+    /// Each file's stamp as staged (file_stamp), by path: what uninstall compares to know a
+    /// file was not changed since.
+    const std::map<std::string, std::string>& stamps() const { return m_stamps; }
+
     void end(const ManifestEntry& e) override {
         if (e.type == EntryType::file) {
-            if (::fchmod(m_file.get(), m_modes.file(e.mode)) != 0)
+            struct stat st {};
+            if (::fchmod(m_file.get(), m_modes.file(e.mode)) != 0 ||
+                ::fstat(m_file.get(), &st) != 0)
                 throw support::io_error("cannot set the mode of", m_file_path, errno);
+            m_stamps.emplace(e.path, file_stamp(st));
             // Start write-back now; one syncfs before the commit waits for all of it.
             ::sync_file_range(m_file.get(), 0, 0, SYNC_FILE_RANGE_WRITE);
             m_file.reset();
@@ -159,6 +167,7 @@ class StageSink final : public package::EntrySink {
     std::string m_parent_rel;
     UniqueFd m_file;
     std::string m_file_path;
+    std::map<std::string, std::string> m_stamps;
 };
 
 // Directory modes, then fsync of every file (syncfs) and directory, deepest first.
@@ -195,11 +204,15 @@ std::vector<std::string> order_with(std::vector<std::string> order, const std::s
     return order;
 }
 
-// Roll-forward of install and upgrade: everything after the journal, idempotent.
-void rebuild_and_report(const InstallTree& tree, const std::vector<std::string>& order,
-                        support::Log& log) {
-    for (const auto& warning : rebuild_derived(tree, order))
+void report(const std::vector<std::string>& warnings, support::Log& log) {
+    for (const auto& warning : warnings)
         log.warn(warning);
+}
+
+// Everything derived, for the order with package `name` moved last (present) or left out.
+void update_and_report(const InstallTree& tree, const std::string& name, bool present,
+                       support::Log& log) {
+    report(update_derived(tree, order_with(tree.install_order(), name, present), name), log);
 }
 
 // How a journaled install recognises its new version: the stage directory's inode (it keeps it
@@ -228,32 +241,43 @@ void finish_install(const InstallTree& tree, const std::string& name, const Land
         if (::renameat2(ai.fd.get(), stage.c_str(), ai.fd.get(), name.c_str(), flags) != 0)
             throw support::io_error("cannot move the package into place at", ai.path + "/" + name,
                                     errno);
+        // Durable before the index names its files: CANN's runtime reads the index without
+        // any recover, so it must never list what a power cut could take back.
         sync_dir(ai);
         fault_point("renamed into place");
     }
-    rebuild_and_report(tree, order_with(tree.install_order(), name, true), log);
+    update_and_report(tree, name, true, log);
     fault_point("index updated");
-    remove_tree(ai, stage); // the previous version after an exchange
-    sync_dir(ai);
+    // The previous version after an exchange; its removal is made durable by the sync that
+    // removes the journal (until then recover removes it).
+    remove_tree(ai, stage);
     fault_point("old version removed");
     clear_journal(tree);
 }
 
+// The directory the previous entry was removed from: entries come deepest first, so the files
+// of one directory follow one another and share its handle.
+struct ParentCache {
+    std::string rel;
+    std::optional<Dir> dir;
+};
+
 // Removes one listed entry of a package being uninstalled; keeps what is not ours.
-void remove_listed(const Dir& pkg, const ManifestEntry& e, support::Log& log) {
+void remove_listed(const Dir& pkg, const ManifestEntry& e, ParentCache& cache, support::Log& log) {
     auto slash = e.path.rfind('/');
-    std::optional<Dir> parent;
-    if (slash != std::string::npos) {
+    if (slash != std::string::npos && (!cache.dir || cache.rel != e.path.substr(0, slash))) {
+        cache.rel = e.path.substr(0, slash);
         try {
-            parent = open_dir_beneath(pkg, e.path.substr(0, slash));
+            cache.dir = open_dir_beneath(pkg, cache.rel);
         } catch (const Error& err) {
+            cache.dir.reset();
             log.warn(std::string("keeping '") + pkg.path + "/" + e.path + "': " + err.what());
             return;
         }
-        if (!parent)
-            return;
     }
-    const Dir& dir = parent ? *parent : pkg;
+    if (slash != std::string::npos && !cache.dir)
+        return;
+    const Dir& dir = slash != std::string::npos ? *cache.dir : pkg;
     std::string base = slash == std::string::npos ? e.path : e.path.substr(slash + 1);
     auto st = stat_at(dir, base);
     if (!st)
@@ -313,7 +337,7 @@ void note_left_behind(const Dir& pkg, const package::Manifest& m, support::Log& 
 void finish_uninstall(const InstallTree& tree, const std::string& name, bool whole,
                       support::Log& log) {
     const Dir& ai = tree.ai_core();
-    rebuild_and_report(tree, order_with(tree.install_order(), name, false), log);
+    update_and_report(tree, name, false, log);
     fault_point("index updated");
     if (whole) {
         remove_tree(ai, name);
@@ -322,19 +346,21 @@ void finish_uninstall(const InstallTree& tree, const std::string& name, bool who
     } else if (auto pkg = open_dir_beneath(ai, name)) {
         if (auto text = read_file_at(*pkg, std::string(package::k_manifest_path))) {
             auto m = package::parse_manifest(*text, pkg->path + "/manifest.json");
+            ParentCache cache;
             for (auto it = m.entries.rbegin(); it != m.entries.rend(); ++it) {
-                remove_listed(*pkg, *it, log);
+                remove_listed(*pkg, *it, cache, log);
                 fault_point("removed " + it->path);
             }
             unlink_at(*pkg, k_install_record);
             note_left_behind(*pkg, m, log);
             unlink_at(*pkg, std::string(package::k_manifest_path));
         }
-        sync_dir(*pkg);
+        // No sync of the package directory, nor of ai_core/ before the journal goes: the
+        // journal's removal is synced with ai_core/ (clear_journal), which makes the package
+        // directory's removal durable with it; until then recover finishes the uninstall.
         if (::unlinkat(ai.fd.get(), name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT &&
             !stat_at(*pkg, k_left_behind))
             log.warn("keeping '" + pkg->path + "': it holds files this package did not install");
-        sync_dir(ai);
     }
     clear_journal(tree);
 }
@@ -448,14 +474,17 @@ StagedPackage decide_package(const InstallTree& tree, const VerifiedPackage& pkg
     return staged;
 }
 
-// The install record written beside manifest.json: who installed it, from where, signed by whom.
-std::string render_install_record(const VerifiedPackage& pkg) {
+// The install record written beside manifest.json: who installed it, from where, signed by
+// whom, and each file's stamp as staged.
+std::string render_install_record(const VerifiedPackage& pkg,
+                                  const std::map<std::string, std::string>& stamps) {
     char buf[PATH_MAX];
     std::string from = ::realpath(pkg.origin.c_str(), buf) ? buf : pkg.origin;
     return package::json_text({{"installed_by", invoking_user()},
                                {"from", from},
                                {"signature", package::signature_state_name(pkg.signature)},
-                               {"signer_key_id", pkg.signer_key_id}}) +
+                               {"signer_key_id", pkg.signer_key_id},
+                               {"file_stamps", stamps}}) +
            "\n";
 }
 
@@ -522,10 +551,11 @@ StagedPackage stage_package(const InstallTree& tree, const VerifiedPackage& pkg,
         auto m = pkg.run->read_payload(sink, policy.limits);
         if (request.progress)
             request.progress->end();
+        // Not synced one by one: seal_stage's syncfs and directory syncs make them durable.
         write_file_at(*stage_dir, std::string(package::k_manifest_path),
-                      package::manifest_to_json(m), tree.modes().file(0644));
-        write_file_at(*stage_dir, k_install_record, render_install_record(pkg),
-                      tree.modes().file(0644));
+                      package::manifest_to_json(m), tree.modes().file(0644), Sync::no);
+        write_file_at(*stage_dir, k_install_record, render_install_record(pkg, sink.stamps()),
+                      tree.modes().file(0644), Sync::no);
         read_package_index(*stage_dir, m);
         seal_stage(*stage_dir, m, tree.modes());
         sync_dir(ai);
@@ -692,7 +722,7 @@ UninstallResult uninstall_package(const InstallTree& tree, const std::string& na
     case DirState::installed:
         break;
     }
-    auto checked = check_installed(tree, name);
+    auto checked = check_installed(tree, name, nullptr, Hash::when_changed);
     std::vector<std::string> changed;
     for (const auto& p : checked.problems) {
         if (p.kind == ProblemKind::extra)
@@ -785,7 +815,8 @@ std::string recover(const InstallTree& tree, support::Log& log) {
     // A package's own scripts killed between their renames, or those of packages from an older
     // skforge (which did not write the index), leave config.ini ahead of the index: rebuild
     // everything derived so config.ini, the index and list agree again.
-    if (read_file_at(ai, k_config_ini)) {
+    // The per-key record says, from stamps alone, when nothing needs rebuilding.
+    if (read_file_at(ai, k_config_ini) && !derived_current(tree)) {
         std::vector<std::string> present;
         for (const auto& name : tree.install_order()) {
             // A damaged package stays listed (rebuild_derived reports it); only a missing one goes.
@@ -794,7 +825,7 @@ std::string recover(const InstallTree& tree, support::Log& log) {
             else
                 log.warn("config.ini lists '" + name + "' but it is not installed; dropping it");
         }
-        rebuild_and_report(tree, present, log);
+        report(rebuild_derived(tree, present), log);
     }
     if (!did.empty())
         log.info("recover: " + did);

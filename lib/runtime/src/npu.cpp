@@ -1,34 +1,795 @@
 // SPDX-License-Identifier: Apache-2.0
-// The NPU executor over CANN's public runtime API, loaded with dlopen.
+// The NPU executor over CANN's public runtime API, loaded with dlopen: it reads the package's
+// npu/program.json, registers every binary with its magic, allocates workspaces, intermediates
+// and locks once, and launches each SuperKernel (and each operator left out) with an argument
+// buffer laid out slot by slot as the program says. See share/doc/runtime.md.
 #include "skforge/runtime/npu.hpp"
 
+#include "acl_api.hpp"
+#include "skforge/kernel/host_dtype.hpp"
+#include "skforge/kernel/kernel_meta.hpp"
 #include "skforge/runtime.h"
+#include "skforge/support/error.hpp"
+#include "skforge/support/file.hpp"
+#include "skforge/support/json_depth.hpp"
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <dlfcn.h>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <type_traits>
 
 namespace skforge::runtime {
+
+using nlohmann::json;
 
 std::string ascendcl_library() {
     const char* env = std::getenv("SKFORGE_ASCENDCL");
     return env != nullptr && *env != '\0' ? env : "libascendcl.so";
 }
 
+namespace acl {
+
+Api resolve(void* handle, const std::string& library) {
+    Api api{};
+    auto get = [&](auto& fn, const char* name) {
+        void* p = ::dlsym(handle, name);
+        if (p == nullptr)
+            throw ApiError(SKF_E_DEVICE,
+                           library + " has no " + name +
+                               ": a CANN runtime too old for libskforge_runtime "
+                               "(it needs the aclrtBinary* and aclrtKernelArgs* API)");
+        fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
+    };
+    get(api.init, "aclInit");
+    get(api.set_device, "aclrtSetDevice");
+    get(api.create_stream, "aclrtCreateStream");
+    get(api.destroy_stream, "aclrtDestroyStream");
+    get(api.synchronize_stream, "aclrtSynchronizeStream");
+    get(api.create_event, "aclrtCreateEvent");
+    get(api.destroy_event, "aclrtDestroyEvent");
+    get(api.record_event, "aclrtRecordEvent");
+    get(api.stream_wait_event, "aclrtStreamWaitEvent");
+    get(api.malloc, "aclrtMalloc");
+    get(api.free, "aclrtFree");
+    get(api.memset, "aclrtMemset");
+    get(api.memcpy, "aclrtMemcpy");
+    get(api.get_hardware_sync_addr, "aclrtGetHardwareSyncAddr");
+    get(api.binary_load_from_data, "aclrtBinaryLoadFromData");
+    get(api.binary_unload, "aclrtBinaryUnLoad");
+    get(api.binary_get_function, "aclrtBinaryGetFunction");
+    get(api.kernel_args_init, "aclrtKernelArgsInit");
+    get(api.kernel_args_append, "aclrtKernelArgsAppend");
+    get(api.kernel_args_append_place_holder, "aclrtKernelArgsAppendPlaceHolder");
+    get(api.kernel_args_get_place_holder_buffer, "aclrtKernelArgsGetPlaceHolderBuffer");
+    get(api.kernel_args_finalize, "aclrtKernelArgsFinalize");
+    get(api.launch_kernel_with_config, "aclrtLaunchKernelWithConfig");
+    return api;
+}
+
+} // namespace acl
+
+namespace {
+
+constexpr std::uint64_t k_lock_stride = 64; // one cache line per lock
+
+// One slot of a SuperKernel's parameter table, as the program gives it.
+struct Slot {
+    enum class Kind { ffts, tensor, arena, workspace, lock, null, superkernel_workspace } kind;
+    std::uint64_t value = 0; ///< tensor index, offset in the workspace block, or lock index
+};
+
+struct KernelLaunch {
+    std::string json, binary, kernel_name, magic;
+    std::uint32_t block_dim = 1;
+    bool ffts = false;
+    std::vector<std::uint64_t> workspace;
+    bool has_tiling = false;
+    std::string tiling; ///< the tiling data's bytes
+    void* function = nullptr;
+    std::vector<void*> workspace_memory;
+};
+
+struct OpStep {
+    std::string name, kind;
+    std::uint32_t stream = 0;
+    std::vector<std::size_t> inputs, outputs;
+    std::vector<std::int64_t> send, recv;
+    int segment = -1;
+    std::optional<KernelLaunch> kernel;
+};
+
+struct SegmentStep {
+    std::string name;
+    std::uint32_t stream = 0;
+    std::vector<std::size_t> ops;
+    KernelLaunch launch;
+    std::uint64_t workspace_bytes = 0;
+    std::vector<Slot> slots;               ///< by slot index
+    std::vector<std::size_t> wait_slots;   ///< the slots of its wait locks
+    std::vector<std::size_t> launch_waits; ///< ... of those another launch ends, set before a run
+    std::string unsupported;               ///< why it cannot be launched, or empty
+    void* workspace = nullptr;
+};
+
+// The tiling data's bytes from its hex text; throws naming the file.
+std::string unhex(const std::string& hex, const std::string& where) {
+    auto nibble = [&](char c) -> int {
+        if (c >= '0' && c <= '9')
+            return c - '0';
+        if (c >= 'a' && c <= 'f')
+            return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+            return c - 'A' + 10;
+        throw support::Error(where + ": tiling data is not hex");
+    };
+    if (hex.size() % 2 != 0)
+        throw support::Error(where + ": tiling data has an odd number of hex digits");
+    std::string out(hex.size() / 2, '\0');
+    for (std::size_t i = 0; i < out.size(); ++i)
+        out[i] = static_cast<char>(nibble(hex[2 * i]) * 16 + nibble(hex[2 * i + 1]));
+    return out;
+}
+
+// A path from the program: relative, inside the package.
+std::string package_path(const std::string& dir, const std::string& rel, const std::string& file) {
+    if (rel.empty() || rel[0] == '/' || rel.find("..") != std::string::npos)
+        throw support::Error(file + ": path '" + rel +
+                             "' is not a relative path inside the package");
+    return dir + "/" + rel;
+}
+
+KernelLaunch kernel_launch(const json& k) {
+    KernelLaunch l;
+    l.json = k.at("json").get<std::string>();
+    l.binary = k.at("binary").get<std::string>();
+    l.kernel_name = k.at("kernel_name").get<std::string>();
+    l.magic = k.at("magic").get<std::string>();
+    l.block_dim = std::max<std::uint32_t>(1, k.at("block_dim").get<std::uint32_t>());
+    l.ffts = k.value("ffts", false);
+    l.workspace = k.value("workspace", std::vector<std::uint64_t>{});
+    if (k.contains("tiling") && !k["tiling"].is_null()) {
+        l.has_tiling = true;
+        l.tiling = unhex(k["tiling"].at("data").get<std::string>(), l.json);
+    }
+    return l;
+}
+
+// The slots of a segment's table; a sub-kernel whose parameters its JSON names
+// (sub_operator_params) makes the segment unsupported, saying so.
+void read_slots(SegmentStep& s, const json& args, const std::map<std::int64_t, std::size_t>& locks,
+                std::size_t tensors, const std::string& file) {
+    std::size_t count = 0;
+    for (const auto& a : args)
+        count = std::max<std::size_t>(count, a.at("slot").get<std::size_t>() +
+                                                 a.value("count", std::size_t{1}));
+    s.slots.assign(count, {Slot::Kind::null, 0});
+    for (const auto& a : args) {
+        auto at = a.at("slot").get<std::size_t>();
+        Slot& slot = s.slots[at];
+        if (a.contains("ffts")) {
+            slot = {Slot::Kind::ffts, 0};
+        } else if (a.contains("tensor")) {
+            slot = {Slot::Kind::tensor, a["tensor"].get<std::uint64_t>()};
+            if (slot.value >= tensors)
+                throw support::Error(file + ": SuperKernel " + s.name + ": tensor out of range");
+        } else if (a.contains("arena")) {
+            slot = {Slot::Kind::arena, a["arena"].get<std::uint64_t>()};
+        } else if (a.contains("workspace")) {
+            slot = {Slot::Kind::workspace, a["workspace"].get<std::uint64_t>()};
+        } else if (a.contains("superkernel_workspace") && !a["superkernel_workspace"].is_null()) {
+            slot = {Slot::Kind::superkernel_workspace,
+                    a["superkernel_workspace"].get<std::uint64_t>()};
+        } else if (a.contains("lock")) {
+            auto lock = locks.find(a["lock"].get<std::int64_t>());
+            if (lock == locks.end())
+                throw support::Error(file + ": SuperKernel " + s.name +
+                                     ": a lock of an event not in 'locks'");
+            slot = {Slot::Kind::lock, lock->second};
+            if (a.value("role", std::string()) == "wait") {
+                s.wait_slots.push_back(at);
+                if (a.value("peer", std::string()) == "launch")
+                    s.launch_waits.push_back(at);
+            }
+        } else if (a.contains("sub_operator_params")) {
+            s.unsupported = "its sub-kernel " + a.value("op", std::string()) +
+                            " names its parameters (sub_operator_params), which this runtime "
+                            "cannot map to tensors";
+        }
+        if ((slot.kind == Slot::Kind::arena || slot.kind == Slot::Kind::workspace ||
+             slot.kind == Slot::Kind::superkernel_workspace) &&
+            slot.value > s.workspace_bytes)
+            throw support::Error(file + ": SuperKernel " + s.name +
+                                 ": a slot points outside its workspace");
+    }
+}
+
+// Everything npu/program.json says.
+struct Program {
+    std::string graph, arch;
+    std::vector<TensorInfo> tensors;
+    std::vector<OpStep> ops;
+    std::vector<SegmentStep> segments;
+    std::vector<std::int64_t> locks;
+    std::vector<Step> steps;
+};
+
+// A tensor index of the program; throws naming the file when it is out of range.
+std::size_t tensor_ref(const json& v, const Program& p, const std::string& file) {
+    auto i = v.get<std::size_t>();
+    if (i >= p.tensors.size())
+        throw support::Error(file + ": tensor index " + std::to_string(i) + " out of range");
+    return i;
+}
+
+void read_tensors(const json& j, Program& p) {
+    for (const auto& t : j.at("tensors")) {
+        TensorInfo info;
+        info.name = t.at("name").get<std::string>();
+        info.dtype = t.at("dtype").get<std::string>();
+        info.dt = kernel::host_dtype(info.dtype).value_or(0);
+        info.shape = t.at("shape").get<std::vector<std::int64_t>>();
+        info.bytes = t.at("bytes").get<std::uint64_t>();
+        info.graph_input = t.at("graph_input").get<bool>();
+        info.graph_output = t.at("graph_output").get<bool>();
+        p.tensors.push_back(std::move(info));
+    }
+}
+
+void read_ops(const json& j, Program& p, const std::string& file) {
+    for (const auto& o : j.at("ops")) {
+        OpStep op;
+        op.name = o.at("name").get<std::string>();
+        op.kind = o.at("kind").get<std::string>();
+        op.stream = o.at("stream").get<std::uint32_t>();
+        for (const auto& i : o.at("inputs"))
+            op.inputs.push_back(tensor_ref(i, p, file));
+        for (const auto& i : o.at("outputs"))
+            op.outputs.push_back(tensor_ref(i, p, file));
+        op.send = o.at("send_events").get<std::vector<std::int64_t>>();
+        op.recv = o.at("recv_events").get<std::vector<std::int64_t>>();
+        op.segment = o.at("segment").get<int>();
+        if (!o.at("kernel").is_null())
+            op.kernel = kernel_launch(o["kernel"]);
+        p.ops.push_back(std::move(op));
+    }
+}
+
+void read_segments(const json& j, Program& p, const std::string& file) {
+    p.locks = j.at("locks").get<std::vector<std::int64_t>>();
+    std::map<std::int64_t, std::size_t> lock_index;
+    for (std::size_t i = 0; i < p.locks.size(); ++i)
+        lock_index.emplace(p.locks[i], i);
+    for (const auto& s : j.at("segments")) {
+        SegmentStep seg;
+        seg.name = s.at("name").get<std::string>();
+        seg.stream = s.at("stream").get<std::uint32_t>();
+        seg.ops = s.at("ops").get<std::vector<std::size_t>>();
+        for (auto i : seg.ops)
+            if (i >= p.ops.size())
+                throw support::Error(file + ": SuperKernel " + seg.name +
+                                     ": operator out of range");
+        json k = s;
+        k["ffts"] = false; // the table's slot 0 says it
+        k.erase("workspace");
+        seg.launch = kernel_launch(k);
+        seg.workspace_bytes = s.at("workspace_bytes").get<std::uint64_t>();
+        read_slots(seg, s.at("args"), lock_index, p.tensors.size(), file);
+        // Its arena tensors are no caller's to bind.
+        for (const auto& arg : s.at("args"))
+            if (arg.contains("arena"))
+                for (auto& t : p.tensors)
+                    t.arena = t.arena || t.name == arg.value("name", std::string());
+        p.segments.push_back(std::move(seg));
+    }
+}
+
+void read_steps(const json& j, Program& p, const std::string& file) {
+    for (const auto& st : j.at("steps")) {
+        bool seg = st.contains("segment");
+        auto i = st.at(seg ? "segment" : "op").get<std::size_t>();
+        if (i >= (seg ? p.segments.size() : p.ops.size()))
+            throw support::Error(file + ": step index out of range");
+        p.steps.push_back({seg, i});
+    }
+}
+
+Program read_program(const std::string& dir) {
+    const std::string file = dir + "/npu/program.json";
+    std::string text;
+    try {
+        text = support::read_file(file);
+    } catch (const support::Error& e) {
+        throw ApiError(SKF_E_PACKAGE, std::string(e.what()) +
+                                          " (an NPU package built by an skc without the NPU "
+                                          "program, or a host package: rebuild it)");
+    }
+    if (auto deep = support::check_json_depth(text))
+        throw support::Error(file + ": " + *deep);
+    Program p;
+    try {
+        json j = json::parse(text);
+        if (j.at("format") != "skforge-npu-program" || j.at("version") != 1)
+            throw ApiError(SKF_E_PACKAGE, file + ": not a version 1 skforge NPU program");
+        p.graph = j.at("graph").get<std::string>();
+        p.arch = j.at("arch").get<std::string>();
+        read_tensors(j, p);
+        read_ops(j, p, file);
+        read_segments(j, p, file);
+        read_steps(j, p, file);
+    } catch (const json::exception& e) {
+        throw ApiError(SKF_E_PACKAGE, file + ": damaged program: " + e.what());
+    }
+    return p;
+}
+
+// One loaded libascendcl.so per process: aclInit may be called only once.
+struct Library {
+    void* handle = nullptr;
+    acl::Api api{};
+    bool initialised = false;
+};
+
+Library& library(unsigned device_id) {
+    static std::mutex mutex;
+    static Library lib;
+    std::lock_guard lock(mutex);
+    if (lib.handle == nullptr) {
+        std::string name = ascendcl_library();
+        void* h = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+        if (h == nullptr)
+            throw ApiError(SKF_E_DEVICE,
+                           "npu:" + std::to_string(device_id) + ": cannot load CANN's runtime " +
+                               name + " (" + ::dlerror() +
+                               "); install the CANN toolkit and source its set_env.sh (e.g. "
+                               "'source /usr/local/Ascend/ascend-toolkit/set_env.sh') so that "
+                               "LD_LIBRARY_PATH finds libascendcl.so");
+        try {
+            lib.api = acl::resolve(h, name);
+        } catch (...) {
+            ::dlclose(h);
+            throw;
+        }
+        lib.handle = h; // kept for the process's life, as CANN's runtime expects
+    }
+    if (!lib.initialised) {
+        acl::Error rc = lib.api.init(nullptr);
+        // An application that initialised ACL itself (an inference engine) is no error.
+        if (rc != acl::k_success && rc != acl::k_repeat_initialize)
+            throw ApiError(SKF_E_DEVICE, "npu:" + std::to_string(device_id) +
+                                             ": aclInit failed with error " + std::to_string(rc));
+        lib.initialised = true;
+    }
+    return lib;
+}
+
+// What an executor holds of the device, released in reverse (also when its constructor fails
+// half way): streams synchronised and destroyed, events, binaries, memory.
+struct DeviceResources {
+    const acl::Api& api;
+    std::vector<void*> allocations, binaries, events, streams;
+
+    explicit DeviceResources(const acl::Api& a) : api(a) {}
+    DeviceResources(const DeviceResources&) = delete;
+    DeviceResources& operator=(const DeviceResources&) = delete;
+    ~DeviceResources() {
+        for (void* s : streams)
+            api.synchronize_stream(s);
+        for (void* e : events)
+            api.destroy_event(e);
+        for (void* s : streams)
+            api.destroy_stream(s);
+        for (void* b : binaries)
+            api.binary_unload(b);
+        for (void* p : allocations)
+            api.free(p);
+    }
+};
+
+class NpuExecutor final : public Executor {
+  public:
+    NpuExecutor(const std::string& dir, unsigned device, Program program);
+    NpuExecutor(const NpuExecutor&) = delete;
+    NpuExecutor& operator=(const NpuExecutor&) = delete;
+
+    void bind(std::size_t i, void* memory) override { m_bound[i] = memory; }
+    std::uint64_t run_fused(void* stream) override;
+    std::uint64_t run_unfused(void* stream) override;
+    std::uint64_t run_segment(std::size_t segment, void* stream) override;
+    void drop_side_waits(bool drop) override {
+        if (drop)
+            throw ApiError(SKF_E_UNSUPPORTED,
+                           "skf_debug_drop_side_waits: a test switch of the host runtime");
+    }
+    const Program& program() const { return m_program; }
+
+  private:
+    void check(acl::Error rc, const std::string& what) const;
+    void* device_alloc(std::uint64_t bytes, const std::string& what);
+    void load(KernelLaunch& l, const std::string& what);
+    void prepare_dependencies();
+    void* data(std::size_t t) const { return m_bound[t] != nullptr ? m_bound[t] : m_own[t]; }
+    void* stream_of(std::uint32_t plan_stream, void* caller) const;
+    std::vector<std::uint64_t> segment_args(const SegmentStep& s) const;
+    void launch(KernelLaunch& l, const std::vector<std::uint64_t>& slots, void* stream);
+    void launch_segment(std::size_t s, void* stream);
+    void launch_op(std::size_t op, void* stream);
+    void refuse_unlaunchable(bool fused) const;
+    void finish(void* caller);
+    void set_lock(const SegmentStep& seg, std::size_t slot, std::uint64_t value);
+
+    std::string m_dir;
+    std::string m_where; ///< "npu:<id>"
+    const acl::Api& m_api;
+    DeviceResources m_res;
+    Program m_program;
+    std::vector<void*> m_bound, m_own;
+    void* m_own_stream = nullptr; ///< the main stream when the caller gives none
+    std::map<std::string, std::pair<void*, std::string>> m_loaded; ///< binary -> handle, magic
+    std::map<std::uint32_t, void*> m_stream_of;                    ///< plan stream -> own stream
+    std::uint32_t m_main_stream = 0;
+    std::vector<std::vector<std::size_t>> m_waits; ///< per step: earlier steps on other streams
+    std::vector<void*> m_step_event;               ///< per step: recorded when others wait for it
+    void* m_locks = nullptr;
+    void* m_ffts = nullptr;
+};
+
+void NpuExecutor::check(acl::Error rc, const std::string& what) const {
+    if (rc != acl::k_success)
+        throw ApiError(SKF_E_DEVICE, m_where + ": " + what + " failed with error " +
+                                         std::to_string(rc) + " (package " + m_dir + ")");
+}
+
+void* NpuExecutor::device_alloc(std::uint64_t bytes, const std::string& what) {
+    if (bytes == 0)
+        return nullptr;
+    void* p = nullptr;
+    check(m_api.malloc(&p, static_cast<std::size_t>(bytes), acl::k_malloc_huge_first),
+          "aclrtMalloc of " + std::to_string(bytes) + " bytes for " + what);
+    m_res.allocations.push_back(p);
+    check(m_api.memset(p, static_cast<std::size_t>(bytes), 0, static_cast<std::size_t>(bytes)),
+          "aclrtMemset of " + what);
+    return p;
+}
+
+// Registers the binary (once per file) with the magic its JSON names and finds its function by
+// the JSON's kernelName, as opbase's static-kernel launch does.
+void NpuExecutor::load(KernelLaunch& l, const std::string& what) {
+    const kernel::Magic* magic = kernel::find_magic(l.magic);
+    if (magic == nullptr || magic->value == kernel::k_host_magic)
+        throw ApiError(SKF_E_PACKAGE, m_dir + "/" + l.json + ": " + what + " has magic '" +
+                                          l.magic + "', which is no NPU binary's");
+    auto it = m_loaded.find(l.binary);
+    if (it == m_loaded.end()) {
+        std::string bytes =
+            support::read_file(package_path(m_dir, l.binary, m_dir + "/npu/program.json"));
+        acl::BinaryLoadOption option{acl::k_load_option_magic, {}};
+        option.value.magic = magic->value;
+        acl::BinaryLoadOptions options{&option, 1};
+        void* binary = nullptr;
+        check(m_api.binary_load_from_data(bytes.data(), bytes.size(), &options, &binary),
+              "aclrtBinaryLoadFromData of " + l.binary + " (" + what + ")");
+        m_res.binaries.push_back(binary);
+        it = m_loaded.emplace(l.binary, std::make_pair(binary, l.magic)).first;
+    } else if (it->second.second != l.magic) {
+        throw ApiError(SKF_E_PACKAGE, m_dir + "/" + l.binary + " is loaded with two magics");
+    }
+    check(m_api.binary_get_function(it->second.first, l.kernel_name.c_str(), &l.function),
+          "aclrtBinaryGetFunction '" + l.kernel_name + "' in " + l.binary + " (" + what + ")");
+    for (auto bytes : l.workspace)
+        l.workspace_memory.push_back(device_alloc(bytes, what + "'s workspace"));
+}
+
+NpuExecutor::NpuExecutor(const std::string& dir, unsigned device, Program program)
+    : m_dir(dir), m_where("npu:" + std::to_string(device)), m_api(library(device).api),
+      m_res(m_api), m_program(std::move(program)) {
+    {
+        check(m_api.set_device(static_cast<std::int32_t>(device)), "aclrtSetDevice");
+        const auto& tensors = m_program.tensors;
+        m_bound.assign(tensors.size(), nullptr);
+        m_own.assign(tensors.size(), nullptr);
+        // Intermediates get memory of their own (arena tensors too: an unfused run writes them).
+        for (std::size_t t = 0; t < tensors.size(); ++t)
+            if (!tensors[t].graph_input && !tensors[t].graph_output)
+                m_own[t] = device_alloc(tensors[t].bytes, "tensor " + tensors[t].name);
+        m_locks = device_alloc(m_program.locks.size() * k_lock_stride, "the notify/wait locks");
+        if (m_program.arch != "dav-3510")
+            check(m_api.get_hardware_sync_addr(&m_ffts), "aclrtGetHardwareSyncAddr");
+        for (auto& s : m_program.segments) {
+            s.workspace = device_alloc(s.workspace_bytes, "SuperKernel " + s.name + "'s workspace");
+            load(s.launch, "SuperKernel " + s.name);
+        }
+        for (auto& op : m_program.ops)
+            if (op.kernel)
+                load(*op.kernel, "operator " + op.name);
+        prepare_dependencies();
+    }
+}
+
+// The step of every operator, each step's plan stream, and which earlier steps on other streams
+// it must wait for: the producers of its inputs and the senders of its events.
+void NpuExecutor::prepare_dependencies() {
+    const auto& p = m_program;
+    std::vector<std::uint32_t> stream(p.steps.size());
+    std::map<std::size_t, std::size_t> step_of_tensor;
+    std::map<std::int64_t, std::size_t> step_of_event;
+    std::set<std::uint32_t> streams;
+    m_waits.assign(p.steps.size(), {});
+    m_step_event.assign(p.steps.size(), nullptr);
+    for (std::size_t i = 0; i < p.steps.size(); ++i) {
+        std::vector<std::size_t> ops =
+            p.steps[i].segment ? p.segments[p.steps[i].index].ops : std::vector{p.steps[i].index};
+        stream[i] = p.steps[i].segment ? p.segments[p.steps[i].index].stream
+                                       : p.ops[p.steps[i].index].stream;
+        streams.insert(stream[i]);
+        std::set<std::size_t> deps;
+        for (auto o : ops) {
+            for (auto t : p.ops[o].inputs)
+                if (auto it = step_of_tensor.find(t); it != step_of_tensor.end())
+                    deps.insert(it->second);
+            for (auto e : p.ops[o].recv)
+                if (auto it = step_of_event.find(e); it != step_of_event.end())
+                    deps.insert(it->second);
+        }
+        for (auto o : ops) {
+            for (auto t : p.ops[o].outputs)
+                step_of_tensor[t] = i;
+            for (auto e : p.ops[o].send)
+                step_of_event[e] = i;
+        }
+        for (auto d : deps)
+            if (d != i && stream[d] != stream[i])
+                m_waits[i].push_back(d);
+    }
+    m_main_stream = streams.empty() ? 0 : *streams.begin();
+    check(m_api.create_stream(&m_own_stream), "aclrtCreateStream");
+    m_res.streams.push_back(m_own_stream);
+    for (auto s : streams)
+        if (s != m_main_stream) {
+            void* own = nullptr;
+            check(m_api.create_stream(&own), "aclrtCreateStream for stream " + std::to_string(s));
+            m_res.streams.push_back(own);
+            m_stream_of[s] = own;
+        }
+    for (const auto& w : m_waits)
+        for (auto d : w)
+            if (m_step_event[d] == nullptr) {
+                check(m_api.create_event(&m_step_event[d]), "aclrtCreateEvent");
+                m_res.events.push_back(m_step_event[d]);
+            }
+}
+
+void* NpuExecutor::stream_of(std::uint32_t plan_stream, void* caller) const {
+    if (plan_stream == m_main_stream)
+        return caller != nullptr ? caller : m_own_stream;
+    return m_stream_of.at(plan_stream);
+}
+
+// The SuperKernel's parameter table with the tensors' memory as bound now.
+std::vector<std::uint64_t> NpuExecutor::segment_args(const SegmentStep& s) const {
+    std::vector<std::uint64_t> out(s.slots.size(), 0);
+    auto in_block = [&](std::uint64_t off) {
+        return s.workspace == nullptr ? 0 : reinterpret_cast<std::uint64_t>(s.workspace) + off;
+    };
+    for (std::size_t i = 0; i < s.slots.size(); ++i) {
+        const Slot& slot = s.slots[i];
+        switch (slot.kind) {
+        case Slot::Kind::ffts:
+            out[i] = reinterpret_cast<std::uint64_t>(m_ffts);
+            break;
+        case Slot::Kind::tensor:
+            out[i] = reinterpret_cast<std::uint64_t>(data(slot.value));
+            break;
+        case Slot::Kind::arena:
+        case Slot::Kind::workspace:
+        case Slot::Kind::superkernel_workspace:
+            out[i] = in_block(slot.value);
+            break;
+        case Slot::Kind::lock:
+            out[i] = reinterpret_cast<std::uint64_t>(m_locks) + slot.value * k_lock_stride;
+            break;
+        case Slot::Kind::null:
+            break;
+        }
+    }
+    return out;
+}
+
+// One launch: the argument buffer is the slots, 8 bytes each, in order, then (for an operator
+// with tiling data) a placeholder the runtime points at its copy of the tiling data.
+void NpuExecutor::launch(KernelLaunch& l, const std::vector<std::uint64_t>& slots, void* stream) {
+    void* args = nullptr;
+    check(m_api.kernel_args_init(l.function, &args), "aclrtKernelArgsInit for " + l.kernel_name);
+    for (auto slot : slots) {
+        void* param = nullptr;
+        check(m_api.kernel_args_append(args, &slot, sizeof slot, &param),
+              "aclrtKernelArgsAppend for " + l.kernel_name);
+    }
+    if (l.has_tiling) {
+        void* param = nullptr;
+        void* buffer = nullptr;
+        check(m_api.kernel_args_append_place_holder(args, &param),
+              "aclrtKernelArgsAppendPlaceHolder for " + l.kernel_name);
+        check(m_api.kernel_args_get_place_holder_buffer(args, param, l.tiling.size(), &buffer),
+              "aclrtKernelArgsGetPlaceHolderBuffer for " + l.kernel_name);
+        if (!l.tiling.empty())
+            std::memcpy(buffer, l.tiling.data(), l.tiling.size());
+    }
+    check(m_api.kernel_args_finalize(args), "aclrtKernelArgsFinalize for " + l.kernel_name);
+    check(m_api.launch_kernel_with_config(l.function, l.block_dim, stream, nullptr, args, nullptr),
+          "aclrtLaunchKernelWithConfig of " + l.kernel_name);
+}
+
+void NpuExecutor::launch_segment(std::size_t s, void* stream) {
+    auto& seg = m_program.segments[s];
+    launch(seg.launch, segment_args(seg), stream);
+}
+
+// An operator alone, as opbase lays a static kernel's arguments out (indv_executor.cpp): the
+// FFTS address for a MIX kernel, inputs, outputs, a workspace each (one null slot when it has
+// none), then its tiling data.
+void NpuExecutor::launch_op(std::size_t i, void* stream) {
+    auto& op = m_program.ops[i];
+    auto& k = *op.kernel;
+    std::vector<std::uint64_t> slots;
+    if (k.ffts)
+        slots.push_back(reinterpret_cast<std::uint64_t>(m_ffts));
+    for (auto t : op.inputs)
+        slots.push_back(reinterpret_cast<std::uint64_t>(data(t)));
+    for (auto t : op.outputs)
+        slots.push_back(reinterpret_cast<std::uint64_t>(data(t)));
+    if (k.workspace_memory.empty())
+        slots.push_back(0);
+    for (void* w : k.workspace_memory)
+        slots.push_back(reinterpret_cast<std::uint64_t>(w));
+    launch(k, slots, stream);
+}
+
+// What a fused (or unfused) run cannot launch, refused before anything is launched.
+void NpuExecutor::refuse_unlaunchable(bool fused) const {
+    const auto& p = m_program;
+    const std::string call = fused ? "skf_run" : "skf_run_unfused";
+    for (const auto& st : p.steps)
+        if (st.segment && !p.segments[st.index].unsupported.empty())
+            throw ApiError(SKF_E_UNSUPPORTED,
+                           call + ": SuperKernel " + p.segments[st.index].name +
+                               " cannot be launched: " + p.segments[st.index].unsupported);
+    for (const auto& op : p.ops) {
+        if (fused && op.segment >= 0)
+            continue;
+        if (op.kind != "kernel")
+            throw ApiError(SKF_E_UNSUPPORTED,
+                           call + ": operator '" + op.name + "' is a " + op.kind +
+                               " operator, which runs beside the AI cores; this runtime does not "
+                               "launch those on an NPU yet (skf_run_segment launches each "
+                               "SuperKernel, with its waits on them counted as satisfied)");
+        if (!op.kernel->has_tiling)
+            throw ApiError(SKF_E_UNSUPPORTED,
+                           call + ": operator '" + op.name + "' cannot be launched alone: its " +
+                               "kernel " + m_dir + "/" + op.kernel->json +
+                               " has no tiling data (runInfo.tiling_data, which the op compiler " +
+                               "writes for a static kernel); skf_run_segment launches the " +
+                               "package's SuperKernels without it");
+    }
+}
+
+// Writes `value` into the lock of slot `slot` of `seg`.
+void NpuExecutor::set_lock(const SegmentStep& seg, std::size_t slot, std::uint64_t value) {
+    void* at = static_cast<char*>(m_locks) + seg.slots[slot].value * k_lock_stride;
+    check(m_api.memcpy(at, sizeof value, &value, sizeof value, acl::k_memcpy_host_to_device),
+          "aclrtMemcpy of a lock of SuperKernel " + seg.name);
+}
+
+// Returns when every stream the run used has finished.
+void NpuExecutor::finish(void* caller) {
+    for (void* s : m_res.streams)
+        check(m_api.synchronize_stream(s), "aclrtSynchronizeStream");
+    if (caller != nullptr)
+        check(m_api.synchronize_stream(caller), "aclrtSynchronizeStream");
+}
+
+std::uint64_t NpuExecutor::run_fused(void* stream) {
+    refuse_unlaunchable(true);
+    // Locks start at zero every run: the kernels clear their wait locks, not what they notify.
+    if (m_locks != nullptr)
+        check(m_api.memset(m_locks, m_program.locks.size() * k_lock_stride, 0,
+                           m_program.locks.size() * k_lock_stride),
+              "aclrtMemset of the notify/wait locks");
+    // A wait on another launch is satisfied by the streams' order: its lock holds 1 from the start.
+    for (const auto& seg : m_program.segments)
+        for (auto slot : seg.launch_waits)
+            set_lock(seg, slot, 1);
+    std::uint64_t launches = 0;
+    for (std::size_t i = 0; i < m_program.steps.size(); ++i) {
+        const auto& st = m_program.steps[i];
+        void* s = stream_of(st.segment ? m_program.segments[st.index].stream
+                                       : m_program.ops[st.index].stream,
+                            stream);
+        for (auto d : m_waits[i])
+            check(m_api.stream_wait_event(s, m_step_event[d]), "aclrtStreamWaitEvent");
+        if (st.segment)
+            launch_segment(st.index, s);
+        else
+            launch_op(st.index, s);
+        ++launches;
+        if (m_step_event[i] != nullptr)
+            check(m_api.record_event(m_step_event[i], s), "aclrtRecordEvent");
+    }
+    finish(stream);
+    return launches;
+}
+
+std::uint64_t NpuExecutor::run_unfused(void* stream) {
+    refuse_unlaunchable(false);
+    for (std::size_t i = 0; i < m_program.ops.size(); ++i)
+        launch_op(i, stream_of(m_main_stream, stream));
+    finish(stream);
+    return m_program.ops.size();
+}
+
+std::uint64_t NpuExecutor::run_segment(std::size_t segment, void* stream) {
+    const auto& seg = m_program.segments[segment];
+    if (!seg.unsupported.empty())
+        throw ApiError(SKF_E_UNSUPPORTED, "skf_run_segment: SuperKernel " + seg.name +
+                                              " cannot be launched: " + seg.unsupported);
+    // Its waits count as satisfied (the caller ran those operators): each wait lock holds 1,
+    // each notify lock 0, before it starts.
+    for (std::size_t i = 0; i < seg.slots.size(); ++i)
+        if (seg.slots[i].kind == Slot::Kind::lock) {
+            bool wait =
+                std::find(seg.wait_slots.begin(), seg.wait_slots.end(), i) != seg.wait_slots.end();
+            set_lock(seg, i, wait ? 1 : 0);
+        }
+    launch_segment(segment, stream_of(m_main_stream, stream));
+    finish(stream);
+    return 1;
+}
+
+// What a handle knows of an NPU package beside its executor (as open.cpp's describe for a host
+// package): tensors, the bindable ones, and what each SuperKernel reads and writes.
+void describe_npu(Opened& o, const Program& p) {
+    o.graph = p.graph;
+    o.operator_count = p.ops.size();
+    o.tensors = p.tensors;
+    for (std::size_t i = 0; i < o.tensors.size(); ++i) {
+        o.by_name.emplace(o.tensors[i].name, i);
+        if (!o.tensors[i].arena)
+            o.listed.push_back(i);
+    }
+    o.bound.assign(o.tensors.size(), false);
+    for (const auto& s : p.segments) {
+        o.segment_names.push_back(s.name);
+        std::vector<std::size_t> used;
+        std::vector<bool> writes;
+        for (const auto& slot : s.slots)
+            if (slot.kind == Slot::Kind::tensor &&
+                std::find(used.begin(), used.end(), slot.value) == used.end()) {
+                used.push_back(slot.value);
+                bool w = false;
+                for (auto op : s.ops) {
+                    const auto& outs = p.ops[op].outputs;
+                    w = w || std::find(outs.begin(), outs.end(), slot.value) != outs.end();
+                }
+                writes.push_back(w);
+            }
+        o.segment_tensors.push_back(std::move(used));
+        o.segment_writes.push_back(std::move(writes));
+    }
+}
+
+} // namespace
+
 std::unique_ptr<Executor> npu_executor(const std::string& dir, unsigned device_id, Opened& o) {
-    std::string lib = ascendcl_library();
-    void* h = ::dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (h == nullptr)
-        throw ApiError(SKF_E_DEVICE,
-                       "npu:" + std::to_string(device_id) + ": cannot load CANN's runtime " + lib +
-                           " (" + ::dlerror() +
-                           "); install the CANN toolkit and source its set_env.sh (e.g. 'source "
-                           "/usr/local/Ascend/ascend-toolkit/set_env.sh') so that "
-                           "LD_LIBRARY_PATH finds libascendcl.so");
-    ::dlclose(h);
-    throw ApiError(SKF_E_UNSUPPORTED,
-                   dir + ": package '" + o.package +
-                       "' cannot be run on an NPU by this version of libskforge_runtime: "
-                       "the NPU launch path is not built yet (share/doc/runtime.md)");
+    library(device_id); // names set_env.sh when CANN's runtime is missing, before the package
+    Program program = read_program(dir);
+    auto ex = std::make_unique<NpuExecutor>(dir, device_id, std::move(program));
+    describe_npu(o, ex->program());
+    return ex;
 }
 
 } // namespace skforge::runtime

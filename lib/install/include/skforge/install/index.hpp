@@ -6,13 +6,11 @@
 #include "skforge/package/manifest.hpp"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 namespace skforge::install {
-
-/// One package's `config/<soc dir>/binary_info_config.json` files, by SoC directory name.
-using PackageIndex = std::map<std::string, SocIndex>;
 
 /// Reads and checks the package index files under `package_dir/config/` (none is fine); throws
 /// naming the file and every problem (package::check_package_index, JSON nesting, special files,
@@ -30,6 +28,19 @@ PackageIndex read_foreign_index(const Dir& package_dir);
 /// moves to the end; entries are kept as the packages wrote them; only `staticList` is kept.
 std::map<std::string, std::string>
 merge_indexes(const std::vector<std::pair<std::string, PackageIndex>>& packages);
+
+/// What rebuild_derived(tree, order) writes, where `order` is the current one with package
+/// `name` moved last (or left out): from the per-key record (index_record.hpp), touching only
+/// the entries `name` adds, shadows or restores, when the record describes every other package;
+/// otherwise by rebuild_derived. Returns rebuild_derived's messages.
+std::vector<std::string> update_derived(const InstallTree& tree,
+                                        const std::vector<std::string>& order,
+                                        const std::string& name);
+
+/// Whether everything derived (config.ini, the global indexes, the top files, the per-key
+/// record) is what rebuild_derived would write now, judged by the stamps the record keeps, with
+/// no package read; false when there is no such record or a package is damaged.
+bool derived_current(const InstallTree& tree);
 
 /// The SoC directories whose global index differs from merge_indexes of the installed packages
 /// (a missing, stale or extra file); nothing is written.
@@ -67,5 +78,10 @@ std::vector<KeyUse> key_uses(const std::vector<std::pair<std::string, PackageInd
 
 /// The keys where a package's kernel hides another package's (more than one provider).
 std::vector<KeyUse> shadowed_keys(const std::vector<KeyUse>& uses);
+
+/// shadowed_keys of the installed packages, only those won by one of `winners`: from the
+/// per-key record when it describes the tree (the providers' binPaths are then left empty),
+/// else from every package's index.
+std::vector<KeyUse> shadows_by(const InstallTree& tree, const std::set<std::string>& winners);
 
 } // namespace skforge::install

@@ -25,6 +25,9 @@ struct IndexEntry {
 /// One SoC's index: each OpType (its name as written between the quotes) with its entries.
 using SocIndex = std::map<std::string, std::vector<IndexEntry>>;
 
+/// One package's `config/<soc dir>/binary_info_config.json` files, by SoC directory name.
+using PackageIndex = std::map<std::string, SocIndex>;
+
 /// The staticList entries of an index file, in order. `text` must already have parsed as JSON;
 /// what is not an object of OpType objects contributes nothing.
 SocIndex scan_index_text(std::string_view text);

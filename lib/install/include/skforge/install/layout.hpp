@@ -23,6 +23,8 @@ inline constexpr const char* k_config_ini = "config.ini";
 inline constexpr const char* k_journal = ".skforge-journal";
 inline constexpr const char* k_stage_prefix = ".skforge-stage-";
 inline constexpr const char* k_index_file = "binary_info_config.json";
+/// The per-key record beside the global indexes, in config/ (index_record.hpp): a cache.
+inline constexpr const char* k_record_file = "static_kernel.keys";
 inline constexpr const char* k_log_dir = "log";
 
 /// The modes skforge gives what it creates in a tree (share/doc/installer.md, "Modes"). Root
@@ -83,8 +85,8 @@ class InstallTree {
 
     /// Installed packages in install order (config.ini), oldest first.
     std::vector<std::string> install_order() const;
-    /// Rewrites config.ini whole.
-    void write_install_order(const std::vector<std::string>& order) const;
+    /// Rewrites config.ini whole (Sync as write_file_at).
+    void write_install_order(const std::vector<std::string>& order, Sync sync = Sync::yes) const;
 
   private:
     InstallTree(Dir ai_core, std::string resolved, Modes modes)

@@ -36,13 +36,21 @@ struct InstalledPackage {
 std::optional<package::Manifest> read_installed_manifest(const InstallTree& tree,
                                                          const std::string& name);
 
+/// Whether check_installed hashes every file, or only those whose stamp differs from the one
+/// the install record keeps (a file skinstall staged and nobody changed since keeps its inode,
+/// size, mtime and ctime; writing, replacing, linking or chmod-ing it sets its ctime to now).
+enum class Hash { always, when_changed };
+
+/// A file's stamp as the install record keeps it: inode, size, mtime and ctime (nanoseconds).
+std::string file_stamp(const struct stat& st);
+
 /// Checks every file of an installed package against its manifest, like `rpm -V`: type (never
-/// following a symlink), mode, size and SHA-256 (hashed on every core), plus entries the
-/// manifest does not list. Modes are those of the package directory's scheme (Modes:
-/// 0755 root, 0770 run user, 0775 run user for all). `progress`, when given, hears the bytes
-/// checked. Throws when the package is not installed.
+/// following a symlink), mode, size and SHA-256 (hashed on every core; with Hash::when_changed
+/// only for files whose stamp changed), plus entries the manifest does not list. Modes are those
+/// of the package directory's scheme (Modes: 0755 root, 0770 run user, 0775 run user for all).
+/// `progress`, when given, hears the bytes checked. Throws when the package is not installed.
 InstalledPackage check_installed(const InstallTree& tree, const std::string& name,
-                                 support::Progress* progress = nullptr);
+                                 support::Progress* progress = nullptr, Hash hash = Hash::always);
 
 /// Entries of the directories skforge owns (ai_core/ itself, config/, config/<soc dir>/) that
 /// belong to no installed package and to no file the tree keeps: leftovers of killed processes

@@ -42,9 +42,17 @@ std::optional<struct stat> stat_at(const Dir& dir, const std::string& name);
 /// symlinks are removed as links, never followed. Missing is fine.
 void remove_tree(const Dir& dir, const std::string& name);
 
+/// What write_file_at makes durable before it returns: the file and its name (yes); the
+/// content only (file: a later fsync of the directory, made by the caller, keeps the name);
+/// nothing (no: for a cache that checks itself when read, so a power cut may leave the old
+/// file, the new one or an empty one).
+enum class Sync { yes, file, no };
+
 /// Writes `content` to `dir/name` whole or not at all: a temporary name in `dir`, fsync, rename,
-/// fsync of `dir`. Refuses when `name` exists as a symlink or a non-regular file.
-void write_file_at(const Dir& dir, const std::string& name, std::string_view content, mode_t mode);
+/// fsync of `dir` (as `sync` says). Refuses when `name` exists as a symlink or a non-regular
+/// file.
+void write_file_at(const Dir& dir, const std::string& name, std::string_view content, mode_t mode,
+                   Sync sync = Sync::yes);
 
 /// True for the names write_file_at gives its temporaries (`.<name>.tmp.<pid>`): what a killed
 /// process leaves behind, never a file anyone else owns in skforge's directories.

@@ -13,9 +13,11 @@ namespace skforge::runtime {
 /// The name dlopen is given ($SKFORGE_ASCENDCL overrides it, for tests and unusual installs).
 std::string ascendcl_library();
 
-/// Loads CANN's runtime and the package in `dir` for device `device_id`, filling `o`'s
-/// description of the package. Throws ApiError: SKF_E_DEVICE naming CANN's set_env.sh when
-/// libascendcl.so cannot be loaded, SKF_E_UNSUPPORTED when the package cannot run there.
+/// Loads CANN's runtime and the package in `dir` (its npu/program.json, share/doc/npu-program.md)
+/// for device `device_id`: binaries registered, memory allocated, streams and events created;
+/// fills `o`'s description of the package. Throws ApiError: SKF_E_DEVICE naming CANN's
+/// set_env.sh when libascendcl.so cannot be loaded, or naming the call that failed;
+/// SKF_E_PACKAGE when the package has no NPU program (a host package, an older skc's).
 std::unique_ptr<Executor> npu_executor(const std::string& dir, unsigned device_id, Opened& o);
 
 } // namespace skforge::runtime

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+// The part of CANN's public runtime API (acl/acl_rt.h, acl/acl.h) the NPU executor calls,
+// declared here from the API reference's prototypes (hicann/runtime
+// include/external/acl/acl_rt.h) and resolved with dlsym: nothing of CANN is needed to build.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace skforge::runtime::acl {
+
+using Error = int; ///< aclError; 0 is ACL_SUCCESS
+inline constexpr Error k_success = 0;
+inline constexpr Error k_repeat_initialize = 100002; ///< ACL_ERROR_REPEAT_INITIALIZE
+inline constexpr int k_malloc_huge_first = 0;        ///< ACL_MEM_MALLOC_HUGE_FIRST
+inline constexpr int k_memcpy_host_to_device = 1;    ///< ACL_MEMCPY_HOST_TO_DEVICE
+inline constexpr int k_load_option_magic = 2;        ///< ACL_RT_BINARY_LOAD_OPT_MAGIC
+
+/// aclrtBinaryLoadOption and aclrtBinaryLoadOptions.
+struct BinaryLoadOption {
+    int type;
+    union {
+        std::uint32_t magic;
+        std::uint32_t rsv[4];
+    } value;
+};
+struct BinaryLoadOptions {
+    BinaryLoadOption* options;
+    std::size_t num_options;
+};
+
+/// The functions, as dlsym found them in libascendcl.so.
+struct Api {
+    Error (*init)(const char* config_path);
+    Error (*set_device)(std::int32_t device);
+    Error (*create_stream)(void** stream);
+    Error (*destroy_stream)(void* stream);
+    Error (*synchronize_stream)(void* stream);
+    Error (*create_event)(void** event);
+    Error (*destroy_event)(void* event);
+    Error (*record_event)(void* event, void* stream);
+    Error (*stream_wait_event)(void* stream, void* event);
+    Error (*malloc)(void** ptr, std::size_t size, int policy);
+    Error (*free)(void* ptr);
+    Error (*memset)(void* ptr, std::size_t max, std::int32_t value, std::size_t count);
+    Error (*memcpy)(void* dst, std::size_t max, const void* src, std::size_t count, int kind);
+    Error (*get_hardware_sync_addr)(void** addr);
+    Error (*binary_load_from_data)(const void* data, std::size_t length,
+                                   const BinaryLoadOptions* options, void** binary);
+    Error (*binary_unload)(void* binary);
+    Error (*binary_get_function)(void* binary, const char* name, void** function);
+    Error (*kernel_args_init)(void* function, void** args);
+    Error (*kernel_args_append)(void* args, void* param, std::size_t size, void** param_handle);
+    Error (*kernel_args_append_place_holder)(void* args, void** param_handle);
+    Error (*kernel_args_get_place_holder_buffer)(void* args, void* param_handle, std::size_t size,
+                                                 void** buffer);
+    Error (*kernel_args_finalize)(void* args);
+    Error (*launch_kernel_with_config)(void* function, std::uint32_t block_dim, void* stream,
+                                       void* config, void* args, void* reserve);
+};
+
+/// Resolves every function of Api in the library `handle`; throws an ApiError (SKF_E_DEVICE)
+/// naming `library` and the first symbol it lacks.
+Api resolve(void* handle, const std::string& library);
+
+} // namespace skforge::runtime::acl

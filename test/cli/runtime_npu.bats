@@ -1,0 +1,159 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# libskforge_runtime on npu:0 with the stand-in libascendcl.so (test/runtime/ascendcl_standin.cpp,
+# SKFORGE_ASCENDCL_STANDIN): every example compiled for dav-2201 with the stand-in toolchain
+# (helpers.bash fake_bisheng; each kernel binary names its functions, each kernel JSON carries
+# runInfo tiling data), installed, opened on npu:0, run fused, op by op and SuperKernel by
+# SuperKernel; test/python/npu_standin.py compares every launch with the JSONs the package ships.
+bats_require_minimum_version 1.5.0
+load helpers
+
+EXAMPLES="moe_block tbe_cut two_stream decoder"
+
+# npu_examples DIR [notiling]: copies of the examples that compile for dav-2201: every kernel
+# gets a binary (its functions' names, as an ELF string table has them, then random bytes) as
+# bin_path and, unless notiling, runInfo with tiling data in its JSON.
+npu_examples() {
+    cp -r "$SKFORGE_SOURCE_DIR/share/skforge/examples" "$1"
+    python3 - "$1" "${2:-}" <<'EOF'
+import glob, json, os, random, re, sys
+root, notiling = sys.argv[1], sys.argv[2] == "notiling"
+rng = random.Random(7)
+for path in glob.glob(os.path.join(root, "*", "kernels", "*.json")) + \
+        glob.glob(os.path.join(root, "host_kernels", "*.json")):
+    with open(path) as f:
+        k = json.load(f)
+    name = k["kernelName"]
+    kind = k.get("sub_operator_kernel_type", "")
+    if k["magic"] == "RT_DEV_BINARY_MAGIC_SKFORGE_HOST":  # the decoder's kernels are the host's
+        k["magic"] = {"KERNEL_TYPE_AIV_ONLY": "RT_DEV_BINARY_MAGIC_ELF_AIVEC",
+                      "KERNEL_TYPE_AIC_ONLY": "RT_DEV_BINARY_MAGIC_ELF_AICUBE"}.get(
+                          kind, "RT_DEV_BINARY_MAGIC_ELF")
+    names = [name]
+    if kind.startswith("KERNEL_TYPE_MIX"):
+        names = [name + "_mix_aic", name + "_mix_aiv"]
+    with open(path[:-5] + ".o", "wb") as f:
+        f.write(b"".join(n.encode() + b"\0" for n in names) + rng.randbytes(512))
+    if not notiling:
+        k["runInfo"] = {"aicpu_block_dim": 0, "block_dim": k["blockDim"], "local_memory_size": 0,
+                        "schedule_mode": 0, "tiling_cond": 0, "clear_atomic": 0,
+                        "tiling_key": 1, "tiling_data": rng.randbytes(24).hex()}
+    with open(path, "w") as f:
+        json.dump(k, f, indent=1)
+for graph in glob.glob(os.path.join(root, "*", "graph.yaml")):
+    with open(graph) as f:
+        text = f.read()
+    text = re.sub(r"json_path: ([^,}]*)\.json", r"json_path: \1.json, bin_path: \1.o", text)
+    text = text.replace("npu_arch: host", "npu_arch: dav-2201")
+    with open(graph, "w") as f:
+        f.write(text)
+EOF
+}
+
+setup_file() {
+    : "${SKFORGE_RUNTIME_LIB:?SKFORGE_RUNTIME_LIB must point to libskforge_runtime.so}"
+    : "${SKFORGE_ASCENDCL_STANDIN:?SKFORGE_ASCENDCL_STANDIN must point to the stand-in libascendcl.so}"
+    cd "$BATS_FILE_TMPDIR"
+    export ROOT="$BATS_FILE_TMPDIR/root" SOURCE_DATE_EPOCH=1700000000 SKFORGE_NO_SKINSTALL=1
+    mkdir -p "$ROOT"
+    fake_bisheng
+    export PATH="$BATS_FILE_TMPDIR/fakebin:$PATH" FAKE_BISHENG_SYMBOLS=1
+    npu_examples ex
+    npu_examples ex_notiling notiling
+    for g in $EXAMPLES; do
+        "$SKC" compile "ex/$g/graph.yaml" --npu-arch dav-2201 -o out --name "$g" -q --sk-backend skforge >/dev/null
+        "$SKINSTALL" install "out/$g.run" --install-path "$ROOT" --quiet
+    done
+    # two_stream with fusion off: its four operators launched alone, on two streams.
+    mkdir ex/two_stream_apart
+    sed 's/^soc_version: .*/&\nsuper_kernel_optimize: false/; s/^name: two_stream/name: two_stream_apart/' \
+        ex/two_stream/graph.yaml >ex/two_stream_apart/graph.yaml
+    cp -r ex/two_stream/kernels ex/two_stream_apart/
+    "$SKC" compile ex/two_stream_apart/graph.yaml --npu-arch dav-2201 -o out --name two_stream_apart -q >/dev/null
+    "$SKINSTALL" install out/two_stream_apart.run --install-path "$ROOT" --quiet
+    "$SKC" compile ex_notiling/moe_block/graph.yaml --npu-arch dav-2201 -o out --name moe_notiling \
+        -q --sk-backend skforge >/dev/null
+    "$SKINSTALL" install out/moe_notiling.run --install-path "$ROOT" --quiet
+}
+
+# standin_python ARGS...: python3 with the module from the source tree, the built library and
+# the stand-in (under ASan: its runtime preloaded, leaks not checked: they would be Python's).
+standin_python() {
+    local preload=
+    if readelf -d "$SKFORGE_RUNTIME_LIB" | grep -q 'libasan'; then
+        preload=$(cc -print-file-name=libasan.so):$(cc -print-file-name=libstdc++.so)
+    fi
+    PYTHONPATH="$SKFORGE_SOURCE_DIR/python" SKFORGE_RUNTIME_LIBRARY="$SKFORGE_RUNTIME_LIB" \
+        SKFORGE_ASCENDCL="$SKFORGE_ASCENDCL_STANDIN" LD_PRELOAD="$preload" \
+        ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" python3 "$@"
+}
+
+@test "runtime_npu: every example's launches on npu:0 match its SuperKernel JSONs; op by op one launch per operator" {
+    run standin_python "$SKFORGE_SOURCE_DIR/test/python/npu_standin.py" "$ROOT" \
+        "$SKFORGE_ASCENDCL_STANDIN" moe_block tbe_cut two_stream decoder two_stream_apart
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"moe_block: npu:0; fused 5 launches match 2 SuperKernel JSONs and 3 kernels; op by op 8 launches match 8 kernel JSONs; 2 SuperKernels alone match their JSONs"* ]]
+    grep -q "^tbe_cut: npu:0; fused [0-9]* launches match .*; op by op [0-9]* launches match" <<<"$output"
+    grep -q "^two_stream: npu:0; fused [0-9]* launches match .*; op by op [0-9]* launches match" <<<"$output"
+    # The decoder's AICPU tiling and prefetch operators are not launched on an NPU yet: the runs
+    # say so, every SuperKernel runs alone.
+    # Fusion off, two streams: the add waits on stream 0 for the rope's event on stream 1.
+    [[ "$output" == *"two_stream_apart: npu:0; fused 4 launches match 0 SuperKernel JSONs and 4 kernels; op by op 4 launches"* ]]
+    grep -q "^decoder: npu:0; skf_run refused: skf_run: operator 'attn_tiling_0' is a aicpu_tiling operator.*skf_run_segment.*; 12 SuperKernels alone match" <<<"$output"
+}
+
+@test "runtime_npu: without tiling data skf_run refuses naming the kernel and skf_run_segment still launches" {
+    run standin_python "$SKFORGE_SOURCE_DIR/test/python/npu_standin.py" "$ROOT" \
+        "$SKFORGE_ASCENDCL_STANDIN" moe_notiling
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"skf_run refused: skf_run: operator 'reshape' cannot be launched alone: its kernel "*"/moe_notiling/ascend910b/Reshape/reshape.json has no tiling data (runInfo.tiling_data"*"skf_run_segment launches the package's SuperKernels without it"* ]]
+    [[ "$output" == *"skf_run_unfused refused: "* ]]
+    [[ "$output" == *"2 SuperKernels alone match their JSONs"* ]]
+}
+
+@test "runtime_npu: the C client opens npu:0 with the stand-in; without libascendcl.so the error names set_env.sh" {
+    LIBDIR=$(dirname "$SKFORGE_RUNTIME_LIB")
+    cat >npu.c <<'EOF'
+#include <skforge/runtime.h>
+#include <stdio.h>
+int main(int argc, char** argv) {
+    skf_package* pkg;
+    (void)argc;
+    if (skf_open(argv[1], argv[2], "npu:0", &pkg) != SKF_OK) {
+        printf("%s\n", skf_last_error());
+        return 1;
+    }
+    printf("%s %s, %zu SuperKernels\n", skf_graph_name(pkg), skf_device(pkg),
+           skf_segment_count(pkg));
+    skf_close(pkg);
+    return 0;
+}
+EOF
+    cc -std=c99 -Wall -Werror -fsanitize=address,undefined -I"$SKFORGE_SOURCE_DIR/include" npu.c \
+        -L"$LIBDIR" -lskforge_runtime -Wl,-rpath,"$LIBDIR" -o npu
+    SKFORGE_ASCENDCL="$SKFORGE_ASCENDCL_STANDIN" run ./npu "$ROOT" moe_block
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$output" = "moe_block npu:0, 2 SuperKernels" ]
+    SKFORGE_ASCENDCL=libascendcl_nowhere.so run ./npu "$ROOT" moe_block
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"npu:0: cannot load CANN's runtime libascendcl_nowhere.so"*"source its set_env.sh"* ]]
+}
+
+@test "runtime_npu: skrun --device npu opens the package and stops, saying its tensors are host memory" {
+    SKFORGE_ASCENDCL="$SKFORGE_ASCENDCL_STANDIN" run "$SKRUN" moe_block --install-path "$ROOT" --device npu
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"npu:0: package 'moe_block' opened through CANN's runtime, but skrun fills and compares tensors in host memory"* ]]
+}
+
+@test "runtime_npu: an NPU package with its program is byte-reproducible" {
+    cd "$BATS_FILE_TMPDIR"
+    "$SKC" compile ex/moe_block/graph.yaml --npu-arch dav-2201 -o again --name moe_block -q --sk-backend skforge --no-cache >/dev/null
+    cmp out/moe_block.run again/moe_block.run
+    run "$SKC" inspect again/moe_block.run --list
+    grep -q " npu/program.json$" <<<"$output"
+    grep -q " npu/kernels/GroupedMatmul/grouped_matmul.o$" <<<"$output"
+}

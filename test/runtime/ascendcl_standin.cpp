@@ -1,0 +1,542 @@
+// SPDX-License-Identifier: Apache-2.0
+// A stand-in for CANN's libascendcl.so, written from the runtime API reference's prototypes
+// (hicann/runtime include/external/acl/acl_rt.h): the calls libskforge_runtime makes, on host
+// memory. It checks what it is handed the way the runtime would refuse it — a binary registered
+// without a known magic, a function its binary does not define, an argument buffer used before
+// it is finalised, a slot that points at no device memory, an event waited for before it was
+// recorded, memory freed twice — failing the call (ACL_ERROR_INVALID_PARAM) and recording why;
+// and it records every call, every launch with its argument buffer slot by slot, so a test can
+// compare the launches with the package's SuperKernel JSONs.
+//
+// Test queries (not CANN's): skf_standin_log() is the record as JSON text, skf_standin_reset()
+// empties it (keeping what is allocated and loaded), skf_standin_errors() counts refusals.
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+using json = nlohmann::json;
+using aclError = int;
+
+namespace {
+
+constexpr aclError k_ok = 0;
+constexpr aclError k_invalid = 100000;                // ACL_ERROR_INVALID_PARAM
+constexpr aclError k_repeat_init = 100002;            // ACL_ERROR_REPEAT_INITIALIZE
+constexpr int k_load_option_magic = 2;                // ACL_RT_BINARY_LOAD_OPT_MAGIC
+constexpr std::uint32_t k_magic_aicore = 0x43554245U; // ACL_RT_BINARY_MAGIC_ELF_AICORE
+constexpr std::uint32_t k_magic_vector = 0x41415246U; // ..._VECTOR_CORE
+constexpr std::uint32_t k_magic_cube = 0x41494343U;   // ..._CUBE_CORE
+
+struct LoadOption {
+    int type;
+    union {
+        std::uint32_t magic;
+        std::uint32_t rsv[4];
+    } value;
+};
+struct LoadOptions {
+    LoadOption* options;
+    std::size_t num_options;
+};
+
+struct Allocation {
+    std::size_t id, size;
+};
+struct Binary {
+    std::size_t id;
+    std::string bytes;
+    std::uint32_t magic;
+};
+struct Function {
+    std::size_t binary;
+    std::string name;
+    std::vector<std::string> symbols;
+};
+struct Args {
+    const Function* function;
+    std::vector<std::uint64_t> slots;
+    std::vector<bool> place_holder;
+    std::map<std::size_t, std::string> data; ///< place holder slot -> its data
+    bool finalized = false;
+};
+
+struct State {
+    std::mutex mutex;
+    bool initialised = false;
+    int device = -1;
+    std::map<std::uintptr_t, Allocation> memory; ///< start -> allocation
+    std::size_t next_allocation = 0;
+    std::map<void*, std::unique_ptr<Binary>> binaries;
+    std::vector<std::unique_ptr<Function>> functions;
+    std::vector<std::unique_ptr<Args>> args;
+    std::vector<std::unique_ptr<std::string>> place_holders;
+    std::set<void*> streams, events, recorded;
+    std::vector<std::unique_ptr<int>> handles; ///< what streams and events point at
+    alignas(64) unsigned char ffts[64] = {};
+    json calls = json::array(), launches = json::array(), errors = json::array();
+};
+
+State& state() {
+    static State s;
+    return s;
+}
+
+aclError refuse(State& s, const std::string& fn, const std::string& why) {
+    s.errors.push_back(fn + ": " + why);
+    s.calls.push_back({{"fn", fn}, {"rc", k_invalid}, {"error", why}});
+    return k_invalid;
+}
+
+aclError ok(State& s, json call) {
+    call["rc"] = k_ok;
+    s.calls.push_back(std::move(call));
+    return k_ok;
+}
+
+// The allocation holding [p, p + n), or nullptr.
+const Allocation* find_memory(State& s, const void* p, std::size_t n, std::uintptr_t* start) {
+    auto a = reinterpret_cast<std::uintptr_t>(p);
+    auto it = s.memory.upper_bound(a);
+    if (it == s.memory.begin())
+        return nullptr;
+    --it;
+    if (a + n > it->first + it->second.size)
+        return nullptr;
+    *start = it->first;
+    return &it->second;
+}
+
+// Where a slot's value points: the FFTS address, null, an allocation and offset, or nowhere.
+json describe_pointer(State& s, std::uint64_t v) {
+    if (v == 0)
+        return {{"null", true}};
+    if (v == reinterpret_cast<std::uint64_t>(s.ffts))
+        return {{"ffts", true}};
+    std::uintptr_t start = 0;
+    if (const Allocation* a = find_memory(s, reinterpret_cast<void*>(v), 1, &start))
+        return {{"allocation", a->id}, {"offset", v - start}, {"size", a->size}};
+    return {{"nowhere", true}};
+}
+
+// The symbols of `bytes` that `name` resolves to: the name itself, or for a MIX kernel its
+// `_mix_aic` / `_mix_aiv` entries, each followed by a terminator as in an ELF string table.
+std::vector<std::string> symbols_for(const std::string& bytes, const std::string& name) {
+    std::vector<std::string> out;
+    for (const std::string& sym : {name, name + "_mix_aic", name + "_mix_aiv"}) {
+        for (std::size_t at = bytes.find(sym); at != std::string::npos;
+             at = bytes.find(sym, at + 1)) {
+            std::size_t end = at + sym.size();
+            char next = end < bytes.size() ? bytes[end] : '\0';
+            char prev = at > 0 ? bytes[at - 1] : '\0';
+            bool word = (std::isalnum(static_cast<unsigned char>(next)) == 0 && next != '_') &&
+                        (std::isalnum(static_cast<unsigned char>(prev)) == 0 && prev != '_');
+            if (word) {
+                out.push_back(sym);
+                break;
+            }
+        }
+    }
+    return out;
+}
+
+void* new_handle(State& s) {
+    s.handles.push_back(std::make_unique<int>(0));
+    return s.handles.back().get();
+}
+
+} // namespace
+
+extern "C" {
+
+__attribute__((visibility("default"))) aclError aclInit(const char* config) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    if (s.initialised) {
+        s.calls.push_back({{"fn", "aclInit"}, {"rc", k_repeat_init}});
+        return k_repeat_init;
+    }
+    s.initialised = true;
+    return ok(s, {{"fn", "aclInit"}, {"config", config == nullptr ? "" : config}});
+}
+
+__attribute__((visibility("default"))) aclError aclrtSetDevice(std::int32_t device) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    if (!s.initialised)
+        return refuse(s, "aclrtSetDevice", "called before aclInit");
+    if (device != 0)
+        return refuse(s, "aclrtSetDevice", "this stand-in has device 0 only");
+    s.device = device;
+    return ok(s, {{"fn", "aclrtSetDevice"}, {"device", device}});
+}
+
+__attribute__((visibility("default"))) aclError aclrtCreateStream(void** stream) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    if (stream == nullptr || s.device < 0)
+        return refuse(s, "aclrtCreateStream", "no device set, or a null out pointer");
+    *stream = new_handle(s);
+    s.streams.insert(*stream);
+    return ok(s, {{"fn", "aclrtCreateStream"}});
+}
+
+__attribute__((visibility("default"))) aclError aclrtDestroyStream(void* stream) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    if (s.streams.erase(stream) == 0)
+        return refuse(s, "aclrtDestroyStream", "not a stream of aclrtCreateStream");
+    return ok(s, {{"fn", "aclrtDestroyStream"}});
+}
+
+__attribute__((visibility("default"))) aclError aclrtSynchronizeStream(void* stream) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    if (stream != nullptr && !s.streams.contains(stream))
+        return refuse(s, "aclrtSynchronizeStream", "not a stream of aclrtCreateStream");
+    return ok(s, {{"fn", "aclrtSynchronizeStream"}});
+}
+
+__attribute__((visibility("default"))) aclError aclrtCreateEvent(void** event) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    if (event == nullptr)
+        return refuse(s, "aclrtCreateEvent", "null out pointer");
+    *event = new_handle(s);
+    s.events.insert(*event);
+    return ok(s, {{"fn", "aclrtCreateEvent"}});
+}
+
+__attribute__((visibility("default"))) aclError aclrtDestroyEvent(void* event) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    if (s.events.erase(event) == 0)
+        return refuse(s, "aclrtDestroyEvent", "not an event of aclrtCreateEvent");
+    s.recorded.erase(event);
+    return ok(s, {{"fn", "aclrtDestroyEvent"}});
+}
+
+__attribute__((visibility("default"))) aclError aclrtRecordEvent(void* event, void* stream) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    if (!s.events.contains(event) || (stream != nullptr && !s.streams.contains(stream)))
+        return refuse(s, "aclrtRecordEvent", "unknown event or stream");
+    s.recorded.insert(event);
+    return ok(s, {{"fn", "aclrtRecordEvent"},
+                  {"event", reinterpret_cast<std::uintptr_t>(event)},
+                  {"stream", reinterpret_cast<std::uintptr_t>(stream)}});
+}
+
+__attribute__((visibility("default"))) aclError aclrtStreamWaitEvent(void* stream, void* event) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    if (!s.events.contains(event) || (stream != nullptr && !s.streams.contains(stream)))
+        return refuse(s, "aclrtStreamWaitEvent", "unknown event or stream");
+    if (!s.recorded.contains(event))
+        return refuse(s, "aclrtStreamWaitEvent", "waits for an event not recorded yet");
+    return ok(s, {{"fn", "aclrtStreamWaitEvent"},
+                  {"event", reinterpret_cast<std::uintptr_t>(event)},
+                  {"stream", reinterpret_cast<std::uintptr_t>(stream)}});
+}
+
+__attribute__((visibility("default"))) aclError aclrtMalloc(void** ptr, std::size_t size,
+                                                            int policy) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    if (ptr == nullptr || size == 0 || policy < 0 || policy > 7)
+        return refuse(s, "aclrtMalloc", "null out pointer, zero size or unknown policy");
+    std::size_t rounded = (size + 63) / 64 * 64;
+    *ptr = std::aligned_alloc(64, rounded);
+    if (*ptr == nullptr)
+        return refuse(s, "aclrtMalloc", "out of memory");
+    s.memory[reinterpret_cast<std::uintptr_t>(*ptr)] = {s.next_allocation++, size};
+    return ok(s, {{"fn", "aclrtMalloc"}, {"size", size}, {"allocation", s.next_allocation - 1}});
+}
+
+__attribute__((visibility("default"))) aclError aclrtFree(void* ptr) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    auto it = s.memory.find(reinterpret_cast<std::uintptr_t>(ptr));
+    if (it == s.memory.end())
+        return refuse(s, "aclrtFree", "not the start of device memory (freed twice?)");
+    std::size_t id = it->second.id;
+    s.memory.erase(it);
+    std::free(ptr);
+    return ok(s, {{"fn", "aclrtFree"}, {"allocation", id}});
+}
+
+__attribute__((visibility("default"))) aclError aclrtMemset(void* ptr, std::size_t max,
+                                                            std::int32_t value, std::size_t n) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    std::uintptr_t start = 0;
+    if (n > max || find_memory(s, ptr, n, &start) == nullptr)
+        return refuse(s, "aclrtMemset", "outside device memory, or count > max");
+    std::memset(ptr, value, n);
+    return ok(s, {{"fn", "aclrtMemset"},
+                  {"bytes", n},
+                  {"at", describe_pointer(s, reinterpret_cast<std::uint64_t>(ptr))}});
+}
+
+__attribute__((visibility("default"))) aclError
+aclrtMemcpy(void* dst, std::size_t max, const void* src, std::size_t n, int kind) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    std::uintptr_t start = 0;
+    bool dst_device = kind == 1 || kind == 3, src_device = kind == 2 || kind == 3;
+    if (n > max || (dst_device && find_memory(s, dst, n, &start) == nullptr) ||
+        (src_device && find_memory(s, src, n, &start) == nullptr))
+        return refuse(s, "aclrtMemcpy", "outside device memory, or count > max");
+    std::memcpy(dst, src, n);
+    json call = {{"fn", "aclrtMemcpy"}, {"bytes", n}, {"kind", kind}};
+    if (dst_device)
+        call["to"] = describe_pointer(s, reinterpret_cast<std::uint64_t>(dst));
+    if (n == 8)
+        call["value"] = *static_cast<const std::uint64_t*>(src);
+    return ok(s, std::move(call));
+}
+
+__attribute__((visibility("default"))) aclError aclrtGetHardwareSyncAddr(void** addr) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    if (addr == nullptr)
+        return refuse(s, "aclrtGetHardwareSyncAddr", "null out pointer");
+    *addr = s.ffts;
+    return ok(s, {{"fn", "aclrtGetHardwareSyncAddr"}});
+}
+
+__attribute__((visibility("default"))) aclError aclrtBinaryLoadFromData(const void* data,
+                                                                        std::size_t length,
+                                                                        const LoadOptions* options,
+                                                                        void** binary) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    const char* fn = "aclrtBinaryLoadFromData";
+    if (data == nullptr || length == 0 || binary == nullptr)
+        return refuse(s, fn, "no data or a null out pointer");
+    if (options == nullptr || options->num_options != 1 || options->options == nullptr ||
+        options->options[0].type != k_load_option_magic)
+        return refuse(s, fn, "expected exactly one option, ACL_RT_BINARY_LOAD_OPT_MAGIC");
+    std::uint32_t magic = options->options[0].value.magic;
+    if (magic != k_magic_aicore && magic != k_magic_vector && magic != k_magic_cube)
+        return refuse(s, fn, "magic " + std::to_string(magic) + " is none of the three");
+    auto b = std::make_unique<Binary>();
+    b->id = s.binaries.size();
+    b->bytes.assign(static_cast<const char*>(data), length);
+    b->magic = magic;
+    *binary = b.get();
+    std::size_t id = b->id;
+    s.binaries.emplace(*binary, std::move(b));
+    return ok(s, {{"fn", fn}, {"binary", id}, {"bytes", length}, {"magic", magic}});
+}
+
+__attribute__((visibility("default"))) aclError aclrtBinaryUnLoad(void* binary) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    if (s.binaries.erase(binary) == 0)
+        return refuse(s, "aclrtBinaryUnLoad", "not a loaded binary (unloaded twice?)");
+    return ok(s, {{"fn", "aclrtBinaryUnLoad"}});
+}
+
+__attribute__((visibility("default"))) aclError
+aclrtBinaryGetFunction(void* binary, const char* name, void** function) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    const char* fn = "aclrtBinaryGetFunction";
+    auto it = s.binaries.find(binary);
+    if (it == s.binaries.end() || name == nullptr || function == nullptr)
+        return refuse(s, fn, "unknown binary, or a null name or out pointer");
+    auto symbols = symbols_for(it->second->bytes, name);
+    if (symbols.empty())
+        return refuse(s, fn,
+                      std::string("binary ") + std::to_string(it->second->id) +
+                          " defines no function '" + name + "' (nor its _mix_aic/_mix_aiv)");
+    s.functions.push_back(std::make_unique<Function>(Function{it->second->id, name, symbols}));
+    *function = s.functions.back().get();
+    return ok(s, {{"fn", fn}, {"binary", it->second->id}, {"name", name}, {"symbols", symbols}});
+}
+
+__attribute__((visibility("default"))) aclError aclrtKernelArgsInit(void* function, void** args) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    auto known = std::any_of(s.functions.begin(), s.functions.end(),
+                             [&](const auto& f) { return f.get() == function; });
+    if (!known || args == nullptr)
+        return refuse(s, "aclrtKernelArgsInit", "unknown function or a null out pointer");
+    s.args.push_back(std::make_unique<Args>());
+    s.args.back()->function = static_cast<Function*>(function);
+    *args = s.args.back().get();
+    return ok(s, {{"fn", "aclrtKernelArgsInit"}});
+}
+
+namespace {
+Args* find_args(State& s, void* args) {
+    for (auto& a : s.args)
+        if (a.get() == args)
+            return a.get();
+    return nullptr;
+}
+} // namespace
+
+__attribute__((visibility("default"))) aclError
+aclrtKernelArgsAppend(void* args, void* param, std::size_t size, void** param_handle) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    Args* a = find_args(s, args);
+    if (a == nullptr || a->finalized || param == nullptr || param_handle == nullptr)
+        return refuse(s, "aclrtKernelArgsAppend", "unknown or finalised arguments, or nulls");
+    if (size != 8)
+        return refuse(s, "aclrtKernelArgsAppend",
+                      "a parameter of " + std::to_string(size) +
+                          " bytes (this stand-in takes addresses)");
+    std::uint64_t v = 0;
+    std::memcpy(&v, param, 8);
+    a->slots.push_back(v);
+    a->place_holder.push_back(false);
+    *param_handle = reinterpret_cast<void*>(a->slots.size());
+    return k_ok; // not recorded one by one: the launch records the whole buffer
+}
+
+__attribute__((visibility("default"))) aclError aclrtKernelArgsAppendPlaceHolder(void* args,
+                                                                                 void** handle) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    Args* a = find_args(s, args);
+    if (a == nullptr || a->finalized || handle == nullptr)
+        return refuse(s, "aclrtKernelArgsAppendPlaceHolder", "unknown or finalised arguments");
+    a->slots.push_back(0);
+    a->place_holder.push_back(true);
+    *handle = reinterpret_cast<void*>(a->slots.size());
+    return k_ok;
+}
+
+__attribute__((visibility("default"))) aclError
+aclrtKernelArgsGetPlaceHolderBuffer(void* args, void* handle, std::size_t size, void** buffer) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    Args* a = find_args(s, args);
+    auto slot = reinterpret_cast<std::size_t>(handle);
+    if (a == nullptr || a->finalized || buffer == nullptr || slot == 0 || slot > a->slots.size() ||
+        !a->place_holder[slot - 1])
+        return refuse(s, "aclrtKernelArgsGetPlaceHolderBuffer", "not a place holder of these");
+    s.place_holders.push_back(std::make_unique<std::string>(std::max<std::size_t>(size, 1), '\0'));
+    *buffer = s.place_holders.back()->data();
+    a->data[slot - 1] = std::string(size, '\0');
+    a->slots[slot - 1] = reinterpret_cast<std::uint64_t>(*buffer);
+    return k_ok;
+}
+
+__attribute__((visibility("default"))) aclError aclrtKernelArgsFinalize(void* args) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    Args* a = find_args(s, args);
+    if (a == nullptr || a->finalized)
+        return refuse(s, "aclrtKernelArgsFinalize", "unknown or already finalised arguments");
+    a->finalized = true;
+    return k_ok;
+}
+
+__attribute__((visibility("default"))) aclError
+aclrtLaunchKernelWithConfig(void* function, std::uint32_t block_dim, void* stream, void* config,
+                            void* args, void* reserve) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    const char* fn = "aclrtLaunchKernelWithConfig";
+    Args* a = find_args(s, args);
+    if (a == nullptr || !a->finalized)
+        return refuse(s, fn, "arguments not finalised (aclrtKernelArgsFinalize)");
+    if (a->function != function)
+        return refuse(s, fn, "arguments built for another function");
+    if (block_dim == 0)
+        return refuse(s, fn, "blockDim 0");
+    if (stream != nullptr && !s.streams.contains(stream))
+        return refuse(s, fn, "not a stream of aclrtCreateStream");
+    (void)config;
+    (void)reserve;
+    json slots = json::array(), where = json::array(), data = json::object();
+    for (std::size_t i = 0; i < a->slots.size(); ++i) {
+        slots.push_back(a->slots[i]);
+        if (a->place_holder[i]) {
+            // the data the caller wrote into the place holder's buffer, as hex
+            const auto* p = reinterpret_cast<const unsigned char*>(a->slots[i]);
+            std::string hex;
+            static const char* digits = "0123456789abcdef";
+            for (std::size_t k = 0; k < a->data[i].size(); ++k) {
+                hex += digits[p[k] >> 4];
+                hex += digits[p[k] & 15];
+            }
+            data[std::to_string(i)] = hex;
+            where.push_back({{"place_holder", true}});
+            continue;
+        }
+        json w = describe_pointer(s, a->slots[i]);
+        if (w.contains("nowhere"))
+            return refuse(s, fn,
+                          a->function->name + ": slot " + std::to_string(i) + " holds " +
+                              std::to_string(a->slots[i]) + ", which is no device memory");
+        where.push_back(std::move(w));
+    }
+    json launch = {{"function", a->function->name},
+                   {"symbols", a->function->symbols},
+                   {"binary", a->function->binary},
+                   {"magic", 0},
+                   {"block_dim", block_dim},
+                   {"stream", reinterpret_cast<std::uintptr_t>(stream)},
+                   {"args_bytes", a->slots.size() * 8},
+                   {"slots", slots},
+                   {"where", where},
+                   {"place_holder_data", data}};
+    for (const auto& [h, b] : s.binaries)
+        if (b->id == a->function->binary)
+            launch["magic"] = b->magic;
+    s.launches.push_back(launch);
+    return ok(s, {{"fn", fn},
+                  {"function", a->function->name},
+                  {"block_dim", block_dim},
+                  {"stream", reinterpret_cast<std::uintptr_t>(stream)}});
+}
+
+// ---- the test's queries ----------------------------------------------------------------
+
+__attribute__((visibility("default"))) const char* skf_standin_log(void) {
+    static std::string text;
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    json live = json::array();
+    for (const auto& [start, a] : s.memory)
+        live.push_back({{"allocation", a.id}, {"size", a.size}, {"address", start}});
+    text = json{{"calls", s.calls},
+                {"launches", s.launches},
+                {"errors", s.errors},
+                {"memory", live},
+                {"ffts", reinterpret_cast<std::uintptr_t>(s.ffts)},
+                {"binaries_loaded", s.binaries.size()},
+                {"streams_live", s.streams.size()},
+                {"events_live", s.events.size()}}
+               .dump();
+    return text.c_str();
+}
+
+__attribute__((visibility("default"))) void skf_standin_reset(void) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    s.calls = json::array();
+    s.launches = json::array();
+    s.errors = json::array();
+}
+
+__attribute__((visibility("default"))) int skf_standin_errors(void) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    return static_cast<int>(s.errors.size());
+}
+
+} // extern "C"
