@@ -19,20 +19,10 @@ using support::UniqueFd;
 namespace {
 
 std::string kind_refusal(mode_t mode, nlink_t links) {
-    if (S_ISLNK(mode))
-        return "is a symbolic link";
-    if (S_ISBLK(mode))
-        return "is a block device";
-    if (S_ISCHR(mode))
-        return "is a character device";
-    if (S_ISFIFO(mode))
-        return "is a FIFO";
-    if (S_ISSOCK(mode))
-        return "is a socket";
     if (S_ISREG(mode) && links > 1)
         return "is a hard link (" + std::to_string(links) + " names for one file)";
     if (!S_ISREG(mode) && !S_ISDIR(mode))
-        return "is not a regular file or directory";
+        return std::string("is ") + support::file_kind(mode);
     return {};
 }
 

@@ -42,21 +42,6 @@ UniqueFd open_read(const std::string& path, bool follow) {
 namespace {
 
 // What a file that is not a regular one is, for messages.
-const char* kind_of(mode_t mode) {
-    if (S_ISDIR(mode))
-        return "a directory";
-    if (S_ISFIFO(mode))
-        return "a FIFO";
-    if (S_ISCHR(mode))
-        return "a character device";
-    if (S_ISBLK(mode))
-        return "a block device";
-    if (S_ISSOCK(mode))
-        return "a socket";
-    if (S_ISLNK(mode))
-        return "a symbolic link";
-    return "not a regular file";
-}
 
 Error too_large(const std::string& path, std::uint64_t max_bytes) {
     return Error("cannot read '" + path + "': larger than the limit of " +
@@ -121,7 +106,8 @@ UniqueFd open_regular_at(int dir_fd, const std::string& name, const std::string&
     if (::fstat(fd.get(), &st) != 0)
         throw io_error("cannot stat", path, errno);
     if (!S_ISREG(st.st_mode))
-        throw Error("cannot read '" + path + "': " + kind_of(st.st_mode) + ", not a regular file");
+        throw Error("cannot read '" + path + "': " + file_kind(st.st_mode) +
+                    ", not a regular file");
     if (static_cast<std::uint64_t>(st.st_size) > limits.max_bytes)
         throw too_large(path, limits.max_bytes);
     return fd;
@@ -257,6 +243,22 @@ std::string parent_directory(const std::string& path) {
 std::string base_name(const std::string& path) {
     auto pos = path.find_last_of('/');
     return pos == std::string::npos ? path : path.substr(pos + 1);
+}
+
+const char* file_kind(mode_t mode) {
+    if (S_ISDIR(mode))
+        return "a directory";
+    if (S_ISFIFO(mode))
+        return "a FIFO";
+    if (S_ISCHR(mode))
+        return "a character device";
+    if (S_ISBLK(mode))
+        return "a block device";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    if (S_ISLNK(mode))
+        return "a symbolic link";
+    return S_ISREG(mode) ? "a regular file" : "not a regular file";
 }
 
 } // namespace skforge::support

@@ -62,6 +62,10 @@ struct ReadLimits {
 UniqueFd open_regular_at(int dir_fd, const std::string& name, const std::string& path,
                          ReadLimits limits = {});
 
+/// What kind of file `mode` is, as a message says it: "a directory", "a FIFO", "a character
+/// device", "a block device", "a socket", "a symbolic link", "a regular file".
+const char* file_kind(mode_t mode);
+
 /// open_regular_at for `path`.
 UniqueFd open_regular(const std::string& path, ReadLimits limits = {});
 
