@@ -216,8 +216,7 @@ int cmd_install(const Options& o, inst::InstallMode mode) {
     std::string given = inst::choose_install_path(o.install_path);
     for (const auto& p : pkgs)
         if (p.signature == pkg::SignatureState::not_checked)
-            log.warn(p.origin +
-                     " is signed but its signature was not checked (no --trusted-key)");
+            log.warn(p.origin + " is signed but its signature was not checked (no --trusted-key)");
     inst::InstallRequest request(o.reinstall ? inst::InstallMode::reinstall : mode,
                                  o.allow_downgrade ? inst::Downgrade::allow
                                                    : inst::Downgrade::refuse);
