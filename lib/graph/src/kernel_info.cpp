@@ -63,12 +63,14 @@ struct InfoReader {
             error(at, "is not an object", "each entry names one compiled sub-kernel");
             return;
         }
-        for (const auto& [key, value] : entry.items())
+        for (const auto& item : entry.items()) {
+            const std::string& key = item.key(); // a structured binding: clang 14 cannot capture it
             if (std::find_if(std::begin(k_entry_keys), std::end(k_entry_keys),
                              [&](const char* k) { return key == k; }) == std::end(k_entry_keys))
                 diags.warning({g.file_ref, 0, 0}, "kernel_info " + at + "." + key +
                                                       " is not read by the vendor's "
                                                       "compiler and is ignored");
+        }
         if (!entry.contains("json_path")) {
             // The vendor's SuperOperatorInfos skips such an entry.
             diags.warning({g.file_ref, 0, 0}, "kernel_info " + at +
