@@ -26,8 +26,7 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 (cd "$BUILD" && ctest --output-on-failure -j "$(nproc)")
 # The fuzz targets built with clang and libFuzzer, as scripts/fuzz.sh runs them, each replaying
-# its corpus once, so that the clang build cannot rot. Opt-in (SKFORGE_TEST_FUZZ_BUILD=1) until
-# the step has passed once from a clean tree (README, "Fuzzing").
-if [ "${SKFORGE_TEST_FUZZ_BUILD:-0}" = 1 ]; then
+# its corpus once, so that the clang build cannot rot (SKFORGE_TEST_FUZZ_BUILD=0 skips it).
+if [ "${SKFORGE_TEST_FUZZ_BUILD:-1}" = 1 ]; then
     sh scripts/fuzz.sh --replay
 fi
