@@ -40,16 +40,15 @@ Error bad(const std::string& path, const std::string& why) {
     return Error("'" + path + "' " + why, support::ErrorKind::integrity);
 }
 
+// The archive opened once (support::open_regular: without blocking, refused unless regular),
+// with its size; the header and the payload are read from this one handle.
 support::UniqueFd open_input(const std::string& path, std::uint64_t& size) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0)
-        throw support::io_error("cannot open", path, errno);
-    support::UniqueFd out(fd);
+    auto fd = support::open_regular(path, {UINT64_MAX});
     struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-        throw Error("'" + path + "' is not a regular file");
+    if (::fstat(fd.get(), &st) != 0)
+        throw support::io_error("cannot stat", path, errno);
     size = static_cast<std::uint64_t>(st.st_size);
-    return out;
+    return fd;
 }
 
 std::string read_head(int fd, std::uint64_t size, const std::string& path) {
@@ -305,24 +304,9 @@ std::string default_version(const std::string& name, const std::string& path) {
                 support::ErrorKind::usage);
 }
 
-} // namespace
-
-bool is_makeself(const std::string& path) {
-    try {
-        std::uint64_t size = 0;
-        auto fd = open_input(path, size);
-        std::string head = read_head(fd.get(), std::min<std::uint64_t>(size, 512), path);
-        auto nl = head.find('\n');
-        return nl != std::string::npos && head.compare(nl + 1, k_banner.size(), k_banner) == 0;
-    } catch (const Error&) {
-        return false;
-    }
-}
-
-MakeselfHeader read_makeself_header(const std::string& path) {
-    std::uint64_t size = 0;
-    auto fd = open_input(path, size);
-    std::string head = read_head(fd.get(), size, path);
+// The header of the archive open at `fd`, of `size` bytes.
+MakeselfHeader parse_header(int fd, std::uint64_t size, const std::string& path) {
+    std::string head = read_head(fd, size, path);
     auto nl = head.find('\n');
     if (nl == std::string::npos || head.compare(nl + 1, k_banner.size(), k_banner) != 0)
         throw bad(path, "is not a makeself archive");
@@ -355,10 +339,30 @@ MakeselfHeader read_makeself_header(const std::string& path) {
     return h;
 }
 
+} // namespace
+
+bool is_makeself(const std::string& path) {
+    try {
+        std::uint64_t size = 0;
+        auto fd = open_input(path, size);
+        std::string head = read_head(fd.get(), std::min<std::uint64_t>(size, 512), path);
+        auto nl = head.find('\n');
+        return nl != std::string::npos && head.compare(nl + 1, k_banner.size(), k_banner) == 0;
+    } catch (const Error&) {
+        return false;
+    }
+}
+
+MakeselfHeader read_makeself_header(const std::string& path) {
+    std::uint64_t size = 0;
+    auto fd = open_input(path, size);
+    return parse_header(fd.get(), size, path);
+}
+
 PackResult import_makeself(const ImportOptions& o) {
-    auto h = read_makeself_header(o.input);
     std::uint64_t size = 0;
     auto fd = open_input(o.input, size);
+    auto h = parse_header(fd.get(), size, o.input);
     check_sums(fd.get(), h, o.input);
     support::TempDir scratch(support::temp_parent(), "skforge-import-");
     extract(fd.get(), h, o.input, scratch.path());
