@@ -73,6 +73,14 @@ void print_lines(const std::vector<std::string>& lines) {
         print_safe("%s\n", l.c_str());
 }
 
+// A query's result: the JSON value with --json, else its text lines.
+void show(const Options& o, const json& result, report::Lines (*text)(const json&)) {
+    if (o.json)
+        print_json(result);
+    else
+        print_lines(text(result));
+}
+
 // Appends to the history after a change. The change is made by then: a history that cannot be
 // written (a full disk, a file planted in log/) is a warning, never the command's failure.
 void record(const inst::InstallTree& tree, const Options& o, const std::vector<json>& lines,
@@ -349,10 +357,7 @@ int cmd_list(const Options& o) {
         for (const auto& s : skipped)
             log.warn(s);
     }
-    if (o.json)
-        print_json(out);
-    else
-        print_lines(o.conflicts ? report::conflicts_text(out) : report::packages_text(out));
+    show(o, out, o.conflicts ? report::conflicts_text : report::packages_text);
     return 0;
 }
 
@@ -424,11 +429,7 @@ template <class F> int with_package(const Options& o, F f) {
 int cmd_files(const Options& o) {
     return with_package(
         o, [&](const inst::InstallTree& tree, const std::string& name, const pkg::Manifest& m) {
-            json files = report::files(tree, name, m);
-            if (o.json)
-                print_json(files);
-            else
-                print_lines(report::files_text(files));
+            show(o, report::files(tree, name, m), report::files_text);
             return 0;
         });
 }
@@ -436,11 +437,7 @@ int cmd_files(const Options& o) {
 int cmd_info(const Options& o) {
     return with_package(
         o, [&](const inst::InstallTree& tree, const std::string& name, const pkg::Manifest& m) {
-            json info = report::info(tree, name, m);
-            if (o.json)
-                print_json(info);
-            else
-                print_lines(report::info_text(info));
+            show(o, report::info(tree, name, m), report::info_text);
             return 0;
         });
 }
