@@ -10,7 +10,7 @@
 
 #include "inputs.hpp"
 #include "npu_program.hpp"
-#include "target_build.hpp"
+#include "targets.hpp"
 
 #include "skforge/codegen/cann_release.hpp"
 #include "skforge/fusion/plan.hpp"

@@ -3,7 +3,7 @@
 #include "skforge/compile/depfile.hpp"
 
 #include "inputs.hpp"
-#include "target_build.hpp"
+#include "targets.hpp"
 
 #include "skforge/graph/graph.hpp"
 #include "skforge/support/error.hpp"

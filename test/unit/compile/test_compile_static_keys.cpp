@@ -4,7 +4,7 @@
 // about the JSON beside it: the index and JSONs stage_static_kernels writes, read and looked up
 // by the opbase-logic reader (opbase_reader.hpp), which builds each call's key as the runtime
 // does from the tensors' descriptions (dtype, storage format, storage and view shapes).
-#include "../../../lib/compile/src/target_build.hpp"
+#include "../../../lib/compile/src/static_kernels.hpp"
 #include "opbase_reader.hpp"
 #include "skforge/kernel/static_index.hpp"
 #include "temp_dir.hpp"
