@@ -8,6 +8,7 @@
 #include "skforge/compile/depfile.hpp"
 #include "skforge/compile/output_cache.hpp"
 
+#include "build_runner.hpp"
 #include "inputs.hpp"
 #include "npu_program.hpp"
 #include "targets.hpp"
@@ -18,11 +19,11 @@
 #include "skforge/kernel/soc.hpp"
 #include "skforge/package/path_rules.hpp"
 #include "skforge/package/writer.hpp"
-#include "skforge/support/atomic_file.hpp"
 #include "skforge/support/error.hpp"
 #include "skforge/support/file.hpp"
 #include "skforge/support/interrupt.hpp"
 #include "skforge/support/json.hpp"
+#include "skforge/support/process.hpp"
 #include "skforge/support/safe_path.hpp"
 #include "skforge/support/sha256.hpp"
 #include "skforge/support/temp_dir.hpp"
@@ -65,23 +66,6 @@ namespace {
 std::string ascend_home() {
     const char* v = std::getenv("ASCEND_HOME_PATH");
     return v != nullptr ? v : "";
-}
-
-bool on_path(const std::string& tool) {
-    const char* path = std::getenv("PATH");
-    std::string p = path ? path : "";
-    std::size_t start = 0;
-    while (start <= p.size()) {
-        auto colon = p.find(':', start);
-        std::string dir =
-            p.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-        if (!dir.empty() && ::access((dir + "/" + tool).c_str(), X_OK) == 0)
-            return true;
-        if (colon == std::string::npos)
-            break;
-        start = colon + 1;
-    }
-    return false;
 }
 
 // Everything that decides the output, hashed: skforge, target, options, graph, kernels.
@@ -136,7 +120,7 @@ SkBackend resolve_backend(SkBackend asked, std::size_t segments, std::string& to
     } else {
         log += "SuperKernel backend: skforge\n";
     }
-    if (!on_path("bisheng"))
+    if (!support::on_path("bisheng"))
         throw Error("the graph asks for SuperKernel fusion (" + std::to_string(segments) +
                     " segment(s)), which needs the CANN compiler 'bisheng' on PATH: install the "
                     "CANN toolkit and source its set_env.sh, set super_kernel_optimize: false to "
@@ -164,13 +148,6 @@ struct Outputs {
     }
 };
 
-void write_whole(const std::string& path, const std::string& text) {
-    fs::create_directories(fs::path(path).parent_path());
-    support::AtomicFile f(path, 0644);
-    f.write(text);
-    f.commit();
-}
-
 // Records OUTDIR/<name>.run under `key` in the output directory's cache; it replaces whatever
 // another key recorded for the same file.
 // A cache that cannot be written is a warning.
@@ -181,7 +158,7 @@ void record_run(json& cache, const std::string& key, const Outputs& out, const s
     cache[key] = {{"run", out.name + ".run"},
                   {"sha256", support::sha256_file(out.run(), UINT64_MAX).sha256}};
     try {
-        write_whole(out.cache_file(arch), support::dump_json(cache, 2) + "\n");
+        write_text(out.cache_file(arch), support::dump_json(cache, 2) + "\n");
     } catch (const std::exception& e) {
         user.warn("output directory's cache not written: " + std::string(e.what()));
     }
@@ -285,126 +262,177 @@ CompileResult write_sources(const graph::Graph& g, const fusion::Plan& plan,
     return r;
 }
 
-CompileResult run_pipeline(const CompileOptions& o, const Outputs& out, const std::string& arch,
-                           graph::Graph& g, std::string& log, support::Log& user) {
-    // 0. The CANN release whose conventions an NPU target follows (option defaults, JSON keys,
-    // synchronisation): --cann-version, else the installed toolkit's, else the default.
-    const codegen::CannRelease* release = nullptr;
-    if (!o.cann_version.empty() && !is_npu_arch(arch))
-        throw Error("--cann-version chooses the conventions of NPU SuperKernels; the '" + arch +
-                        "' target follows skforge's own",
-                    support::ErrorKind::usage);
-    if (is_npu_arch(arch)) {
-        std::string where;
-        release = &codegen::select_cann_release(o.cann_version, ascend_home(), where);
-        log += "CANN conventions " + std::string(release->name) + " (" + where + ")\n";
-    }
-    // 1. Check and plan.
-    graph::Diagnostics diags;
-    auto deps = graph::dependencies(g);
-    graph::validate_graph(g, deps, diags);
+// One compile of a graph for one target, as its steps fill it in.
+struct Pipeline {
+    const CompileOptions& o;
+    const Outputs& out;
+    const std::string& arch;
+    graph::Graph& g;
+    std::string& log;
+    support::Log& user;
+    const codegen::CannRelease* release = nullptr; ///< NPU: whose conventions
     std::optional<fusion::Plan> plan;
-    if (!diags.has_errors()) // planned for the target, whose NPU rules may refuse the graph
-        plan = fusion::make_plan(g, deps, diags, fusion::PlanDepth::full, arch,
-                                 release ? &release->option_defaults : nullptr);
-    log += diags.format();
-    if (diags.has_errors())
-        throw Error(o.graph_path + ": " + std::to_string(diags.error_count()) +
-                    " error(s) in the graph:\n" + diags.format());
-    // The graph's SoC is one of the graph's architecture: a compile for another one (--npu-arch)
-    // takes that architecture's default instead.
-    const bool graph_arch = g.npu_arch.empty() || g.npu_arch == arch;
-    std::string soc =
-        arch == "host" ? "host" : target_soc(graph_arch ? g.soc_version : std::string(), arch);
-    // Where the runtime will look for this package's kernels: refused here, before any build.
-    std::string soc_dir = kernel::target_soc_dir(soc, arch);
-    log += "graph " + g.name + ": " + std::to_string(g.ops.size()) + " operators, " +
-           std::to_string(plan->segments.size()) + " SuperKernel segment(s); target " + arch +
-           ", SoC " + soc + "\n";
-    auto described = [&](CompileResult r) {
+    std::string soc, soc_dir;
+    std::string toolchain; ///< what builds the package, for the cache key
+    bool npu_fusion = false;
+    SkBackend backend = SkBackend::skforge;
+    std::string key; ///< the cache key
+    json cache;      ///< the output directory's cache
+    std::optional<CacheStore> shared;
+
+    codegen::NpuTarget target() const {
+        return {arch, soc, ascend_home(),
+                release ? release->version : codegen::k_default_cann_version};
+    }
+    // `r` with what the plan says about it.
+    CompileResult described(CompileResult r) const {
         r.soc = soc;
         r.superkernels = plan->segments.size();
         r.cann_version = release ? std::string(release->name) : "";
         return r;
-    };
-    const codegen::NpuTarget target{arch, soc, ascend_home(),
-                                    release ? release->version : codegen::k_default_cann_version};
-    if (o.mode == CompileMode::sources_only)
-        return described(write_sources(g, *plan, target, soc_dir, out, log, user));
-    // 2. Targets.
-    std::string toolchain;
-    bool npu_fusion = false;
-    SkBackend backend = SkBackend::skforge;
-    if (arch == "host") {
-        if (o.sk_backend == SkBackend::cann)
+    }
+};
+
+// Step 0: the CANN release whose conventions an NPU target follows (option defaults, JSON keys,
+// synchronisation): --cann-version, else the installed toolkit's, else the default.
+void select_release(Pipeline& p) {
+    if (!p.o.cann_version.empty() && !is_npu_arch(p.arch))
+        throw Error("--cann-version chooses the conventions of NPU SuperKernels; the '" + p.arch +
+                        "' target follows skforge's own",
+                    support::ErrorKind::usage);
+    if (is_npu_arch(p.arch)) {
+        std::string where;
+        p.release = &codegen::select_cann_release(p.o.cann_version, ascend_home(), where);
+        p.log += "CANN conventions " + std::string(p.release->name) + " (" + where + ")\n";
+    }
+}
+
+// Step 1: check and plan the graph for the target, whose NPU rules may refuse it; then the SoC
+// and the directory the runtime will look for the package's kernels in, refused before any build.
+void check_and_plan(Pipeline& p) {
+    graph::Diagnostics diags;
+    auto deps = graph::dependencies(p.g);
+    graph::validate_graph(p.g, deps, diags);
+    if (!diags.has_errors())
+        p.plan = fusion::make_plan(p.g, deps, diags, fusion::PlanDepth::full, p.arch,
+                                   p.release ? &p.release->option_defaults : nullptr);
+    p.log += diags.format();
+    if (diags.has_errors())
+        throw Error(p.o.graph_path + ": " + std::to_string(diags.error_count()) +
+                    " error(s) in the graph:\n" + diags.format());
+    // The graph's SoC is one of the graph's architecture: a compile for another one (--npu-arch)
+    // takes that architecture's default instead.
+    const bool graph_arch = p.g.npu_arch.empty() || p.g.npu_arch == p.arch;
+    p.soc = p.arch == "host" ? "host"
+                             : target_soc(graph_arch ? p.g.soc_version : std::string(), p.arch);
+    p.soc_dir = kernel::target_soc_dir(p.soc, p.arch);
+    p.log += "graph " + p.g.name + ": " + std::to_string(p.g.ops.size()) + " operators, " +
+             std::to_string(p.plan->segments.size()) + " SuperKernel segment(s); target " + p.arch +
+             ", SoC " + p.soc + "\n";
+}
+
+// Step 2: what builds the package (the host compiler, bisheng or the vendor's compiler), refused
+// when it cannot be built.
+void choose_toolchain(Pipeline& p) {
+    if (p.arch == "host") {
+        if (p.o.sk_backend == SkBackend::cann)
             throw Error("--sk-backend cann builds NPU SuperKernels; the host target has only "
                         "skforge's generator",
                         support::ErrorKind::usage);
-        toolchain = host_fingerprint(g);
-    } else { // dav-2201 or dav-3510: target_soc_dir refused any other
-        npu_fusion = !plan->segments.empty();
-        if (npu_fusion)
-            backend = resolve_backend(o.sk_backend, plan->segments.size(), toolchain, log);
-        toolchain += "CANN conventions " + std::string(release->name) + "\n";
-        for (const auto& op : g.ops)
-            if (op.kernel_index >= 0 && op.kernel.bin_path.empty())
-                throw Error("operator '" + op.name + "' has no kernel binary (bin_path): " +
-                            (npu_fusion ? "SuperKernels link the compiled sub-kernels"
-                                        : "static packaging needs every kernel compiled"));
+        p.toolchain = host_fingerprint(p.g);
+        return;
     }
-    // 3. Cache: the output directory's, then the shared one.
-    std::string key = cache_key(g, o, arch, soc, toolchain);
-    json cache = read_output_cache(out.cache_file(arch), user);
-    for (auto it = cache.begin(); it != cache.end();)
-        it = output_cache_entry_live(it.value(), out.dir) ? std::next(it) : cache.erase(it);
-    if (o.use_cache && cache.contains(key) && cache[key]["run"] == out.name + ".run") {
-        user.info("cache hit: " + out.run() + " is up to date");
-        log += "cache hit " + key + "\n";
-        return described({out.run(), true});
+    // dav-2201 or dav-3510: target_soc_dir refused any other.
+    p.npu_fusion = !p.plan->segments.empty();
+    if (p.npu_fusion)
+        p.backend = resolve_backend(p.o.sk_backend, p.plan->segments.size(), p.toolchain, p.log);
+    p.toolchain += "CANN conventions " + std::string(p.release->name) + "\n";
+    for (const auto& op : p.g.ops)
+        if (op.kernel_index >= 0 && op.kernel.bin_path.empty())
+            throw Error("operator '" + op.name + "' has no kernel binary (bin_path): " +
+                        (p.npu_fusion ? "SuperKernels link the compiled sub-kernels"
+                                      : "static packaging needs every kernel compiled"));
+}
+
+// Step 3: the caches, the output directory's, then the shared one. True when one of them had the
+// package, which is then in place.
+bool fetch_cached(Pipeline& p) {
+    p.key = cache_key(p.g, p.o, p.arch, p.soc, p.toolchain);
+    p.cache = read_output_cache(p.out.cache_file(p.arch), p.user);
+    for (auto it = p.cache.begin(); it != p.cache.end();)
+        it = output_cache_entry_live(it.value(), p.out.dir) ? std::next(it) : p.cache.erase(it);
+    if (p.o.use_cache && p.cache.contains(p.key) && p.cache[p.key]["run"] == p.out.name + ".run") {
+        p.user.info("cache hit: " + p.out.run() + " is up to date");
+        p.log += "cache hit " + p.key + "\n";
+        return true;
     }
-    auto shared = open_shared(o, user);
-    if (shared && fetch_shared(*shared, key, out, log, user)) {
-        record_run(cache, key, out, arch, user);
-        return described({out.run(), true});
+    p.shared = open_shared(p.o, p.user);
+    if (p.shared && fetch_shared(*p.shared, p.key, p.out, p.log, p.user)) {
+        record_run(p.cache, p.key, p.out, p.arch, p.user);
+        return true;
     }
-    user.info(std::string(o.use_cache ? "cache miss" : "cache disabled") + ": building " +
-              out.run());
-    // 4. Build (host) or lay out the precompiled kernels (NPU), then package.
-    TempDir stage(out.dir);
+    p.user.info(std::string(p.o.use_cache ? "cache miss" : "cache disabled") + ": building " +
+                p.out.run());
+    return false;
+}
+
+// Step 4: the package tree in `stage`: built (host, NPU SuperKernels) or the precompiled kernels
+// laid out (NPU without fusion); on an NPU target also what libskforge_runtime launches there,
+// whichever built the SuperKernels.
+void build_tree(const Pipeline& p, const std::string& stage) {
+    const CompileOptions& o = p.o;
     unsigned jobs = o.jobs != 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
-    if (arch == "host") {
-        TempDir build(out.dir);
-        build_host_package(g, *plan, o.name, build.path(), stage.path(), jobs, log, o.progress);
-    } else if (npu_fusion && backend == SkBackend::cann) {
-        TempDir build(out.dir);
-        build_cann_package(g, *plan, soc, soc_dir, o.name, build.path(), stage.path(), jobs, log,
+    const bool vendor = p.npu_fusion && p.backend == SkBackend::cann;
+    if (p.arch == "host") {
+        TempDir build(p.out.dir);
+        build_host_package(p.g, *p.plan, o.name, build.path(), stage, jobs, p.log, o.progress);
+    } else if (vendor) {
+        TempDir build(p.out.dir);
+        build_cann_package(p.g, *p.plan, p.soc, p.soc_dir, o.name, build.path(), stage, jobs, p.log,
                            o.progress);
-    } else if (npu_fusion) {
-        TempDir build(out.dir);
-        build_npu_package(g, *plan, target, o.name, soc_dir, build.path(), stage.path(), jobs, log,
-                          o.progress);
+    } else if (p.npu_fusion) {
+        TempDir build(p.out.dir);
+        build_npu_package(p.g, *p.plan, p.target(), o.name, p.soc_dir, build.path(), stage, jobs,
+                          p.log, o.progress);
     } else {
-        log += "static kernels:\n";
-        stage_static_kernels(g, nullptr, o.name, soc_dir, stage.path(), log);
+        p.log += "static kernels:\n";
+        stage_static_kernels(p.g, nullptr, o.name, p.soc_dir, stage, p.log);
     }
-    // What libskforge_runtime launches on an NPU, whichever built the SuperKernels.
-    if (arch != "host")
-        write_npu_program(g, *plan, {arch, soc, ascend_home()}, soc_dir,
-                          npu_fusion && backend == SkBackend::cann ? SuperKernelNames::vendor
-                                                                   : SuperKernelNames::segment,
-                          stage.path(), log);
-    package::PackOptions po{stage.path(), out.run(), o.version, arch, soc};
-    po.sign_key = o.sign_key;
-    po.inputs_digest = key;
-    po.progress = o.progress;
+    if (p.arch != "host")
+        write_npu_program(p.g, *p.plan, {p.arch, p.soc, ascend_home()}, p.soc_dir,
+                          vendor ? SuperKernelNames::vendor : SuperKernelNames::segment, stage,
+                          p.log);
+}
+
+// Step 5: the tree packed into OUTDIR/<name>.run, recorded in both caches.
+void pack_tree(Pipeline& p, const std::string& stage) {
+    package::PackOptions po{stage, p.out.run(), p.o.version, p.arch, p.soc};
+    po.sign_key = p.o.sign_key;
+    po.inputs_digest = p.key;
+    po.progress = p.o.progress;
     if (const char* sde = std::getenv("SOURCE_DATE_EPOCH"))
         po.mtime = std::atoll(sde);
     auto packed = package::pack(po);
-    log += "packed " + out.run() + " (payload sha256 " + packed.header.payload_sha256 + ")\n";
-    record_run(cache, key, out, arch, user);
-    if (shared)
-        insert_shared(*shared, key, out, log, user);
-    return described({out.run(), false});
+    p.log += "packed " + p.out.run() + " (payload sha256 " + packed.header.payload_sha256 + ")\n";
+    record_run(p.cache, p.key, p.out, p.arch, p.user);
+    if (p.shared)
+        insert_shared(*p.shared, p.key, p.out, p.log, p.user);
+}
+
+CompileResult run_pipeline(const CompileOptions& o, const Outputs& out, const std::string& arch,
+                           graph::Graph& g, std::string& log, support::Log& user) {
+    Pipeline p{o, out, arch, g, log, user};
+    select_release(p);
+    check_and_plan(p);
+    if (o.mode == CompileMode::sources_only)
+        return p.described(write_sources(g, *p.plan, p.target(), p.soc_dir, out, log, user));
+    choose_toolchain(p);
+    if (fetch_cached(p))
+        return p.described({out.run(), true});
+    TempDir stage(out.dir);
+    build_tree(p, stage.path());
+    pack_tree(p, stage.path());
+    return p.described({out.run(), false});
 }
 
 } // namespace
@@ -443,9 +471,9 @@ CompileResult compile(const CompileOptions& options, support::Log& user) {
         if (result.cache_hit)
             mark_fresh(result.run_path);
         if (o.depfile)
-            write_whole(*o.depfile,
-                        depfile_rule(result.run_path, with_self(compile_inputs(g, arch, o))));
-        write_whole(out.succ_log(), log + "success\n");
+            write_text(*o.depfile,
+                       depfile_rule(result.run_path, with_self(compile_inputs(g, arch, o))));
+        write_text(out.succ_log(), log + "success\n");
         fs::remove(out.error_log());
         result.name = o.name;
         result.version = o.version;
@@ -460,7 +488,7 @@ CompileResult compile(const CompileOptions& options, support::Log& user) {
         fs::remove_all(out.log_dir(), ec);
         if (o.depfile)
             fs::remove(*o.depfile, ec);
-        write_whole(out.error_log(), log + "error: " + e.what() + "\n");
+        write_text(out.error_log(), log + "error: " + e.what() + "\n");
         throw Error(std::string(e.what()) + "\n(details: " + out.error_log() + ")", e.kind());
     }
 }

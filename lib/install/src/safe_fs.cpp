@@ -65,6 +65,12 @@ UniqueFd walk(const Dir& dir, std::string_view rel, int flags, mode_t mode) {
         std::string comp(rel.substr(start, slash == std::string_view::npos ? rel.size() - start
                                                                            : slash - start));
         bool last = slash == std::string_view::npos;
+        // What openat2's RESOLVE_BENEATH refuses, refused here too (kernels before 5.6 take
+        // this walk): a path that climbs out with '..' or starts at '/'.
+        if (comp == ".." || (start == 0 && rel.starts_with('/')))
+            throw Error("refusing '" + std::string(rel) + "': it leaves " + dir.path +
+                        (comp == ".." ? " through '..'" : " (an absolute path)") +
+                        "; paths below the install root go down only");
         int f = last ? (flags | O_NOFOLLOW | O_CLOEXEC)
                      : (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         int fd = ::openat(base, comp.c_str(), f, mode);

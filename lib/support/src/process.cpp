@@ -8,9 +8,11 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <fcntl.h>
 #include <optional>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -45,7 +47,35 @@ struct SpawnAttr {
     SpawnAttr& operator=(const SpawnAttr&) = delete;
 };
 
+// An executable regular file.
+bool executable_file(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+           ::access(path.c_str(), X_OK) == 0;
+}
+
 } // namespace
+
+bool on_path(const std::string& program) {
+    if (program.empty())
+        return false;
+    if (program.find('/') != std::string::npos)
+        return executable_file(program);
+    const char* env = std::getenv("PATH");
+    // glibc's default search path when PATH is unset (confstr _CS_PATH).
+    const std::string path = env != nullptr ? env : "/bin:/usr/bin";
+    std::size_t start = 0;
+    for (;;) {
+        const auto colon = path.find(':', start);
+        std::string dir =
+            path.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+        if (executable_file((dir.empty() ? std::string(".") : dir) + "/" + program))
+            return true;
+        if (colon == std::string::npos)
+            return false;
+        start = colon + 1;
+    }
+}
 
 ProcessResult run_process(const std::vector<std::string>& argv, const std::string& cwd) {
     if (argv.empty())
@@ -66,6 +96,11 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
     args.push_back(nullptr);
     pid_t pid = 0;
     SpawnAttr attr;
+    // (A relative path with a '/' is the child's to find, in the directory it changes to.)
+    const bool relative_to_child =
+        !cwd.empty() && argv[0].find('/') != std::string::npos && !argv[0].starts_with('/');
+    if (!relative_to_child && !on_path(argv[0]))
+        throw io_error("cannot run", argv[0], ENOENT);
     int rc = ::posix_spawnp(&pid, argv[0].c_str(), &fa.actions, &attr.attr, args.data(), environ);
     if (rc != 0)
         throw io_error("cannot run", argv[0], rc);

@@ -119,5 +119,8 @@ TEST_CASE("depfile_rule is one rule, one escaped name per line", "[compile][depf
 TEST_CASE("self_executable is this process's executable", "[compile][depfile]") {
     auto self = compile::self_executable();
     CHECK(std::filesystem::path(self).is_absolute());
-    CHECK(std::filesystem::equivalent(self, "/proc/self/exe"));
+    // This test's binary (compared by name and kind, not with a stat of /proc/self/exe, which
+    // qemu-user, running the aarch64 build here, answers with the emulator's own).
+    CHECK(std::filesystem::path(self).filename() == "skforge_unit_tests");
+    CHECK(std::filesystem::is_regular_file(self));
 }

@@ -4,6 +4,8 @@
 #include "temp_dir.hpp"
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
 
 using namespace skforge;
 
@@ -25,6 +27,29 @@ TEST_CASE("process: a program that does not exist is an error naming it", "[supp
     CHECK_THROWS_WITH(support::run_process({"skforge-no-such-program"}),
                       Catch::Contains("cannot run 'skforge-no-such-program': No such file"));
     CHECK_THROWS_AS(support::run_process({}), support::Error);
+    CHECK_THROWS_WITH(support::run_process({"/nonexistent/skforge-tool"}),
+                      Catch::Contains("cannot run '/nonexistent/skforge-tool'"));
+}
+
+TEST_CASE("process: on_path finds programs as the spawn searches PATH", "[support][process]") {
+    test::ScopedTempDir dir;
+    test::write_text(dir / "bin/tool", "#!/bin/sh\necho tool-ran\n");
+    test::write_text(dir / "bin/plain", "not executable");
+    std::filesystem::permissions(dir / "bin/tool", std::filesystem::perms(0755));
+    std::filesystem::create_directories(dir / "bin/adir");
+    struct RestorePath {
+        std::string saved = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "";
+        ~RestorePath() { ::setenv("PATH", saved.c_str(), 1); }
+    } restore;
+    ::setenv("PATH", (dir.path() + "/nowhere:" + dir.path() + "/bin:/usr/bin:/bin").c_str(), 1);
+    CHECK(support::on_path("tool"));
+    CHECK(support::run_process({"tool"}).output == "tool-ran\n");
+    CHECK_FALSE(support::on_path("plain")); // not executable
+    CHECK_FALSE(support::on_path("adir"));  // a directory
+    CHECK_FALSE(support::on_path("skforge-no-such-program"));
+    CHECK_FALSE(support::on_path(""));
+    CHECK(support::on_path(dir / "bin/tool"));
+    CHECK_FALSE(support::on_path(dir / "bin/plain"));
 }
 
 TEST_CASE("process: command lines are quoted for sh where needed", "[support][process]") {
