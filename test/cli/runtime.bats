@@ -58,6 +58,12 @@ python_asan() {
         skf_run_unfused skf_segment_count skf_segment_name skf_run_segment skf_close skf_version; do
         grep -qx "$f" exported || { echo "missing: $f"; false; }
     done
+    # What was added after the first interface has a symbol version of its own.
+    objdump -T "$SKFORGE_RUNTIME_LIB" | awk '$NF ~ /^skf_/ {print $(NF-1), $NF}' >versions
+    for f in skf_device_malloc skf_device_free skf_copy_to_device skf_copy_to_host; do
+        grep -qx "SKFORGE_RUNTIME_0.1 $f" versions || { echo "not at 0.1: $f"; false; }
+    done
+    grep -qx "SKFORGE_RUNTIME_0 skf_open" versions
 }
 
 @test "runtime: skforge.runtime runs every example from Python: bytearray, address and data_ptr() bindings" {
