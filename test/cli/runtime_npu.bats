@@ -80,6 +80,30 @@ setup_file() {
     "$SKC" compile ex_notiling/moe_block/graph.yaml --npu-arch dav-2201 -o out --name moe_notiling \
         -q --sk-backend skforge >/dev/null
     "$SKINSTALL" install out/moe_notiling.run --install-path "$ROOT" --quiet
+    # moe_block whose fused kernels name their parameters (sub_operator_params) as the op
+    # compiler does; and once with a name out of place.
+    for v in moe_params moe_badparams; do
+        cp -r ex/moe_block "ex/$v"
+        sed -i "s/^name: moe_block/name: $v/" "ex/$v/graph.yaml"
+        python3 - "ex/$v" "$v" <<'EOF'
+import json, sys, yaml
+d, variant = sys.argv[1], sys.argv[2]
+g = yaml.safe_load(open(d + "/graph.yaml"))
+for op in g["ops"]:
+    if "scope" not in op:
+        continue
+    path = d + "/" + op["kernel"]["json_path"]
+    k = json.load(open(path))
+    names = ["x%d_in__" % i for i in range(len(op["inputs"]))] + \
+        ["y%d_out_" % i for i in range(len(op["outputs"]))] + ["workspace"]
+    if variant == "moe_badparams" and op["name"] == "dequant_swiglu_quant":
+        names[0], names[2] = names[2], names[0]  # an output's name first
+    k["sub_operator_params"] = names
+    json.dump(k, open(path, "w"), indent=1)
+EOF
+        "$SKC" compile "ex/$v/graph.yaml" --npu-arch dav-2201 -o out --name "$v" -q --sk-backend skforge >/dev/null
+        "$SKINSTALL" install "out/$v.run" --install-path "$ROOT" --quiet
+    done
     # The decoder whose AICPU tiling kernel is an AI-core binary.
     "$SKC" compile ex_notiling/decoder/graph.yaml --npu-arch dav-2201 -o out --name decoder_notiling \
         -q --sk-backend skforge >/dev/null
@@ -120,6 +144,16 @@ standin_python() {
     [ "$status" -eq 0 ]
     [[ "$output" == *"skf_run refused: skf_run: operator 'attn_tiling_0' (aicpu_tiling) cannot be launched on an NPU: its kernel ascend910b/AttentionTiling/attention_tiling.json has magic 'RT_DEV_BINARY_MAGIC_ELF_AIVEC', an AI-core binary's"*"skf_run_segment launches each SuperKernel"* ]]
     [[ "$output" == *"12 SuperKernels alone match their JSONs"* ]]
+}
+
+@test "runtime_npu: sub-kernels that name their parameters as the op compiler does run; a name out of place is refused" {
+    run standin_python "$SKFORGE_SOURCE_DIR/test/python/npu_standin.py" "$ROOT" \
+        "$SKFORGE_ASCENDCL_STANDIN" moe_params moe_badparams
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"moe_params: npu:0; fused 5 launches match 2 SuperKernel JSONs and 3 kernels; op by op 8 launches match 8 kernel JSONs; 2 SuperKernels alone match"* ]]
+    [[ "$output" == *"moe_badparams: npu:0; skf_run refused: skf_run: SuperKernel sk2 cannot be launched: its sub-kernel dequant_swiglu_quant names its parameters (sub_operator_params) in a way this runtime cannot map to its tensors: its JSON names 5 parameters (y0_out_, x1_in__, x0_in__, y1_out_, workspace): 'y0_out_' is not its input 0 (gate_up)"* ]]
+    [[ "$output" == *"skf_run_segment sk2 refused: "* ]]
 }
 
 @test "runtime_npu: without tiling data skf_run refuses naming the kernel and skf_run_segment still launches" {

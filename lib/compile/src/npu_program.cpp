@@ -166,6 +166,34 @@ void event_slots(json& args, std::uint32_t first, const std::vector<std::int64_t
     }
 }
 
+// Why sub-kernel `op`'s parameter names (its JSON's sub_operator_params) cannot be laid out as
+// its tensors, or "" when they can (or there are none): the op compiler names a kernel's GM
+// parameters in call order, its inputs (`<name>_in__`), its outputs (`<name>_out_`), then
+// `workspace` (asc-devkit add_sub_super_kernel_info; graph-autofusion's fixtures), which is the
+// layout without names. Names without those suffixes are taken in that order when the count fits.
+std::string params_mismatch(const graph::Op& op, const std::vector<std::string>& params) {
+    if (params.empty())
+        return "";
+    const std::size_t ins = op.inputs.size(), outs = op.outputs.size();
+    auto list = [&] {
+        std::string t;
+        for (const auto& n : params)
+            t += (t.empty() ? "" : ", ") + n;
+        return "its JSON names " + std::to_string(params.size()) + " parameters (" + t + ")";
+    };
+    if (params.size() != ins + outs + 1 || params.back() != "workspace")
+        return list() + ", not its " + std::to_string(ins) + " inputs, " + std::to_string(outs) +
+               " outputs and a workspace";
+    for (std::size_t i = 0; i + 1 < params.size(); ++i) {
+        bool in = params[i].ends_with("_in__"), out = params[i].ends_with("_out_");
+        if ((in && i >= ins) || (out && i < ins))
+            return list() + ": '" + params[i] + "' is not its " + (i < ins ? "input " : "output ") +
+                   std::to_string(i < ins ? i : i - ins) + " (" +
+                   (i < ins ? op.inputs[i].name : op.outputs[i - ins].name) + ")";
+    }
+    return "";
+}
+
 // The parameter table of segment `s`, slot by slot (codegen::npu_param_layout).
 json segment_args(const graph::Graph& g, const fusion::Segment& s, const codegen::NpuTarget& t,
                   const TensorTable& tensors, const std::set<std::int64_t>& beside) {
@@ -189,11 +217,13 @@ json segment_args(const graph::Graph& g, const fusion::Segment& s, const codegen
         const auto& op = g.ops[static_cast<std::size_t>(s.ops[p])];
         const auto& meta = fusion::sub_kernel_meta(g, s, p);
         auto slot = static_cast<std::uint32_t>(vendor[p].param);
-        if (!meta.sub_operator_params.empty()) {
+        std::string mismatch = params_mismatch(op, meta.sub_operator_params);
+        if (!mismatch.empty()) {
             args.push_back({{"slot", slot},
                             {"count", vendor[p].count},
                             {"sub_operator_params", meta.sub_operator_params},
-                            {"op", op.name}});
+                            {"op", op.name},
+                            {"reason", mismatch}});
         } else {
             std::vector<const graph::Tensor*> all;
             for (const auto& x : op.inputs)

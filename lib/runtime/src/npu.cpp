@@ -215,8 +215,9 @@ void read_slots(SegmentStep& s, const json& args, const std::map<std::int64_t, s
             }
         } else if (a.contains("sub_operator_params")) {
             s.unsupported = "its sub-kernel " + a.value("op", std::string()) +
-                            " names its parameters (sub_operator_params), which this runtime "
-                            "cannot map to tensors";
+                            " names its parameters (sub_operator_params) in a way this runtime "
+                            "cannot map to its tensors: " +
+                            a.value("reason", std::string("(no reason given)"));
         }
         if ((slot.kind == Slot::Kind::arena || slot.kind == Slot::Kind::workspace ||
              slot.kind == Slot::Kind::superkernel_workspace) &&
