@@ -74,6 +74,43 @@ python_asan() {
     [ "$(grep -c 'tensors compared' <<<"$output")" -eq 4 ]
 }
 
+@test "runtime: skforge.runtime's device memory on the host: bound and run like a buffer, the same bytes back" {
+    run python_asan - "$ROOT" <<'EOF'
+import sys
+import skforge.runtime as skr
+with skr.open(sys.argv[1], "moe_block", device="host:2") as pkg:
+    host, dev = {}, {}
+    for t in pkg.tensors:
+        host[t.name] = bytearray(t.nbytes)
+        dev[t.name] = pkg.malloc(t.nbytes)
+        assert pkg.copy_to_host(dev[t.name], t.nbytes) == bytes(t.nbytes)
+        if t.role == "input":
+            host[t.name][:] = bytes((i * 7 + len(t.name)) % 251 for i in range(t.nbytes))
+            pkg.copy_to_device(dev[t.name], host[t.name])
+    for t in pkg.tensors:
+        pkg.bind(t.name, host[t.name])
+    pkg.run()
+    want = {n: bytes(b) for n, b in host.items()}
+    for t in pkg.tensors:
+        pkg.bind(t.name, dev[t.name])
+    pkg.run()
+    got = {t.name: pkg.copy_to_host(dev[t.name], t.nbytes) for t in pkg.tensors}
+    assert got == want, [n for n in got if got[n] != want[n]]
+    name = pkg.tensors[0].name
+    pkg.bind(name, None)
+    pkg.free(dev.pop(name))
+    try:
+        pkg.free(12345)
+        raise SystemExit("a foreign pointer was freed")
+    except skr.Error as e:
+        assert e.code == -1, e
+print("host device memory ok,", len(got), "tensors")
+EOF
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"host device memory ok, "* ]]
+}
+
 @test "runtime: skrun --device: host by default, bad strings are usage errors, npu without CANN names set_env.sh" {
     run "$SKRUN" moe_block --install-path "$ROOT" --device host --cores 2 --iterations 1 --json
     [ "$status" -eq 0 ]

@@ -4,9 +4,12 @@
 // memory. It checks what it is handed the way the runtime would refuse it — a binary registered
 // without a known magic, a function its binary does not define, an argument buffer used before
 // it is finalised, a slot that points at no device memory, an event waited for before it was
-// recorded, memory freed twice — failing the call (ACL_ERROR_INVALID_PARAM) and recording why;
-// and it records every call, every launch with its argument buffer slot by slot, so a test can
-// compare the launches with the package's SuperKernel JSONs.
+// recorded, memory freed twice, an AICPU function launched other than opbase launches one, a
+// launch attribute it does not know, a CMO or a lock task outside device memory — failing the
+// call (ACL_ERROR_INVALID_PARAM) and recording why; and it records every call, every launch with
+// its argument buffer slot by slot and its attributes, every AICPU launch, so a test can compare
+// them with the package's SuperKernel and kernel JSONs. It runs no kernel: an aclrtValueWrite
+// writes its value when it is called, an aclrtValueWait only records what it waits for.
 //
 // Test queries (not CANN's): skf_standin_log() is the record as JSON text, skf_standin_reset()
 // empties it (keeping what is allocated and loaded), skf_standin_errors() counts refusals.

@@ -43,7 +43,8 @@ Api resolve(void* handle, const std::string& library) {
             throw ApiError(SKF_E_DEVICE,
                            library + " has no " + name +
                                ": a CANN runtime too old for libskforge_runtime "
-                               "(it needs the aclrtBinary* and aclrtKernelArgs* API)");
+                               "(it needs the aclrtBinary*, aclrtKernelArgs*, "
+                               "aclrtRegisterCpuFunc, aclrtCmoAsync and aclrtValue* API)");
         fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
     };
     get(api.init, "aclInit");
