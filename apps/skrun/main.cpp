@@ -74,7 +74,25 @@ struct Tensor {
     skf_tensor_info info;
     int role;
 };
-using Set = std::vector<Memory>;
+
+// Memory of the handle's device (skf_device_malloc: host memory on the host, aclrtMalloc'd on
+// an NPU), freed with the object, before the handle is closed.
+class DeviceMemory {
+  public:
+    DeviceMemory(skf_package* pkg, std::size_t bytes) : m_pkg(pkg) {
+        check(skf_device_malloc(pkg, bytes, &m_memory));
+    }
+    ~DeviceMemory() { skf_device_free(m_pkg, m_memory); }
+    DeviceMemory(const DeviceMemory&) = delete;
+    DeviceMemory& operator=(const DeviceMemory&) = delete;
+    void* get() const { return m_memory; }
+
+  private:
+    skf_package* m_pkg;
+    void* m_memory = nullptr;
+};
+using Set = std::vector<std::unique_ptr<DeviceMemory>>; ///< device memory, bound
+using HostSet = std::vector<Memory>;                    ///< host copies, compared
 
 // An open package, closed with the object.
 class Handle {
@@ -95,31 +113,35 @@ class Handle {
     skf_package* get() const { return m_pkg; }
     const std::vector<Tensor>& tensors() const { return m_tensors; }
 
-    // Memory for every tensor, the graph inputs filled as the options say.
+    // Device memory for every tensor, the graph inputs filled as the options say (in host
+    // memory, then copied).
     Set make_set(const Options& o) const {
         Set set;
         for (std::size_t i = 0; i < m_tensors.size(); ++i) {
             const auto& t = m_tensors[i].info;
-            set.push_back(zeroed(t.bytes));
+            set.push_back(std::make_unique<DeviceMemory>(m_pkg, t.bytes));
             if (m_tensors[i].role != SKF_ROLE_INPUT)
                 continue;
+            Memory host = zeroed(t.bytes);
             if (o.inputs == "random")
-                rt::random_fill(set.back().get(), t.bytes, t.dtype, i, o.seed);
+                rt::random_fill(host.get(), t.bytes, t.dtype, i, o.seed);
             else
-                rt::read_tensor_file(set.back().get(), t.bytes, o.inputs, t.name, t.dtype);
+                rt::read_tensor_file(host.get(), t.bytes, o.inputs, t.name, t.dtype);
+            check(skf_copy_to_device(m_pkg, set.back()->get(), host.get(), t.bytes));
         }
         return set;
     }
     void bind(const Set& set) const {
         for (std::size_t i = 0; i < m_tensors.size(); ++i)
-            check(skf_bind(m_pkg, m_tensors[i].info.name, set[i].get()));
+            check(skf_bind(m_pkg, m_tensors[i].info.name, set[i]->get()));
     }
-    // A copy of every tensor a run writes.
-    Set snapshot(const Set& set) const {
-        Set copy;
+    // A host copy of every tensor.
+    HostSet snapshot(const Set& set) const {
+        HostSet copy;
         for (std::size_t i = 0; i < m_tensors.size(); ++i) {
             copy.push_back(zeroed(m_tensors[i].info.bytes));
-            std::memcpy(copy.back().get(), set[i].get(), m_tensors[i].info.bytes);
+            check(
+                skf_copy_to_host(m_pkg, copy.back().get(), set[i]->get(), m_tensors[i].info.bytes));
         }
         return copy;
     }
@@ -129,9 +151,11 @@ class Handle {
     std::vector<Tensor> m_tensors;
 };
 
-// One run untimed (the first, whose results are kept in `first`), then `iterations` timed ones.
+// One run untimed (the first, whose results are kept in `first`), then `iterations` timed ones,
+// whose last results are kept in `last`.
 template <typename Run>
-Timing time_runs(const Handle& h, const Set& set, Set& first, Run run, unsigned iterations) {
+Timing time_runs(const Handle& h, const Set& set, HostSet& first, HostSet& last, Run run,
+                 unsigned iterations) {
     Timing t;
     skf_stats stats{};
     check(run());
@@ -144,6 +168,7 @@ Timing time_runs(const Handle& h, const Set& set, Set& first, Run run, unsigned 
         check(skf_get_stats(h.get(), &stats));
         ms.push_back(static_cast<double>(stats.last_nanoseconds) / 1e6);
     }
+    last = h.snapshot(set);
     if (!ms.empty()) {
         std::sort(ms.begin(), ms.end());
         t.median_ms = ms[ms.size() / 2];
@@ -160,7 +185,8 @@ struct Comparison {
 
 // Compares every tensor both modes write (all but graph inputs), after the first run and after
 // the last: a fused run that reads what an earlier run left behind differs only in the first.
-Comparison compare(const Handle& h, const Set& f1, const Set& u1, const Set& f, const Set& u) {
+Comparison compare(const Handle& h, const HostSet& f1, const HostSet& u1, const HostSet& f,
+                   const HostSet& u) {
     Comparison c;
     for (std::size_t i = 0; i < h.tensors().size(); ++i) {
         const auto& t = h.tensors()[i];
@@ -274,26 +300,23 @@ void report_differences(const std::vector<RunDifference>& list) {
 
 int run(const Options& o) {
     Handle h(o);
-    if (std::string_view(skf_device(h.get())).starts_with("npu:"))
-        throw Error(std::string(skf_device(h.get())) + ": package '" + o.name +
-                    "' opened through CANN's runtime, but skrun fills and compares tensors in "
-                    "host memory, which an NPU cannot read: run NPU packages from an application "
-                    "that binds device memory to them (runtime.md in /usr/share/doc/skforge/)");
     check(skf_debug_drop_side_waits(h.get(), o.drop_side_waits ? 1 : 0));
-    Set fused = h.make_set(o), fused_first;
+    Set fused = h.make_set(o);
+    HostSet fused_first, fused_last;
     h.bind(fused);
     Timing f = time_runs(
-        h, fused, fused_first, [&] { return skf_run(h.get(), nullptr); }, o.iterations);
+        h, fused, fused_first, fused_last, [&] { return skf_run(h.get(), nullptr); }, o.iterations);
     std::optional<Timing> u;
     std::optional<Comparison> cmp;
-    Set unfused, unfused_first;
+    Set unfused;
+    HostSet unfused_first, unfused_last;
     if (o.compare) {
         unfused = h.make_set(o);
         h.bind(unfused);
         u = time_runs(
-            h, unfused, unfused_first, [&] { return skf_run_unfused(h.get(), nullptr); },
-            o.iterations);
-        cmp = compare(h, fused_first, unfused_first, fused, unfused);
+            h, unfused, unfused_first, unfused_last,
+            [&] { return skf_run_unfused(h.get(), nullptr); }, o.iterations);
+        cmp = compare(h, fused_first, unfused_first, fused_last, unfused_last);
     }
     if (o.json)
         print_json(o, h, f, u, cmp);
@@ -311,10 +334,9 @@ bool parse(const std::vector<std::string>& args, Options& o) {
         "skrun", "skrun NAME [options]",
         "Runs the installed package NAME through libskforge_runtime: each SuperKernel\n"
         "as one launch, on worker threads standing in for AI cores (--device host, for\n"
-        "packages of skc compile --npu-arch host). --device npu:N opens an NPU package\n"
-        "through CANN's runtime and stops there: skrun's tensors are host memory, and an\n"
-        "NPU runs from an application that binds device memory (runtime.md in\n"
-        "/usr/share/doc/skforge/).\n"
+        "packages of skc compile --npu-arch host), or on NPU N through CANN's runtime\n"
+        "(--device npu:N, packages of --npu-arch dav-2201|dav-3510), its tensors in the\n"
+        "device's memory (runtime.md in /usr/share/doc/skforge/).\n"
         "--compare-unfused also runs every operator as its own launch, compares every\n"
         "output bitwise after the first and the last run and prints both timings.",
         "Exit status: 0 success (every output identical), 1 failure or an output\n"

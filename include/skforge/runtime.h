@@ -141,6 +141,24 @@ SKF_API const char* skf_device(const skf_package* pkg);
 SKF_API const char* skf_version(void);
 SKF_API int skf_version_number(void);
 
+/* Device memory for the handle's device (symbol version SKFORGE_RUNTIME_0.1, added after the
+ * first interface: an application using them needs a library that has them). On an NPU it is
+ * aclrtMalloc'd memory of the handle's device (zeroed), copied with aclrtMemcpy; on the host it is
+ * host memory (64-byte aligned, zeroed), copied with memcpy. So a client can fill its inputs, bind,
+ * run and read its outputs the same way on either device. What skf_device_malloc returned and
+ * skf_device_free did not is freed by skf_close. */
+#define SKF_HAS_DEVICE_MEMORY 1
+
+/* *out = `bytes` bytes (at least one) of device memory, zeroed; NULL on failure. */
+SKF_API int skf_device_malloc(skf_package* pkg, size_t bytes, void** out);
+
+/* Frees memory of skf_device_malloc of this handle (anything else: SKF_E_ARGUMENT). */
+SKF_API int skf_device_free(skf_package* pkg, void* memory);
+
+/* Copies `bytes` bytes from host memory to device memory, and back. */
+SKF_API int skf_copy_to_device(skf_package* pkg, void* device, const void* host, size_t bytes);
+SKF_API int skf_copy_to_host(skf_package* pkg, void* host, const void* device, size_t bytes);
+
 /* Test switch (host only): the fused run skips every wait on an operator beside the cores (AICPU
  * tiling, prefetch), which then run last — what a missing wait lets happen at worst. */
 SKF_API int skf_debug_drop_side_waits(skf_package* pkg, int drop);

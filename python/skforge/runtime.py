@@ -86,8 +86,17 @@ def _load():
         "skf_version": (c.c_char_p, []),
         "skf_close": (None, [P]),
     }
-    for name, (res, args) in sig.items():
-        fn = getattr(lib, name)
+    # Added later (symbol version SKFORGE_RUNTIME_0.1): device memory; absent from an older library.
+    later = {
+        "skf_device_malloc": (c.c_int, [P, c.c_size_t, c.POINTER(P)]),
+        "skf_device_free": (c.c_int, [P, P]),
+        "skf_copy_to_device": (c.c_int, [P, P, P, c.c_size_t]),
+        "skf_copy_to_host": (c.c_int, [P, P, P, c.c_size_t]),
+    }
+    for name, (res, args) in list(sig.items()) + list(later.items()):
+        fn = getattr(lib, name, None)
+        if fn is None and name in later:
+            continue
         fn.restype, fn.argtypes = res, args
     return lib
 
@@ -201,6 +210,29 @@ class Package:
     def run_segment(self, segment, stream=None):
         """Launches SuperKernel `segment` alone with the tensors bound so far."""
         _check(_lib.skf_run_segment(self._live(), segment.encode(), stream))
+
+    def malloc(self, nbytes):
+        """`nbytes` bytes of the device's memory, zeroed, as an int address (host memory on the
+        host, aclrtMalloc'd on an NPU); freed by free() or at close."""
+        p = ctypes.c_void_p()
+        _check(_lib.skf_device_malloc(self._live(), nbytes, ctypes.byref(p)))
+        return p.value
+
+    def free(self, address):
+        """Frees memory of malloc()."""
+        _check(_lib.skf_device_free(self._live(), address))
+
+    def copy_to_device(self, address, data):
+        """Copies the bytes of `data` (any buffer) to device memory at `address`."""
+        view = memoryview(data).cast("B")
+        buf = (ctypes.c_char * view.nbytes).from_buffer_copy(view)
+        _check(_lib.skf_copy_to_device(self._live(), address, buf, view.nbytes))
+
+    def copy_to_host(self, address, nbytes):
+        """The `nbytes` bytes of device memory at `address`, as bytes."""
+        buf = ctypes.create_string_buffer(max(nbytes, 1))
+        _check(_lib.skf_copy_to_host(self._live(), buf, address, nbytes))
+        return buf.raw[:nbytes]
 
     @property
     def stats(self):

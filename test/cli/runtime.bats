@@ -58,6 +58,12 @@ python_asan() {
         skf_run_unfused skf_segment_count skf_segment_name skf_run_segment skf_close skf_version; do
         grep -qx "$f" exported || { echo "missing: $f"; false; }
     done
+    # What was added after the first interface has a symbol version of its own.
+    objdump -T "$SKFORGE_RUNTIME_LIB" | awk '$NF ~ /^skf_/ {print $(NF-1), $NF}' >versions
+    for f in skf_device_malloc skf_device_free skf_copy_to_device skf_copy_to_host; do
+        grep -qx "SKFORGE_RUNTIME_0.1 $f" versions || { echo "not at 0.1: $f"; false; }
+    done
+    grep -qx "SKFORGE_RUNTIME_0 skf_open" versions
 }
 
 @test "runtime: skforge.runtime runs every example from Python: bytearray, address and data_ptr() bindings" {
@@ -66,6 +72,43 @@ python_asan() {
     [ "$status" -eq 0 ]
     [[ "$output" == *"moe_block: host:"*"fused 5 launches, op by op 8 launches, 7 tensors compared"* ]]
     [ "$(grep -c 'tensors compared' <<<"$output")" -eq 4 ]
+}
+
+@test "runtime: skforge.runtime's device memory on the host: bound and run like a buffer, the same bytes back" {
+    run python_asan - "$ROOT" <<'EOF'
+import sys
+import skforge.runtime as skr
+with skr.open(sys.argv[1], "moe_block", device="host:2") as pkg:
+    host, dev = {}, {}
+    for t in pkg.tensors:
+        host[t.name] = bytearray(t.nbytes)
+        dev[t.name] = pkg.malloc(t.nbytes)
+        assert pkg.copy_to_host(dev[t.name], t.nbytes) == bytes(t.nbytes)
+        if t.role == "input":
+            host[t.name][:] = bytes((i * 7 + len(t.name)) % 251 for i in range(t.nbytes))
+            pkg.copy_to_device(dev[t.name], host[t.name])
+    for t in pkg.tensors:
+        pkg.bind(t.name, host[t.name])
+    pkg.run()
+    want = {n: bytes(b) for n, b in host.items()}
+    for t in pkg.tensors:
+        pkg.bind(t.name, dev[t.name])
+    pkg.run()
+    got = {t.name: pkg.copy_to_host(dev[t.name], t.nbytes) for t in pkg.tensors}
+    assert got == want, [n for n in got if got[n] != want[n]]
+    name = pkg.tensors[0].name
+    pkg.bind(name, None)
+    pkg.free(dev.pop(name))
+    try:
+        pkg.free(12345)
+        raise SystemExit("a foreign pointer was freed")
+    except skr.Error as e:
+        assert e.code == -1, e
+print("host device memory ok,", len(got), "tensors")
+EOF
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"host device memory ok, "* ]]
 }
 
 @test "runtime: skrun --device: host by default, bad strings are usage errors, npu without CANN names set_env.sh" {

@@ -12,7 +12,9 @@ EXAMPLES="moe_block tbe_cut two_stream decoder"
 
 # npu_examples DIR [notiling]: copies of the examples that compile for dav-2201: every kernel
 # gets a binary (its functions' names, as an ELF string table has them, then random bytes) as
-# bin_path and, unless notiling, runInfo with tiling data in its JSON.
+# bin_path and, unless notiling, runInfo with tiling data, a schedule mode and a local memory
+# size in its JSON; the decoder's AICPU tiling kernel becomes an AICPU kernel (its magic
+# RT_DEV_BINARY_MAGIC_ELF_AICPU, no runInfo), or with notiling an AI-core one like the others.
 npu_examples() {
     cp -r "$SKFORGE_SOURCE_DIR/share/skforge/examples" "$1"
     python3 - "$1" "${2:-}" <<'EOF'
@@ -25,18 +27,22 @@ for path in glob.glob(os.path.join(root, "*", "kernels", "*.json")) + \
         k = json.load(f)
     name = k["kernelName"]
     kind = k.get("sub_operator_kernel_type", "")
+    aicpu = os.path.basename(path) == "attention_tiling.json" and not notiling
     if k["magic"] == "RT_DEV_BINARY_MAGIC_SKFORGE_HOST":  # the decoder's kernels are the host's
         k["magic"] = {"KERNEL_TYPE_AIV_ONLY": "RT_DEV_BINARY_MAGIC_ELF_AIVEC",
                       "KERNEL_TYPE_AIC_ONLY": "RT_DEV_BINARY_MAGIC_ELF_AICUBE"}.get(
                           kind, "RT_DEV_BINARY_MAGIC_ELF")
+    if aicpu:
+        k["magic"] = "RT_DEV_BINARY_MAGIC_ELF_AICPU"
     names = [name]
-    if kind.startswith("KERNEL_TYPE_MIX"):
+    if kind.startswith("KERNEL_TYPE_MIX") and not aicpu:
         names = [name + "_mix_aic", name + "_mix_aiv"]
     with open(path[:-5] + ".o", "wb") as f:
         f.write(b"".join(n.encode() + b"\0" for n in names) + rng.randbytes(512))
-    if not notiling:
-        k["runInfo"] = {"aicpu_block_dim": 0, "block_dim": k["blockDim"], "local_memory_size": 0,
-                        "schedule_mode": 0, "tiling_cond": 0, "clear_atomic": 0,
+    if not notiling and not aicpu:
+        k["runInfo"] = {"aicpu_block_dim": 0, "block_dim": k["blockDim"],
+                        "local_memory_size": rng.randrange(0, 4) * 1024,
+                        "schedule_mode": rng.randrange(0, 2), "tiling_cond": 0, "clear_atomic": 0,
                         "tiling_key": 1, "tiling_data": rng.randbytes(24).hex()}
     with open(path, "w") as f:
         json.dump(k, f, indent=1)
@@ -74,6 +80,34 @@ setup_file() {
     "$SKC" compile ex_notiling/moe_block/graph.yaml --npu-arch dav-2201 -o out --name moe_notiling \
         -q --sk-backend skforge >/dev/null
     "$SKINSTALL" install out/moe_notiling.run --install-path "$ROOT" --quiet
+    # moe_block whose fused kernels name their parameters (sub_operator_params) as the op
+    # compiler does; and once with a name out of place.
+    for v in moe_params moe_badparams; do
+        cp -r ex/moe_block "ex/$v"
+        sed -i "s/^name: moe_block/name: $v/" "ex/$v/graph.yaml"
+        python3 - "ex/$v" "$v" <<'EOF'
+import json, sys, yaml
+d, variant = sys.argv[1], sys.argv[2]
+g = yaml.safe_load(open(d + "/graph.yaml"))
+for op in g["ops"]:
+    if "scope" not in op:
+        continue
+    path = d + "/" + op["kernel"]["json_path"]
+    k = json.load(open(path))
+    names = ["x%d_in__" % i for i in range(len(op["inputs"]))] + \
+        ["y%d_out_" % i for i in range(len(op["outputs"]))] + ["workspace"]
+    if variant == "moe_badparams" and op["name"] == "dequant_swiglu_quant":
+        names[0], names[2] = names[2], names[0]  # an output's name first
+    k["sub_operator_params"] = names
+    json.dump(k, open(path, "w"), indent=1)
+EOF
+        "$SKC" compile "ex/$v/graph.yaml" --npu-arch dav-2201 -o out --name "$v" -q --sk-backend skforge >/dev/null
+        "$SKINSTALL" install "out/$v.run" --install-path "$ROOT" --quiet
+    done
+    # The decoder whose AICPU tiling kernel is an AI-core binary.
+    "$SKC" compile ex_notiling/decoder/graph.yaml --npu-arch dav-2201 -o out --name decoder_notiling \
+        -q --sk-backend skforge >/dev/null
+    "$SKINSTALL" install out/decoder_notiling.run --install-path "$ROOT" --quiet
 }
 
 # standin_python ARGS...: python3 with the module from the source tree, the built library and
@@ -96,11 +130,30 @@ standin_python() {
     [[ "$output" == *"moe_block: npu:0; fused 5 launches match 2 SuperKernel JSONs and 3 kernels; op by op 8 launches match 8 kernel JSONs; 2 SuperKernels alone match their JSONs"* ]]
     grep -q "^tbe_cut: npu:0; fused [0-9]* launches match .*; op by op [0-9]* launches match" <<<"$output"
     grep -q "^two_stream: npu:0; fused [0-9]* launches match .*; op by op [0-9]* launches match" <<<"$output"
-    # The decoder's AICPU tiling and prefetch operators are not launched on an NPU yet: the runs
-    # say so, every SuperKernel runs alone.
     # Fusion off, two streams: the add waits on stream 0 for the rope's event on stream 1.
     [[ "$output" == *"two_stream_apart: npu:0; fused 4 launches match 0 SuperKernel JSONs and 4 kernels; op by op 4 launches"* ]]
-    grep -q "^decoder: npu:0; skf_run refused: skf_run: operator 'attn_tiling_0' is a aicpu_tiling operator.*skf_run_segment.*; 12 SuperKernels alone match" <<<"$output"
+    # The decoder fused and op by op: its AICPU tiling kernel launched on the AICPU, its
+    # prefetches as CMO tasks, ordered with the SuperKernels by their locks.
+    grep -q "^decoder: npu:0; fused 12 launches match 12 SuperKernel JSONs and 0 kernels, 1 AICPU tiling launches and 3 prefetches beside; op by op [0-9]* launches match [0-9]* kernel JSONs, 1 AICPU tiling launches and 3 prefetches beside; 12 SuperKernels alone match" <<<"$output"
+}
+
+@test "runtime_npu: an AICPU tiling operator whose kernel is an AI-core binary is refused, naming it" {
+    run standin_python "$SKFORGE_SOURCE_DIR/test/python/npu_standin.py" "$ROOT" \
+        "$SKFORGE_ASCENDCL_STANDIN" decoder_notiling
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"skf_run refused: skf_run: operator 'attn_tiling_0' (aicpu_tiling) cannot be launched on an NPU: its kernel ascend910b/AttentionTiling/attention_tiling.json has magic 'RT_DEV_BINARY_MAGIC_ELF_AIVEC', an AI-core binary's"*"skf_run_segment launches each SuperKernel"* ]]
+    [[ "$output" == *"12 SuperKernels alone match their JSONs"* ]]
+}
+
+@test "runtime_npu: sub-kernels that name their parameters as the op compiler does run; a name out of place is refused" {
+    run standin_python "$SKFORGE_SOURCE_DIR/test/python/npu_standin.py" "$ROOT" \
+        "$SKFORGE_ASCENDCL_STANDIN" moe_params moe_badparams
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"moe_params: npu:0; fused 5 launches match 2 SuperKernel JSONs and 3 kernels; op by op 8 launches match 8 kernel JSONs; 2 SuperKernels alone match"* ]]
+    [[ "$output" == *"moe_badparams: npu:0; skf_run refused: skf_run: SuperKernel sk2 cannot be launched: its sub-kernel dequant_swiglu_quant names its parameters (sub_operator_params) in a way this runtime cannot map to its tensors: its JSON names 5 parameters (y0_out_, x1_in__, x0_in__, y1_out_, workspace): 'y0_out_' is not its input 0 (gate_up)"* ]]
+    [[ "$output" == *"skf_run_segment sk2 refused: "* ]]
 }
 
 @test "runtime_npu: without tiling data skf_run refuses naming the kernel and skf_run_segment still launches" {
@@ -142,11 +195,54 @@ EOF
     [[ "$output" == *"npu:0: cannot load CANN's runtime libascendcl_nowhere.so"*"source its set_env.sh"* ]]
 }
 
-@test "runtime_npu: skrun --device npu opens the package and stops, saying its tensors are host memory" {
-    SKFORGE_ASCENDCL="$SKFORGE_ASCENDCL_STANDIN" run "$SKRUN" moe_block --install-path "$ROOT" --device npu
-    echo "$output"
+@test "runtime_npu: skrun --device npu:0 --compare-unfused runs moe_block and the decoder end to end in device memory" {
+    for g in moe_block decoder; do
+        SKFORGE_ASCENDCL="$SKFORGE_ASCENDCL_STANDIN" run "$SKRUN" "$g" --install-path "$ROOT" \
+            --device npu:0 --compare-unfused --iterations 2 --json
+        echo "$output"
+        [ "$status" -eq 0 ]
+        python3 -c '
+import json, sys
+g, r = sys.argv[1], json.loads(sys.argv[2])
+assert r["device"] == "npu:0" and r["identical"] and r["compared"] > 0, r
+want = {"moe_block": (5, 8), "decoder": (12, 0)}[g]
+assert r["fused"]["launches"] == want[0], r
+assert want[1] == 0 or r["unfused"]["launches"] == want[1], r
+' "$g" "$output"
+    done
+    # a run the runtime refuses stops skrun with its message
+    SKFORGE_ASCENDCL="$SKFORGE_ASCENDCL_STANDIN" run "$SKRUN" moe_notiling --install-path "$ROOT" --device npu:0
     [ "$status" -eq 1 ]
-    [[ "$output" == *"npu:0: package 'moe_block' opened through CANN's runtime, but skrun fills and compares tensors in host memory"* ]]
+    [[ "$output" == *"skf_run: operator 'reshape' cannot be launched alone"* ]]
+}
+
+@test "runtime_npu: device memory of the handle on npu:0: zeroed, copied both ways, freed once, the rest by close" {
+    run standin_python - "$ROOT" "$SKFORGE_ASCENDCL_STANDIN" <<'EOF'
+import ctypes, json, sys
+import skforge.runtime as skr
+standin = ctypes.CDLL(sys.argv[2])
+standin.skf_standin_log.restype = ctypes.c_char_p
+with skr.open(sys.argv[1], "moe_block", device="npu:0") as pkg:
+    before = len(json.loads(standin.skf_standin_log())["memory"])
+    p = pkg.malloc(100)
+    assert len(json.loads(standin.skf_standin_log())["memory"]) == before + 1  # aclrtMalloc'd
+    assert pkg.copy_to_host(p, 100) == bytes(100)  # zeroed
+    pkg.copy_to_device(p, bytes(range(100)))
+    assert pkg.copy_to_host(p, 100) == bytes(range(100))
+    pkg.free(p)
+    try:
+        pkg.free(p)
+        raise SystemExit("a second free was accepted")
+    except skr.Error as e:
+        assert e.code == -1 and "freed twice" in str(e), e
+    pkg.malloc(8)  # left for skf_close to free
+log = json.loads(standin.skf_standin_log())
+assert not log["memory"] and not log["errors"], log["memory"]
+print("npu:0 ok")
+EOF
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"npu:0 ok"* ]]
 }
 
 @test "runtime_npu: an NPU package with its program is byte-reproducible" {

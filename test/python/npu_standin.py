@@ -10,10 +10,16 @@ stand-in recorded with the files the package ships, read here on their own: each
 JSON (kernelName and its _mix_aic/_mix_aiv functions by taskRation, magic, blockDim, the
 parameter table's size from SuperkernelInfo.kernelList[].arg_list, slot 0 the FFTS address,
 every tensor slot the bound pointer by skforge.kernelList[].arg_list, arena and workspace slots
-inside the SuperKernel's workspace at their offsets, one lock per notify/wait), and each
-operator's kernel JSON (kernelName, blockDim, FFTS for MIX, its tensors, workspace, the tiling
-data of runInfo). A run the runtime refuses is printed with its message. Prints one line per
-package; exits 1 on any disagreement."""
+inside the SuperKernel's workspace at their offsets, one lock per notify/wait, the launch's
+schedule mode and local memory size), and each operator's kernel JSON (kernelName, blockDim, FFTS
+for MIX, its tensors, workspace, the tiling data of runInfo, the overflow address, the schedule
+mode and local memory size of runInfo or the JSON). Operators beside the cores: each AICPU tiling
+kernel one AICPU launch (its function and OpType, its tensors and workspace), each prefetch one
+CMO prefetch per tensor, and in the fused run each waits (aclrtValueWait) on the locks it
+receives and writes (aclrtValueWrite) the locks it sends, at the addresses the SuperKernels'
+lock slots hold, with no stream-level wait between them and those SuperKernels. A run the
+runtime refuses is printed with its message. Prints one line per package; exits 1 on any
+disagreement."""
 import ctypes
 import json
 import os
@@ -121,6 +127,10 @@ def check_superkernel(who, launch, sk, bound, ffts, arch):
            % (who, launch["block_dim"], sk["blockDim"]))
     expect(launch["magic"] == MAGIC[sk["magic"]], "%s: magic %#x, the JSON's %s"
            % (who, launch["magic"], sk["magic"]))
+    attrs = {"schedule_mode": sk.get("schedule_mode", 0),
+             "dyn_ubuf_size": max(0, sk.get("localMemorySize", 0))}
+    expect(launch["attrs"] == attrs, "%s: launch attributes %s, the JSON's %s"
+           % (who, launch["attrs"], attrs))
     n = table_size(sk) if arch != "dav-3510" else table_size(sk) - 1
     expect(launch["args_bytes"] == 8 * n, "%s: argument buffer of %d bytes, the parameter "
            "table has %d slots" % (who, launch["args_bytes"], n))
@@ -178,9 +188,13 @@ def check_superkernel(who, launch, sk, bound, ffts, arch):
     return waits
 
 
-def check_op(who, launch, kjson, op, tensors, bound, ffts, arch):
+def check_op(who, launch, kjson, op, tensors, bound, ffts, arch, overflow):
     """One launch of an operator alone against its kernel's JSON, laid out as opbase does."""
     run = kjson.get("runInfo", {})
+    attrs = {"schedule_mode": run.get("schedule_mode", kjson.get("schedule_mode", 0)),
+             "dyn_ubuf_size": run.get("local_memory_size", kjson.get("localMemorySize", 0))}
+    expect(launch["attrs"] == attrs, "%s: launch attributes %s, the kernel's %s"
+           % (who, launch["attrs"], attrs))
     expect(launch["function"] == kjson["kernelName"], "%s: function %s, kernelName %s"
            % (who, launch["function"], kjson["kernelName"]))
     expect(launch["block_dim"] == run.get("block_dim", kjson["blockDim"]),
@@ -207,15 +221,108 @@ def check_op(who, launch, kjson, op, tensors, bound, ffts, arch):
         else:
             expect(where[k].get("size") == s, "%s: workspace slot %d is not %d bytes" % (who, k, s))
         k += 1
-    expect(len(slots) == k + 1 and launch["place_holder_data"].get(str(k)) ==
-           run.get("tiling_data"), "%s: the last slot is not its tiling data" % who)
+    expect(len(slots) == k + 2 and launch["place_holder_data"].get(str(k)) ==
+           run.get("tiling_data"), "%s: the slot after the workspace is not its tiling data" % who)
+    expect(len(slots) == k + 2 and slots[k + 1] == overflow,
+           "%s: the last slot is not the overflow address" % who)
+
+
+def check_cpu(who, launch, kjson, op, tensors, bound):
+    """One AICPU launch of an aicpu_tiling operator: its function, OpType, tensors, workspace."""
+    expect(launch["function"] == kjson["kernelName"] and launch["op_type"] == op["type"],
+           "%s: AICPU function %s of %s, the JSON's %s of %s" % (
+               who, launch["function"], launch["op_type"], kjson["kernelName"], op["type"]))
+    want = [bound.get(tensors[t]["name"]) for t in op["inputs"] + op["outputs"]]
+    got = launch["slots"][:len(want)]
+    for i, (g, w) in enumerate(zip(got, want)):
+        if w is None:  # memory of the runtime's own
+            expect("allocation" in launch["where"][i], "%s: slot %d is no memory" % (who, i))
+        else:
+            expect(g == w, "%s: slot %d holds %#x, not the bound %#x" % (who, i, g, w))
+    sizes = [s for s in kjson.get("workspace", {}).get("size", []) if s > 0]
+    expect(len(launch["slots"]) == len(want) + max(1, len(sizes)),
+           "%s: %d slots, its tensors and workspace make %d" % (
+               who, len(launch["slots"]), len(want) + max(1, len(sizes))))
+
+
+def check_beside(name, program, calls, bound, kernel_json, lock_at):
+    """The operators beside the cores, in graph order: each AICPU tiling kernel one AICPU launch,
+    each prefetch one CMO prefetch per tensor (at the bound memory, of the tensor's size); in the
+    fused run (lock_at: event -> the lock address the SuperKernels' slots hold) each waits
+    (aclrtValueWait, value 1, ACL_STREAM_WAIT_VALUE_EQ) on the locks it receives before it runs
+    and writes 1 (aclrtValueWrite) into those it sends after, all on its stream; op by op no lock
+    is touched."""
+    tensors = program["tensors"]
+    kinds = ("aclrtValueWait", "aclrtValueWrite", "aclrtLaunchKernelWithHostArgs",
+             "aclrtCmoAsync")
+    got = [c for c in calls if c["fn"] in kinds]
+    want, groups = [], []
+    for i, o in enumerate(program["ops"]):
+        if o["kind"] == "kernel":
+            continue
+        items = []
+        if lock_at is not None:
+            items += [("aclrtValueWait", lock_at[e], 1) for e in o["recv_events"] if e in lock_at]
+        if o["kind"] == "prefetch":
+            items += [("aclrtCmoAsync", bound[tensors[t]["name"]], tensors[t]["bytes"])
+                      for t in o["inputs"]]
+        else:
+            items.append(("aclrtLaunchKernelWithHostArgs", kernel_json[i]["kernelName"], None))
+        if lock_at is not None:
+            items += [("aclrtValueWrite", lock_at[e], 1) for e in o["send_events"] if e in lock_at]
+        groups.append((len(want), len(items)))
+        want += items
+
+    def key(c):
+        if c["fn"] == "aclrtCmoAsync":
+            return (c["fn"], c["address"], c["bytes"])
+        if c["fn"] == "aclrtLaunchKernelWithHostArgs":
+            return (c["fn"], c["function"], None)
+        return (c["fn"], c["address"], c["value"])
+    if not expect([key(c) for c in got] == want, "%s: beside the cores %s, expected %s"
+                  % (name, [key(c) for c in got], want)):
+        return
+    for first, n in groups:
+        expect(len({c["stream"] for c in got[first:first + n]}) == 1,
+               "%s: one operator beside the cores on two streams" % name)
+    expect(all(c.get("flag", 1) == 1 for c in got if c["fn"] == "aclrtValueWait") and
+           all(c.get("type", 0) == 0 for c in got),
+           "%s: a lock wait not ACL_STREAM_WAIT_VALUE_EQ, or a CMO not a prefetch" % name)
+
+
+def lock_addresses(program, launches_by_step):
+    """event -> the lock address the fused SuperKernel launches hold in its slots."""
+    out = {}
+    for st, launch in launches_by_step:
+        if "segment" not in st:
+            continue
+        for a in program["segments"][st["segment"]]["args"]:
+            if "lock" in a:
+                v = launch["slots"][a["slot"]]
+                expect(out.setdefault(a["lock"], v) == v,
+                       "event %d has two lock addresses" % a["lock"])
+    return out
 
 
 def check_order(name, program, calls):
     """The fused launches keep the plan's order across streams: a step on one stream that reads
     what a step on another stream wrote waits, before its launch, for an event recorded on that
-    stream after that step's launch; steps of different plan streams go to different streams."""
+    stream after that step's launch; steps of different plan streams go to different streams.
+    Between an operator beside the cores and a SuperKernel a lock orders them instead, and no
+    stream waits for the other there (the SuperKernel spins on the lock inside its launch: such a
+    wait would never end on a device)."""
     steps, ops = program["steps"], program["ops"]
+    locks = set(program["locks"])
+
+    def beside(st):
+        return "op" in st and ops[st["op"]]["kind"] != "kernel"
+
+    def locked(a, b):
+        sa, sb = step_ops(steps[a]), step_ops(steps[b])
+        return (beside(steps[a]) or beside(steps[b])) and any(
+            e in locks and e in ops[y]["recv_events"]
+            for x, y in [(x, y) for x in sa for y in sb] + [(y, x) for x in sa for y in sb]
+            for e in ops[x]["send_events"])
 
     def step_ops(st):
         return program["segments"][st["segment"]]["ops"] if "segment" in st else [st["op"]]
@@ -224,9 +331,17 @@ def check_order(name, program, calls):
         return program["segments"][st["segment"]]["stream"] if "segment" in st \
             else ops[st["op"]]["stream"]
     launched, recorded, waited = [], {}, {}  # launch -> stream; event -> (stream, launches)
+    # what each step runs: one launch, or a prefetch's CMO per tensor
+    runs = ("aclrtLaunchKernelWithConfig", "aclrtLaunchKernelWithHostArgs", "aclrtCmoAsync")
+    calls_of = [len(ops[st["op"]]["inputs"]) if "op" in st and ops[st["op"]]["kind"] == "prefetch"
+                else 1 for st in steps]
+    left = 0
     for c in calls:
-        if c["fn"] == "aclrtLaunchKernelWithConfig":
-            launched.append(c["stream"])
+        if c["fn"] in runs:
+            if left == 0 and len(launched) < len(steps):
+                left = calls_of[len(launched)]
+                launched.append(c["stream"])
+            left -= 1
         elif c["fn"] == "aclrtRecordEvent":
             recorded[c["event"]] = (c["stream"], len(launched))
         elif c["fn"] == "aclrtStreamWaitEvent":
@@ -239,6 +354,12 @@ def check_order(name, program, calls):
             for t in ops[o]["inputs"]:
                 d = producer.get(t)
                 if d is None or plan_stream(steps[d]) == plan_stream(st):
+                    continue
+                if locked(d, i):
+                    expect(not any(s == launched[i] and r is not None and r[0] == launched[d]
+                                   for k, lst in waited.items() for s, r in lst),
+                           "%s: step %d waits on its stream for step %d, which a lock orders "
+                           "(a deadlock on a device)" % (name, i, d))
                     continue
                 expect(launched[i] != launched[d], "%s: steps %d and %d of different streams "
                        "share one" % (name, d, i))
@@ -260,7 +381,7 @@ def check_package(root, standin, name):
     for t in pkg.tensors:
         bound[t.name] = standin.malloc(t.nbytes)
         pkg.bind(t.name, bound[t.name])
-    ffts = standin.log()["ffts"]
+    ffts, overflow = standin.log()["ffts"], standin.log()["overflow"]
     sk = {s: load(os.path.join(base, program["soc_dir"], "SuperKernel", s + ".json"))
           for s in pkg.segments}
     tensors, ops = program["tensors"], program["ops"]
@@ -274,38 +395,65 @@ def check_package(root, standin, name):
             fn()
         except skr.Error as e:
             said.append("%s refused: %s" % (what, e))
-            expect(e.code == -6 and not standin.log()["launches"],
+            log = standin.log()
+            expect(e.code == -6 and not log["launches"] and not log["cpu_launches"] and
+                   not any(c["fn"] == "aclrtCmoAsync" for c in log["calls"]),
                    "%s: %s refused after launching, or not as unsupported (the stand-in: %s)"
                    % (name, what, standin.log()["errors"]))
             return None
         return standin.log()["launches"]
 
+    def beside_said():
+        n_tiling = sum(o["kind"] == "aicpu_tiling" for o in ops)
+        n_prefetch = sum(o["kind"] == "prefetch" for o in ops)
+        return "" if n_tiling + n_prefetch == 0 else \
+            ", %d AICPU tiling launches and %d prefetches beside" % (n_tiling, n_prefetch)
+
+    def check_cpu_launches(log, suffix):
+        tiling = [i for i, o in enumerate(ops) if o["kind"] == "aicpu_tiling"]
+        expect(len(log["cpu_launches"]) == len(tiling), "%s: %d AICPU launches for %d AICPU "
+               "tiling operators" % (name, len(log["cpu_launches"]), len(tiling)))
+        for i, launch in zip(tiling, log["cpu_launches"]):
+            check_cpu(name + " " + ops[i]["name"] + suffix, launch, kernel_json[i], ops[i],
+                      tensors, bound)
+
     launches = attempt("skf_run", pkg.run)
     if launches is not None:
+        log = standin.log()
         steps = program["steps"]
-        expect(len(launches) == len(steps), "%s: fused %d launches, %d expected"
-               % (name, len(launches), len(steps)))
-        for st, launch in zip(steps, launches):
+        cores = [st for st in steps if "segment" in st or ops[st["op"]]["kind"] == "kernel"]
+        expect(len(launches) == len(cores), "%s: fused %d launches, %d expected"
+               % (name, len(launches), len(cores)))
+        for st, launch in zip(cores, launches):
             if "segment" in st:
                 s = pkg.segments[st["segment"]]
                 check_superkernel(name + " " + s, launch, sk[s], bound, ffts, arch)
             else:
                 i = st["op"]
                 check_op(name + " " + ops[i]["name"], launch, kernel_json[i], ops[i], tensors,
-                         bound, ffts, arch)
-        check_order(name, program, standin.log()["calls"])
+                         bound, ffts, arch, overflow)
+        check_cpu_launches(log, "")
+        check_beside(name, program, log["calls"], bound, kernel_json,
+                     lock_addresses(program, zip(cores, launches)))
+        check_order(name, program, log["calls"])
         expect(pkg.stats["last_launches"] == len(launches), "%s: stats" % name)
-        said.append("fused %d launches match %d SuperKernel JSONs and %d kernels" %
+        said.append("fused %d launches match %d SuperKernel JSONs and %d kernels%s" %
                     (len(launches), sum("segment" in s for s in steps),
-                     sum("op" in s for s in steps)))
+                     len(cores) - sum("segment" in s for s in steps), beside_said()))
     launches = attempt("skf_run_unfused", pkg.run_unfused)
     if launches is not None:
-        expect(len(launches) == len(ops), "%s: op by op %d launches for %d operators"
-               % (name, len(launches), len(ops)))
-        for i, launch in enumerate(launches[:len(ops)]):
+        log = standin.log()
+        kernels = [i for i, o in enumerate(ops) if o["kind"] == "kernel"]
+        expect(len(launches) == len(kernels), "%s: op by op %d launches for %d operators"
+               % (name, len(launches), len(kernels)))
+        for i, launch in zip(kernels, launches):
             check_op(name + " " + ops[i]["name"] + " alone", launch, kernel_json[i], ops[i],
-                     tensors, bound, ffts, arch)
-        said.append("op by op %d launches match %d kernel JSONs" % (len(launches), len(ops)))
+                     tensors, bound, ffts, arch, overflow)
+        check_cpu_launches(log, " alone")
+        check_beside(name, program, log["calls"], bound, kernel_json, None)
+        expect(pkg.stats["last_launches"] == len(launches), "%s: stats op by op" % name)
+        said.append("op by op %d launches match %d kernel JSONs%s" %
+                    (len(launches), len(kernels), beside_said()))
     for s in pkg.segments:
         if attempt("skf_run_segment " + s, lambda: pkg.run_segment(s)) is None:
             continue

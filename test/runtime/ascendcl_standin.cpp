@@ -4,9 +4,12 @@
 // memory. It checks what it is handed the way the runtime would refuse it — a binary registered
 // without a known magic, a function its binary does not define, an argument buffer used before
 // it is finalised, a slot that points at no device memory, an event waited for before it was
-// recorded, memory freed twice — failing the call (ACL_ERROR_INVALID_PARAM) and recording why;
-// and it records every call, every launch with its argument buffer slot by slot, so a test can
-// compare the launches with the package's SuperKernel JSONs.
+// recorded, memory freed twice, an AICPU function launched other than opbase launches one, a
+// launch attribute it does not know, a CMO or a lock task outside device memory — failing the
+// call (ACL_ERROR_INVALID_PARAM) and recording why; and it records every call, every launch with
+// its argument buffer slot by slot and its attributes, every AICPU launch, so a test can compare
+// them with the package's SuperKernel and kernel JSONs. It runs no kernel: an aclrtValueWrite
+// writes its value when it is called, an aclrtValueWait only records what it waits for.
 //
 // Test queries (not CANN's): skf_standin_log() is the record as JSON text, skf_standin_reset()
 // empties it (keeping what is allocated and loaded), skf_standin_errors() counts refusals.
@@ -32,6 +35,9 @@ constexpr aclError k_ok = 0;
 constexpr aclError k_invalid = 100000;                // ACL_ERROR_INVALID_PARAM
 constexpr aclError k_repeat_init = 100002;            // ACL_ERROR_REPEAT_INITIALIZE
 constexpr int k_load_option_magic = 2;                // ACL_RT_BINARY_LOAD_OPT_MAGIC
+constexpr int k_load_option_cpu_kernel_mode = 3;      // ACL_RT_BINARY_LOAD_OPT_CPU_KERNEL_MODE
+constexpr int k_attr_schedule_mode = 1;               // ACL_RT_LAUNCH_KERNEL_ATTR_SCHEM_MODE
+constexpr int k_attr_dyn_ubuf_size = 2;               // ACL_RT_LAUNCH_KERNEL_ATTR_DYN_UBUF_SIZE
 constexpr std::uint32_t k_magic_aicore = 0x43554245U; // ACL_RT_BINARY_MAGIC_ELF_AICORE
 constexpr std::uint32_t k_magic_vector = 0x41415246U; // ..._VECTOR_CORE
 constexpr std::uint32_t k_magic_cube = 0x41494343U;   // ..._CUBE_CORE
@@ -40,8 +46,21 @@ struct LoadOption {
     int type;
     union {
         std::uint32_t magic;
+        std::int32_t cpu_kernel_mode;
         std::uint32_t rsv[4];
     } value;
+};
+struct LaunchAttr {
+    int id;
+    union {
+        std::uint8_t schedule_mode;
+        std::uint32_t dyn_ubuf_size;
+        std::uint32_t rsv[4];
+    } value;
+};
+struct LaunchCfg {
+    LaunchAttr* attrs;
+    std::size_t num_attrs;
 };
 struct LoadOptions {
     LoadOption* options;
@@ -54,12 +73,13 @@ struct Allocation {
 struct Binary {
     std::size_t id;
     std::string bytes;
-    std::uint32_t magic;
+    std::uint32_t magic; ///< 0 for a CPU kernel binary
 };
 struct Function {
     std::size_t binary;
     std::string name;
     std::vector<std::string> symbols;
+    std::string op_type; ///< a CPU function's (aclrtRegisterCpuFunc), else empty
 };
 struct Args {
     const Function* function;
@@ -82,7 +102,9 @@ struct State {
     std::set<void*> streams, events, recorded;
     std::vector<std::unique_ptr<int>> handles; ///< what streams and events point at
     alignas(64) unsigned char ffts[64] = {};
+    alignas(64) unsigned char overflow[64] = {};
     json calls = json::array(), launches = json::array(), errors = json::array();
+    json cpu_launches = json::array();
 };
 
 State& state() {
@@ -121,6 +143,8 @@ json describe_pointer(State& s, std::uint64_t v) {
         return {{"null", true}};
     if (v == reinterpret_cast<std::uint64_t>(s.ffts))
         return {{"ffts", true}};
+    if (v == reinterpret_cast<std::uint64_t>(s.overflow))
+        return {{"overflow", true}};
     std::uintptr_t start = 0;
     if (const Allocation* a = find_memory(s, reinterpret_cast<void*>(v), 1, &start))
         return {{"allocation", a->id}, {"offset", v - start}, {"size", a->size}};
@@ -323,11 +347,20 @@ __attribute__((visibility("default"))) aclError aclrtBinaryLoadFromData(const vo
     if (data == nullptr || length == 0 || binary == nullptr)
         return refuse(s, fn, "no data or a null out pointer");
     if (options == nullptr || options->num_options != 1 || options->options == nullptr ||
-        options->options[0].type != k_load_option_magic)
-        return refuse(s, fn, "expected exactly one option, ACL_RT_BINARY_LOAD_OPT_MAGIC");
-    std::uint32_t magic = options->options[0].value.magic;
-    if (magic != k_magic_aicore && magic != k_magic_vector && magic != k_magic_cube)
-        return refuse(s, fn, "magic " + std::to_string(magic) + " is none of the three");
+        (options->options[0].type != k_load_option_magic &&
+         options->options[0].type != k_load_option_cpu_kernel_mode))
+        return refuse(s, fn,
+                      "expected exactly one option, ACL_RT_BINARY_LOAD_OPT_MAGIC or "
+                      "ACL_RT_BINARY_LOAD_OPT_CPU_KERNEL_MODE");
+    std::uint32_t magic = 0;
+    if (options->options[0].type == k_load_option_cpu_kernel_mode) {
+        if (options->options[0].value.cpu_kernel_mode != 2)
+            return refuse(s, fn, "a CPU kernel's data is loaded in cpuKernelMode 2 (load data)");
+    } else {
+        magic = options->options[0].value.magic;
+        if (magic != k_magic_aicore && magic != k_magic_vector && magic != k_magic_cube)
+            return refuse(s, fn, "magic " + std::to_string(magic) + " is none of the three");
+    }
     auto b = std::make_unique<Binary>();
     b->id = s.binaries.size();
     b->bytes.assign(static_cast<const char*>(data), length);
@@ -354,6 +387,8 @@ aclrtBinaryGetFunction(void* binary, const char* name, void** function) {
     auto it = s.binaries.find(binary);
     if (it == s.binaries.end() || name == nullptr || function == nullptr)
         return refuse(s, fn, "unknown binary, or a null name or out pointer");
+    if (it->second->magic == 0)
+        return refuse(s, fn, "a CPU kernel binary: its functions are aclrtRegisterCpuFunc's");
     auto symbols = symbols_for(it->second->bytes, name);
     if (symbols.empty())
         return refuse(s, fn,
@@ -371,6 +406,9 @@ __attribute__((visibility("default"))) aclError aclrtKernelArgsInit(void* functi
                              [&](const auto& f) { return f.get() == function; });
     if (!known || args == nullptr)
         return refuse(s, "aclrtKernelArgsInit", "unknown function or a null out pointer");
+    if (!static_cast<Function*>(function)->op_type.empty())
+        return refuse(s, "aclrtKernelArgsInit",
+                      "a CPU function: opbase launches those with aclrtLaunchKernelWithHostArgs");
     s.args.push_back(std::make_unique<Args>());
     s.args.back()->function = static_cast<Function*>(function);
     *args = s.args.back().get();
@@ -459,8 +497,27 @@ aclrtLaunchKernelWithConfig(void* function, std::uint32_t block_dim, void* strea
         return refuse(s, fn, "blockDim 0");
     if (stream != nullptr && !s.streams.contains(stream))
         return refuse(s, fn, "not a stream of aclrtCreateStream");
-    (void)config;
     (void)reserve;
+    // The launch attributes opbase passes a static kernel: the schedule mode and the local memory
+    // (dynamic UB) size, each at most once.
+    json attrs = json::object();
+    if (config != nullptr) {
+        const auto* cfg = static_cast<const LaunchCfg*>(config);
+        if (cfg->num_attrs != 0 && cfg->attrs == nullptr)
+            return refuse(s, fn, "a launch config with attributes but no array");
+        for (std::size_t i = 0; i < cfg->num_attrs; ++i) {
+            const auto& at = cfg->attrs[i];
+            const char* key = at.id == k_attr_schedule_mode   ? "schedule_mode"
+                              : at.id == k_attr_dyn_ubuf_size ? "dyn_ubuf_size"
+                                                              : nullptr;
+            if (key == nullptr || attrs.contains(key))
+                return refuse(s, fn,
+                              "launch attribute " + std::to_string(at.id) +
+                                  " unknown to this stand-in, or given twice");
+            attrs[key] = at.id == k_attr_schedule_mode ? json(at.value.schedule_mode)
+                                                       : json(at.value.dyn_ubuf_size);
+        }
+    }
     json slots = json::array(), where = json::array(), data = json::object();
     for (std::size_t i = 0; i < a->slots.size(); ++i) {
         slots.push_back(a->slots[i]);
@@ -493,6 +550,7 @@ aclrtLaunchKernelWithConfig(void* function, std::uint32_t block_dim, void* strea
                    {"args_bytes", a->slots.size() * 8},
                    {"slots", slots},
                    {"where", where},
+                   {"attrs", attrs},
                    {"place_holder_data", data}};
     for (const auto& [h, b] : s.binaries)
         if (b->id == a->function->binary)
@@ -502,6 +560,143 @@ aclrtLaunchKernelWithConfig(void* function, std::uint32_t block_dim, void* strea
                   {"function", a->function->name},
                   {"block_dim", block_dim},
                   {"stream", reinterpret_cast<std::uintptr_t>(stream)}});
+}
+
+__attribute__((visibility("default"))) aclError
+aclrtRegisterCpuFunc(void* binary, const char* name, const char* op_type, void** function) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    const char* fn = "aclrtRegisterCpuFunc";
+    auto it = s.binaries.find(binary);
+    if (it == s.binaries.end() || name == nullptr || op_type == nullptr || *op_type == '\0' ||
+        function == nullptr)
+        return refuse(s, fn, "unknown binary, or a null name, op type or out pointer");
+    if (it->second->magic != 0)
+        return refuse(s, fn,
+                      "binary " + std::to_string(it->second->id) +
+                          " was loaded as an AI-core binary, not in CPU kernel mode");
+    auto symbols = symbols_for(it->second->bytes, name);
+    if (symbols.empty() || symbols.front() != name)
+        return refuse(s, fn,
+                      "binary " + std::to_string(it->second->id) + " defines no '" + name + "'");
+    s.functions.push_back(
+        std::make_unique<Function>(Function{it->second->id, name, {name}, op_type}));
+    *function = s.functions.back().get();
+    return ok(s, {{"fn", fn}, {"binary", it->second->id}, {"name", name}, {"op_type", op_type}});
+}
+
+__attribute__((visibility("default"))) aclError
+aclrtLaunchKernelWithHostArgs(void* function, std::uint32_t block_dim, void* stream, void* config,
+                              void* args, std::size_t size, void* place_holders,
+                              std::size_t place_holder_count) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    const char* fn = "aclrtLaunchKernelWithHostArgs";
+    const Function* f = nullptr;
+    for (const auto& x : s.functions)
+        if (x.get() == function)
+            f = x.get();
+    if (f == nullptr || f->op_type.empty())
+        return refuse(s, fn, "not a function of aclrtRegisterCpuFunc");
+    if (block_dim != 1)
+        return refuse(s, fn, "an AICPU kernel is launched on one block (opbase)");
+    if (stream != nullptr && !s.streams.contains(stream))
+        return refuse(s, fn, "not a stream of aclrtCreateStream");
+    if (args == nullptr || size == 0 || size % 8 != 0 || place_holders != nullptr ||
+        place_holder_count != 0)
+        return refuse(s, fn, "arguments not whole 8-byte slots, or place holders given");
+    if (config == nullptr || static_cast<const LaunchCfg*>(config)->num_attrs != 0)
+        return refuse(s, fn, "an AICPU launch carries a config of no attributes (opbase)");
+    json slots = json::array(), where = json::array();
+    for (std::size_t i = 0; i < size / 8; ++i) {
+        std::uint64_t v = 0;
+        std::memcpy(&v, static_cast<const char*>(args) + 8 * i, 8);
+        json w = describe_pointer(s, v);
+        if (w.contains("nowhere") || w.contains("ffts") || w.contains("overflow"))
+            return refuse(s, fn,
+                          f->name + ": slot " + std::to_string(i) + " holds " + std::to_string(v) +
+                              ", which is no device memory");
+        slots.push_back(v);
+        where.push_back(std::move(w));
+    }
+    s.cpu_launches.push_back({{"function", f->name},
+                              {"op_type", f->op_type},
+                              {"stream", reinterpret_cast<std::uintptr_t>(stream)},
+                              {"slots", slots},
+                              {"where", where}});
+    return ok(
+        s,
+        {{"fn", fn}, {"function", f->name}, {"stream", reinterpret_cast<std::uintptr_t>(stream)}});
+}
+
+__attribute__((visibility("default"))) aclError aclrtCmoAsync(void* src, std::size_t size, int type,
+                                                              void* stream) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    std::uintptr_t start = 0;
+    if (type < 0 || type > 3 || size == 0 || find_memory(s, src, size, &start) == nullptr ||
+        (stream != nullptr && !s.streams.contains(stream)))
+        return refuse(s, "aclrtCmoAsync", "outside device memory, no size, bad type or stream");
+    return ok(s, {{"fn", "aclrtCmoAsync"},
+                  {"address", reinterpret_cast<std::uintptr_t>(src)},
+                  {"bytes", size},
+                  {"type", type},
+                  {"stream", reinterpret_cast<std::uintptr_t>(stream)}});
+}
+
+__attribute__((visibility("default"))) aclError aclrtValueWrite(void* address, std::uint64_t value,
+                                                                std::uint32_t flag, void* stream) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    std::uintptr_t start = 0;
+    if (flag != 0 || find_memory(s, address, 8, &start) == nullptr ||
+        reinterpret_cast<std::uintptr_t>(address) % 8 != 0 ||
+        (stream != nullptr && !s.streams.contains(stream)))
+        return refuse(s, "aclrtValueWrite",
+                      "not 8 aligned bytes of device memory, flag not 0, "
+                      "or a bad stream");
+    std::memcpy(address, &value, 8); // the stand-in runs it when it is queued
+    return ok(s, {{"fn", "aclrtValueWrite"},
+                  {"address", reinterpret_cast<std::uintptr_t>(address)},
+                  {"value", value},
+                  {"stream", reinterpret_cast<std::uintptr_t>(stream)}});
+}
+
+__attribute__((visibility("default"))) aclError aclrtValueWait(void* address, std::uint64_t value,
+                                                               std::uint32_t flag, void* stream) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    std::uintptr_t start = 0;
+    if (flag > 3 || find_memory(s, address, 8, &start) == nullptr ||
+        reinterpret_cast<std::uintptr_t>(address) % 8 != 0 ||
+        (stream != nullptr && !s.streams.contains(stream)))
+        return refuse(s, "aclrtValueWait",
+                      "not 8 aligned bytes of device memory, an unknown "
+                      "wait mode, or a bad stream");
+    // Not checked here: the value is a kernel's to write, which the stand-in does not run.
+    return ok(s, {{"fn", "aclrtValueWait"},
+                  {"address", reinterpret_cast<std::uintptr_t>(address)},
+                  {"value", value},
+                  {"flag", flag},
+                  {"stream", reinterpret_cast<std::uintptr_t>(stream)}});
+}
+
+__attribute__((visibility("default"))) aclError aclrtGetDeviceSatMode(int* mode) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    if (mode == nullptr)
+        return refuse(s, "aclrtGetDeviceSatMode", "null out pointer");
+    *mode = 0; // ACL_RT_OVERFLOW_MODE_SATURATION
+    return ok(s, {{"fn", "aclrtGetDeviceSatMode"}});
+}
+
+__attribute__((visibility("default"))) aclError aclrtCtxGetFloatOverflowAddr(void** address) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    if (address == nullptr)
+        return refuse(s, "aclrtCtxGetFloatOverflowAddr", "null out pointer");
+    *address = s.overflow;
+    return ok(s, {{"fn", "aclrtCtxGetFloatOverflowAddr"}});
 }
 
 // ---- the test's queries ----------------------------------------------------------------
@@ -515,9 +710,11 @@ __attribute__((visibility("default"))) const char* skf_standin_log(void) {
         live.push_back({{"allocation", a.id}, {"size", a.size}, {"address", start}});
     text = json{{"calls", s.calls},
                 {"launches", s.launches},
+                {"cpu_launches", s.cpu_launches},
                 {"errors", s.errors},
                 {"memory", live},
                 {"ffts", reinterpret_cast<std::uintptr_t>(s.ffts)},
+                {"overflow", reinterpret_cast<std::uintptr_t>(s.overflow)},
                 {"binaries_loaded", s.binaries.size()},
                 {"streams_live", s.streams.size()},
                 {"events_live", s.events.size()}}
@@ -530,6 +727,7 @@ __attribute__((visibility("default"))) void skf_standin_reset(void) {
     std::lock_guard lock(s.mutex);
     s.calls = json::array();
     s.launches = json::array();
+    s.cpu_launches = json::array();
     s.errors = json::array();
 }
 

@@ -11,6 +11,7 @@
 #include "skforge/support/json.hpp"
 #include "skforge/support/safe_path.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -82,6 +83,9 @@ TensorTable tensor_table(const graph::Graph& g) {
 
 // The kernel an operator launches alone: its JSON and binary in the package, what the launch
 // reads from the JSON, and its tiling data from runInfo (null when the op compiler wrote none).
+// The schedule mode and local memory size are runInfo's when it has them, else the JSON's
+// schedule_mode and localMemorySize, as opbase reads a static kernel's (indv_collector.cpp,
+// UpdateRunInfoForStaticJson).
 json op_kernel(const graph::Graph& g, const graph::Op& op, const std::string& dir,
                const std::string& arch) {
     const auto& k = g.kernels[static_cast<std::size_t>(op.kernel_index)];
@@ -89,11 +93,15 @@ json op_kernel(const graph::Graph& g, const graph::Op& op, const std::string& di
     auto core = kernel::kernel_core_type(k.meta);
     json tiling = nullptr;
     std::uint32_t block_dim = k.meta.block_dim;
+    std::uint32_t schedule_mode = k.meta.schedule_mode.value_or(0);
+    std::uint32_t local_memory = k.meta.local_memory_size.value_or(0);
     if (!k.meta.run_info_json.empty()) {
         json run = json::parse(k.meta.run_info_json);
         tiling = {{"key", run.value("tiling_key", std::uint64_t{0})},
                   {"data", run.value("tiling_data", std::string())}};
         block_dim = run.value("block_dim", block_dim);
+        schedule_mode = run.value("schedule_mode", schedule_mode);
+        local_memory = run.value("local_memory_size", local_memory);
     }
     return {{"json", stem + ".json"},
             {"binary", stem + ".o"},
@@ -101,7 +109,9 @@ json op_kernel(const graph::Graph& g, const graph::Op& op, const std::string& di
             {"magic", k.meta.magic_name},
             {"block_dim", block_dim},
             // opbase puts the FFTS address first for a MIX kernel (indv_executor.cpp)
-            {"ffts", arch != "dav-3510" && core == kernel::CoreType::mix},
+            {"ffts", arch != "dav-3510" && core == kernel::CoreType::mix && !k.meta.aicpu},
+            {"schedule_mode", schedule_mode},
+            {"local_memory_size", local_memory},
             {"workspace", k.meta.workspace.size},
             {"tiling", tiling}};
 }
@@ -156,6 +166,34 @@ void event_slots(json& args, std::uint32_t first, const std::vector<std::int64_t
     }
 }
 
+// Why sub-kernel `op`'s parameter names (its JSON's sub_operator_params) cannot be laid out as
+// its tensors, or "" when they can (or there are none): the op compiler names a kernel's GM
+// parameters in call order, its inputs (`<name>_in__`), its outputs (`<name>_out_`), then
+// `workspace` (asc-devkit add_sub_super_kernel_info; graph-autofusion's fixtures), which is the
+// layout without names. Names without those suffixes are taken in that order when the count fits.
+std::string params_mismatch(const graph::Op& op, const std::vector<std::string>& params) {
+    if (params.empty())
+        return "";
+    const std::size_t ins = op.inputs.size(), outs = op.outputs.size();
+    auto list = [&] {
+        std::string t;
+        for (const auto& n : params)
+            t += (t.empty() ? "" : ", ") + n;
+        return "its JSON names " + std::to_string(params.size()) + " parameters (" + t + ")";
+    };
+    if (params.size() != ins + outs + 1 || params.back() != "workspace")
+        return list() + ", not its " + std::to_string(ins) + " inputs, " + std::to_string(outs) +
+               " outputs and a workspace";
+    for (std::size_t i = 0; i + 1 < params.size(); ++i) {
+        bool in = params[i].ends_with("_in__"), out = params[i].ends_with("_out_");
+        if ((in && i >= ins) || (out && i < ins))
+            return list() + ": '" + params[i] + "' is not its " + (i < ins ? "input " : "output ") +
+                   std::to_string(i < ins ? i : i - ins) + " (" +
+                   (i < ins ? op.inputs[i].name : op.outputs[i - ins].name) + ")";
+    }
+    return "";
+}
+
 // The parameter table of segment `s`, slot by slot (codegen::npu_param_layout).
 json segment_args(const graph::Graph& g, const fusion::Segment& s, const codegen::NpuTarget& t,
                   const TensorTable& tensors, const std::set<std::int64_t>& beside) {
@@ -179,11 +217,13 @@ json segment_args(const graph::Graph& g, const fusion::Segment& s, const codegen
         const auto& op = g.ops[static_cast<std::size_t>(s.ops[p])];
         const auto& meta = fusion::sub_kernel_meta(g, s, p);
         auto slot = static_cast<std::uint32_t>(vendor[p].param);
-        if (!meta.sub_operator_params.empty()) {
+        std::string mismatch = params_mismatch(op, meta.sub_operator_params);
+        if (!mismatch.empty()) {
             args.push_back({{"slot", slot},
                             {"count", vendor[p].count},
                             {"sub_operator_params", meta.sub_operator_params},
-                            {"op", op.name}});
+                            {"op", op.name},
+                            {"reason", mismatch}});
         } else {
             std::vector<const graph::Tensor*> all;
             for (const auto& x : op.inputs)
@@ -240,6 +280,7 @@ json segment_launch(const graph::Graph& g, const fusion::Segment& s, std::size_t
             {"block_dim", meta.value("blockDim", launch.block_dim)},
             {"kernel_type", kernel::kernel_type_name(launch.type)},
             {"schedule_mode", meta.value("schedule_mode", 0)},
+            {"local_memory_size", std::max(0, meta.value("localMemorySize", 0))},
             {"workspace_bytes", workspace},
             {"args", segment_args(g, s, t, tensors, beside)}};
 }
@@ -273,7 +314,9 @@ void write_npu_program(const graph::Graph& g, const fusion::Plan& plan,
                   {"send_events", op.send_events},
                   {"recv_events", op.recv_events},
                   {"kernel", nullptr}};
-        if (op.kernel_index >= 0 && op.kind == graph::OpKind::kernel) {
+        // An aicpu_tiling operator's kernel too: never fused, it is staged with the operators
+        // left out.
+        if (op.kernel_index >= 0 && op.kind != graph::OpKind::prefetch) {
             if (seg >= 0)
                 stage_fused_kernel(g, op, stage, staged, log);
             o["kernel"] = op_kernel(g, op, seg >= 0 ? "npu/kernels/" : soc_dir + "/", target.arch);

@@ -86,6 +86,19 @@ template <typename Run> int timed_run(skf_package* pkg, const char* call, Run ru
     });
 }
 
+// Copies between host and device memory for skf_copy_to_device / skf_copy_to_host.
+int copy_memory(skf_package* pkg, void* dst, const void* src, size_t bytes, rt::Executor::Copy d,
+                const char* call) {
+    return guarded([&] {
+        require_live(pkg, call);
+        if (bytes != 0 && (dst == nullptr || src == nullptr))
+            throw rt::ApiError(SKF_E_ARGUMENT, std::string(call) + ": NULL memory");
+        if (bytes != 0)
+            pkg->opened.executor->copy(dst, src, bytes, d);
+        return SKF_OK;
+    });
+}
+
 } // namespace
 
 extern "C" {
@@ -236,6 +249,36 @@ int skf_debug_drop_side_waits(skf_package* pkg, int drop) {
         pkg->opened.drop_side_waits(drop != 0);
         return SKF_OK;
     });
+}
+
+int skf_device_malloc(skf_package* pkg, size_t bytes, void** out) {
+    if (out != nullptr)
+        *out = nullptr;
+    return guarded([&] {
+        require_live(pkg, "skf_device_malloc");
+        if (out == nullptr)
+            throw rt::ApiError(SKF_E_ARGUMENT, "skf_device_malloc: out is NULL");
+        *out = pkg->opened.executor->device_malloc(bytes);
+        return SKF_OK;
+    });
+}
+
+int skf_device_free(skf_package* pkg, void* memory) {
+    return guarded([&] {
+        require_live(pkg, "skf_device_free");
+        if (memory != nullptr)
+            pkg->opened.executor->device_free(memory);
+        return SKF_OK;
+    });
+}
+
+int skf_copy_to_device(skf_package* pkg, void* device, const void* host, size_t bytes) {
+    return copy_memory(pkg, device, host, bytes, rt::Executor::Copy::to_device,
+                       "skf_copy_to_device");
+}
+
+int skf_copy_to_host(skf_package* pkg, void* host, const void* device, size_t bytes) {
+    return copy_memory(pkg, host, device, bytes, rt::Executor::Copy::to_host, "skf_copy_to_host");
 }
 
 void skf_close(skf_package* pkg) {

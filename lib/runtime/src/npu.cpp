@@ -43,7 +43,8 @@ Api resolve(void* handle, const std::string& library) {
             throw ApiError(SKF_E_DEVICE,
                            library + " has no " + name +
                                ": a CANN runtime too old for libskforge_runtime "
-                               "(it needs the aclrtBinary* and aclrtKernelArgs* API)");
+                               "(it needs the aclrtBinary*, aclrtKernelArgs*, "
+                               "aclrtRegisterCpuFunc, aclrtCmoAsync and aclrtValue* API)");
         fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
     };
     get(api.init, "aclInit");
@@ -69,6 +70,17 @@ Api resolve(void* handle, const std::string& library) {
     get(api.kernel_args_get_place_holder_buffer, "aclrtKernelArgsGetPlaceHolderBuffer");
     get(api.kernel_args_finalize, "aclrtKernelArgsFinalize");
     get(api.launch_kernel_with_config, "aclrtLaunchKernelWithConfig");
+    get(api.register_cpu_func, "aclrtRegisterCpuFunc");
+    get(api.launch_kernel_with_host_args, "aclrtLaunchKernelWithHostArgs");
+    get(api.cmo_async, "aclrtCmoAsync");
+    get(api.value_write, "aclrtValueWrite");
+    get(api.value_wait, "aclrtValueWait");
+    // Optional: without them a static kernel's overflow slot is null, as opbase leaves it when
+    // the device is in neither overflow mode.
+    api.get_device_sat_mode = reinterpret_cast<decltype(api.get_device_sat_mode)>(
+        ::dlsym(handle, "aclrtGetDeviceSatMode"));
+    api.ctx_get_float_overflow_addr = reinterpret_cast<decltype(api.ctx_get_float_overflow_addr)>(
+        ::dlsym(handle, "aclrtCtxGetFloatOverflowAddr"));
     return api;
 }
 
@@ -86,8 +98,12 @@ struct Slot {
 
 struct KernelLaunch {
     std::string json, binary, kernel_name, magic;
+    std::string op_type; ///< the operator's OpType (an AICPU kernel is registered under it)
     std::uint32_t block_dim = 1;
     bool ffts = false;
+    bool cpu = false;                    ///< an AICPU kernel (magic RT_DEV_BINARY_MAGIC_ELF_AICPU)
+    std::uint8_t schedule_mode = 0;      ///< the launch's ACL_RT_LAUNCH_KERNEL_ATTR_SCHEM_MODE
+    std::uint32_t local_memory_size = 0; ///< ... and its DYN_UBUF_SIZE
     std::vector<std::uint64_t> workspace;
     bool has_tiling = false;
     std::string tiling; ///< the tiling data's bytes
@@ -96,7 +112,7 @@ struct KernelLaunch {
 };
 
 struct OpStep {
-    std::string name, kind;
+    std::string name, type, kind;
     std::uint32_t stream = 0;
     std::vector<std::size_t> inputs, outputs;
     std::vector<std::int64_t> send, recv;
@@ -153,6 +169,8 @@ KernelLaunch kernel_launch(const json& k) {
     l.block_dim = std::max<std::uint32_t>(1, k.at("block_dim").get<std::uint32_t>());
     l.ffts = k.value("ffts", false);
     l.workspace = k.value("workspace", std::vector<std::uint64_t>{});
+    l.schedule_mode = k.value("schedule_mode", std::uint8_t{0});
+    l.local_memory_size = k.value("local_memory_size", std::uint32_t{0});
     if (k.contains("tiling") && !k["tiling"].is_null()) {
         l.has_tiling = true;
         l.tiling = unhex(k["tiling"].at("data").get<std::string>(), l.json);
@@ -198,8 +216,9 @@ void read_slots(SegmentStep& s, const json& args, const std::map<std::int64_t, s
             }
         } else if (a.contains("sub_operator_params")) {
             s.unsupported = "its sub-kernel " + a.value("op", std::string()) +
-                            " names its parameters (sub_operator_params), which this runtime "
-                            "cannot map to tensors";
+                            " names its parameters (sub_operator_params) in a way this runtime "
+                            "cannot map to its tensors: " +
+                            a.value("reason", std::string("(no reason given)"));
         }
         if ((slot.kind == Slot::Kind::arena || slot.kind == Slot::Kind::workspace ||
              slot.kind == Slot::Kind::superkernel_workspace) &&
@@ -216,6 +235,7 @@ struct Program {
     std::vector<OpStep> ops;
     std::vector<SegmentStep> segments;
     std::vector<std::int64_t> locks;
+    std::map<std::int64_t, std::size_t> lock_of; ///< event -> its index in locks
     std::vector<Step> steps;
 };
 
@@ -246,6 +266,7 @@ void read_ops(const json& j, Program& p, const std::string& file) {
         OpStep op;
         op.name = o.at("name").get<std::string>();
         op.kind = o.at("kind").get<std::string>();
+        op.type = o.value("type", std::string());
         op.stream = o.at("stream").get<std::uint32_t>();
         for (const auto& i : o.at("inputs"))
             op.inputs.push_back(tensor_ref(i, p, file));
@@ -254,15 +275,17 @@ void read_ops(const json& j, Program& p, const std::string& file) {
         op.send = o.at("send_events").get<std::vector<std::int64_t>>();
         op.recv = o.at("recv_events").get<std::vector<std::int64_t>>();
         op.segment = o.at("segment").get<int>();
-        if (!o.at("kernel").is_null())
+        if (!o.at("kernel").is_null()) {
             op.kernel = kernel_launch(o["kernel"]);
+            op.kernel->op_type = op.type;
+        }
         p.ops.push_back(std::move(op));
     }
 }
 
 void read_segments(const json& j, Program& p, const std::string& file) {
     p.locks = j.at("locks").get<std::vector<std::int64_t>>();
-    std::map<std::int64_t, std::size_t> lock_index;
+    auto& lock_index = p.lock_of;
     for (std::size_t i = 0; i < p.locks.size(); ++i)
         lock_index.emplace(p.locks[i], i);
     for (const auto& s : j.at("segments")) {
@@ -326,6 +349,27 @@ Program read_program(const std::string& dir) {
         throw ApiError(SKF_E_PACKAGE, file + ": damaged program: " + e.what());
     }
     return p;
+}
+
+// Why operator `op` cannot be launched on an NPU, or "": an AICPU tiling operator's kernel is an
+// AICPU kernel, every other operator's an AI-core kernel.
+std::string unlaunchable(const OpStep& op) {
+    if (op.kind == "prefetch")
+        return "";
+    if (!op.kernel)
+        return "it has no kernel in the program";
+    const kernel::Magic* magic = kernel::find_magic(op.kernel->magic);
+    bool cpu = magic != nullptr && magic->aicpu;
+    if (op.kind == "aicpu_tiling" && !cpu)
+        return "its kernel " + op.kernel->json + " has magic '" + op.kernel->magic +
+               "', an AI-core binary's: the kernel of an aicpu_tiling operator runs on the AICPU "
+               "(magic RT_DEV_BINARY_MAGIC_ELF_AICPU)";
+    if (op.kind == "kernel" && cpu)
+        return "its kernel " + op.kernel->json +
+               " is an AICPU kernel (magic RT_DEV_BINARY_MAGIC_ELF_AICPU), whose arguments are "
+               "the AICPU framework's; this runtime launches AICPU kernels of aicpu_tiling "
+               "operators only";
+    return "";
 }
 
 // One loaded libascendcl.so per process: aclInit may be called only once.
@@ -407,6 +451,9 @@ class NpuExecutor final : public Executor {
                            "skf_debug_drop_side_waits: a test switch of the host runtime");
     }
     const Program& program() const { return m_program; }
+    void* device_malloc(std::size_t bytes) override;
+    void device_free(void* memory) override;
+    void copy(void* dst, const void* src, std::size_t bytes, Copy direction) override;
 
   private:
     void check(acl::Error rc, const std::string& what) const;
@@ -416,9 +463,15 @@ class NpuExecutor final : public Executor {
     void* data(std::size_t t) const { return m_bound[t] != nullptr ? m_bound[t] : m_own[t]; }
     void* stream_of(std::uint32_t plan_stream, void* caller) const;
     std::vector<std::uint64_t> segment_args(const SegmentStep& s) const;
-    void launch(KernelLaunch& l, const std::vector<std::uint64_t>& slots, void* stream);
+    void launch(KernelLaunch& l, const std::vector<std::uint64_t>& slots, void* stream,
+                bool overflow);
     void launch_segment(std::size_t s, void* stream);
     void launch_op(std::size_t op, void* stream);
+    void run_beside(std::size_t op, void* stream);
+    void run_beside_ordered(std::size_t op, void* stream);
+    void* lock_address(std::int64_t event) const;
+    bool is_beside(const Step& st) const;
+    bool lock_between(const Step& a, const Step& b) const;
     void refuse_unlaunchable(bool fused) const;
     void finish(void* caller);
     void set_lock(const SegmentStep& seg, std::size_t slot, std::uint64_t value);
@@ -437,6 +490,8 @@ class NpuExecutor final : public Executor {
     std::vector<void*> m_step_event;               ///< per step: recorded when others wait for it
     void* m_locks = nullptr;
     void* m_ffts = nullptr;
+    void* m_overflow = nullptr; ///< opbase's float overflow address, or null
+    std::set<void*> m_user;     ///< what skf_device_malloc returned and skf_device_free did not
 };
 
 void NpuExecutor::check(acl::Error rc, const std::string& what) const {
@@ -464,12 +519,19 @@ void NpuExecutor::load(KernelLaunch& l, const std::string& what) {
     if (magic == nullptr || magic->value == kernel::k_host_magic)
         throw ApiError(SKF_E_PACKAGE, m_dir + "/" + l.json + ": " + what + " has magic '" +
                                           l.magic + "', which is no NPU binary's");
+    l.cpu = magic->aicpu;
     auto it = m_loaded.find(l.binary);
     if (it == m_loaded.end()) {
         std::string bytes =
             support::read_file(package_path(m_dir, l.binary, m_dir + "/npu/program.json"));
+        // An AI-core binary is registered with its magic; an AICPU kernel's in CPU kernel mode
+        // 2 ("load data"), as opbase loads a custom AICPU operator's (aicpu_json_load_manager).
         acl::BinaryLoadOption option{acl::k_load_option_magic, {}};
         option.value.magic = magic->value;
+        if (l.cpu) {
+            option.type = acl::k_load_option_cpu_kernel_mode;
+            option.value.cpu_kernel_mode = acl::k_cpu_kernel_mode_data;
+        }
         acl::BinaryLoadOptions options{&option, 1};
         void* binary = nullptr;
         check(m_api.binary_load_from_data(bytes.data(), bytes.size(), &options, &binary),
@@ -479,8 +541,14 @@ void NpuExecutor::load(KernelLaunch& l, const std::string& what) {
     } else if (it->second.second != l.magic) {
         throw ApiError(SKF_E_PACKAGE, m_dir + "/" + l.binary + " is loaded with two magics");
     }
-    check(m_api.binary_get_function(it->second.first, l.kernel_name.c_str(), &l.function),
-          "aclrtBinaryGetFunction '" + l.kernel_name + "' in " + l.binary + " (" + what + ")");
+    if (l.cpu)
+        check(m_api.register_cpu_func(it->second.first, l.kernel_name.c_str(), l.op_type.c_str(),
+                                      &l.function),
+              "aclrtRegisterCpuFunc '" + l.kernel_name + "' of " + l.op_type + " in " + l.binary +
+                  " (" + what + ")");
+    else
+        check(m_api.binary_get_function(it->second.first, l.kernel_name.c_str(), &l.function),
+              "aclrtBinaryGetFunction '" + l.kernel_name + "' in " + l.binary + " (" + what + ")");
     for (auto bytes : l.workspace)
         l.workspace_memory.push_back(device_alloc(bytes, what + "'s workspace"));
 }
@@ -500,12 +568,19 @@ NpuExecutor::NpuExecutor(const std::string& dir, unsigned device, Program progra
         m_locks = device_alloc(m_program.locks.size() * k_lock_stride, "the notify/wait locks");
         if (m_program.arch != "dav-3510")
             check(m_api.get_hardware_sync_addr(&m_ffts), "aclrtGetHardwareSyncAddr");
+        // The float overflow address, in the two modes opbase passes it in (indv_executor_utils.h
+        // NnopbaseSetOverFlowAddr); else null.
+        int mode = -1;
+        if (m_api.get_device_sat_mode != nullptr && m_api.ctx_get_float_overflow_addr != nullptr &&
+            m_api.get_device_sat_mode(&mode) == acl::k_success &&
+            (mode == acl::k_overflow_saturation || mode == acl::k_overflow_infnan))
+            check(m_api.ctx_get_float_overflow_addr(&m_overflow), "aclrtCtxGetFloatOverflowAddr");
         for (auto& s : m_program.segments) {
             s.workspace = device_alloc(s.workspace_bytes, "SuperKernel " + s.name + "'s workspace");
             load(s.launch, "SuperKernel " + s.name);
         }
         for (auto& op : m_program.ops)
-            if (op.kernel)
+            if (op.kernel && unlaunchable(op).empty())
                 load(*op.kernel, "operator " + op.name);
         prepare_dependencies();
     }
@@ -542,8 +617,13 @@ void NpuExecutor::prepare_dependencies() {
             for (auto e : p.ops[o].send)
                 step_of_event[e] = i;
         }
+        // Between an operator beside the cores and a SuperKernel a lock orders them: a stream
+        // wait there would hold the one until the other ends, while the SuperKernel spins on the
+        // lock inside (a deadlock on a device).
         for (auto d : deps)
-            if (d != i && stream[d] != stream[i])
+            if (d != i && stream[d] != stream[i] &&
+                !((is_beside(p.steps[i]) || is_beside(p.steps[d])) &&
+                  (lock_between(p.steps[d], p.steps[i]) || lock_between(p.steps[i], p.steps[d]))))
                 m_waits[i].push_back(d);
     }
     m_main_stream = streams.empty() ? 0 : *streams.begin();
@@ -601,8 +681,22 @@ std::vector<std::uint64_t> NpuExecutor::segment_args(const SegmentStep& s) const
 }
 
 // One launch: the argument buffer is the slots, 8 bytes each, in order, then (for an operator
-// with tiling data) a placeholder the runtime points at its copy of the tiling data.
-void NpuExecutor::launch(KernelLaunch& l, const std::vector<std::uint64_t>& slots, void* stream) {
+// with tiling data) a placeholder the runtime points at its copy of the tiling data, then (for an
+// operator) the overflow address. The launch carries the JSON's schedule mode and local memory
+// size as opbase's static-kernel launch does (indv_executor.cpp, CreateRtsLaunchCfgAttrs). An
+// AICPU kernel is launched with its slots as host arguments on one block, as opbase launches a
+// custom AICPU operator (aicpu_task.cpp), with no attributes.
+void NpuExecutor::launch(KernelLaunch& l, const std::vector<std::uint64_t>& slots, void* stream,
+                         bool overflow) {
+    if (l.cpu) {
+        std::vector<std::uint64_t> host(slots);
+        acl::LaunchKernelAttr none{};
+        acl::LaunchKernelCfg cfg{&none, 0};
+        check(m_api.launch_kernel_with_host_args(l.function, 1, stream, &cfg, host.data(),
+                                                 host.size() * sizeof(std::uint64_t), nullptr, 0),
+              "aclrtLaunchKernelWithHostArgs of " + l.kernel_name);
+        return;
+    }
     void* args = nullptr;
     check(m_api.kernel_args_init(l.function, &args), "aclrtKernelArgsInit for " + l.kernel_name);
     for (auto slot : slots) {
@@ -620,24 +714,37 @@ void NpuExecutor::launch(KernelLaunch& l, const std::vector<std::uint64_t>& slot
         if (!l.tiling.empty())
             std::memcpy(buffer, l.tiling.data(), l.tiling.size());
     }
+    if (overflow) {
+        auto address = reinterpret_cast<std::uint64_t>(m_overflow);
+        void* param = nullptr;
+        check(m_api.kernel_args_append(args, &address, sizeof address, &param),
+              "aclrtKernelArgsAppend for " + l.kernel_name);
+    }
     check(m_api.kernel_args_finalize(args), "aclrtKernelArgsFinalize for " + l.kernel_name);
-    check(m_api.launch_kernel_with_config(l.function, l.block_dim, stream, nullptr, args, nullptr),
+    acl::LaunchKernelAttr attrs[2] = {{acl::k_attr_schedule_mode, {}},
+                                      {acl::k_attr_dyn_ubuf_size, {}}};
+    attrs[0].value.schedule_mode = l.schedule_mode;
+    attrs[1].value.dyn_ubuf_size = l.local_memory_size;
+    acl::LaunchKernelCfg cfg{attrs, 2};
+    check(m_api.launch_kernel_with_config(l.function, l.block_dim, stream, &cfg, args, nullptr),
           "aclrtLaunchKernelWithConfig of " + l.kernel_name);
 }
 
 void NpuExecutor::launch_segment(std::size_t s, void* stream) {
     auto& seg = m_program.segments[s];
-    launch(seg.launch, segment_args(seg), stream);
+    launch(seg.launch, segment_args(seg), stream, false);
 }
 
-// An operator alone, as opbase lays a static kernel's arguments out (indv_executor.cpp): the
-// FFTS address for a MIX kernel, inputs, outputs, a workspace each (one null slot when it has
-// none), then its tiling data.
+// An operator alone, as opbase lays a static kernel's arguments out (indv_executor.cpp,
+// NnopbaseExecutorPrepareParamsExt): the FFTS address for a MIX kernel, inputs, outputs, a
+// workspace each (one null slot when it has none), its tiling data, the overflow address. An
+// AICPU tiling kernel gets the same but for the FFTS address, the tiling data and the overflow
+// address (our choice: share/doc/npu-program.md).
 void NpuExecutor::launch_op(std::size_t i, void* stream) {
     auto& op = m_program.ops[i];
     auto& k = *op.kernel;
     std::vector<std::uint64_t> slots;
-    if (k.ffts)
+    if (k.ffts && !k.cpu)
         slots.push_back(reinterpret_cast<std::uint64_t>(m_ffts));
     for (auto t : op.inputs)
         slots.push_back(reinterpret_cast<std::uint64_t>(data(t)));
@@ -647,7 +754,46 @@ void NpuExecutor::launch_op(std::size_t i, void* stream) {
         slots.push_back(0);
     for (void* w : k.workspace_memory)
         slots.push_back(reinterpret_cast<std::uint64_t>(w));
-    launch(k, slots, stream);
+    launch(k, slots, stream, !k.cpu);
+}
+
+void* NpuExecutor::lock_address(std::int64_t event) const {
+    return static_cast<char*>(m_locks) + m_program.lock_of.at(event) * k_lock_stride;
+}
+
+// An operator beside the cores on `stream`: an AICPU tiling kernel, or a prefetch, one CMO
+// prefetch task per tensor (aclrtCmoAsync, the public form of GE's Cmo task).
+void NpuExecutor::run_beside(std::size_t i, void* stream) {
+    const auto& op = m_program.ops[i];
+    if (op.kind != "prefetch") {
+        launch_op(i, stream);
+        return;
+    }
+    for (auto t : op.inputs)
+        check(m_api.cmo_async(data(t), static_cast<std::size_t>(m_program.tensors[t].bytes),
+                              acl::k_cmo_prefetch, stream),
+              "aclrtCmoAsync (prefetch) of tensor " + m_program.tensors[t].name + " for operator " +
+                  op.name);
+}
+
+bool NpuExecutor::is_beside(const Step& st) const {
+    return !st.segment && m_program.ops[st.index].kind != "kernel";
+}
+
+// Whether a lock (an event of `locks`) goes from an operator of step `a` to one of step `b`.
+bool NpuExecutor::lock_between(const Step& a, const Step& b) const {
+    const auto& p = m_program;
+    auto ops = [&](const Step& st) {
+        return st.segment ? p.segments[st.index].ops : std::vector{st.index};
+    };
+    for (auto x : ops(a))
+        for (auto e : p.ops[x].send)
+            if (p.lock_of.contains(e))
+                for (auto y : ops(b))
+                    if (std::find(p.ops[y].recv.begin(), p.ops[y].recv.end(), e) !=
+                        p.ops[y].recv.end())
+                        return true;
+    return false;
 }
 
 // What a fused (or unfused) run cannot launch, refused before anything is launched.
@@ -662,13 +808,13 @@ void NpuExecutor::refuse_unlaunchable(bool fused) const {
     for (const auto& op : p.ops) {
         if (fused && op.segment >= 0)
             continue;
-        if (op.kind != "kernel")
+        if (auto why = unlaunchable(op); !why.empty())
             throw ApiError(SKF_E_UNSUPPORTED,
-                           call + ": operator '" + op.name + "' is a " + op.kind +
-                               " operator, which runs beside the AI cores; this runtime does not "
-                               "launch those on an NPU yet (skf_run_segment launches each "
-                               "SuperKernel, with its waits on them counted as satisfied)");
-        if (!op.kernel->has_tiling)
+                           call + ": operator '" + op.name + "' (" + op.kind +
+                               ") cannot be launched on an NPU: " + why +
+                               " (skf_run_segment launches each SuperKernel, with its waits on "
+                               "operators outside it counted as satisfied)");
+        if (op.kind == "kernel" && !op.kernel->has_tiling)
             throw ApiError(SKF_E_UNSUPPORTED,
                            call + ": operator '" + op.name + "' cannot be launched alone: its " +
                                "kernel " + m_dir + "/" + op.kernel->json +
@@ -712,11 +858,15 @@ std::uint64_t NpuExecutor::run_fused(void* stream) {
                             stream);
         for (auto d : m_waits[i])
             check(m_api.stream_wait_event(s, m_step_event[d]), "aclrtStreamWaitEvent");
-        if (st.segment)
+        if (st.segment) {
             launch_segment(st.index, s);
-        else
+            ++launches;
+        } else if (is_beside(st)) {
+            run_beside_ordered(st.index, s);
+        } else {
             launch_op(st.index, s);
-        ++launches;
+            ++launches;
+        }
         if (m_step_event[i] != nullptr)
             check(m_api.record_event(m_step_event[i], s), "aclrtRecordEvent");
     }
@@ -724,12 +874,63 @@ std::uint64_t NpuExecutor::run_fused(void* stream) {
     return launches;
 }
 
+// An operator beside the cores in the fused run, ordered with the SuperKernels by their locks as
+// GE orders them with RecvMem/SendMem tasks: on its stream it waits until each lock it receives
+// holds 1 (aclrtValueWait), runs, then writes 1 into each lock it sends (aclrtValueWrite).
+void NpuExecutor::run_beside_ordered(std::size_t i, void* stream) {
+    const auto& op = m_program.ops[i];
+    for (auto e : op.recv)
+        if (m_program.lock_of.contains(e))
+            check(m_api.value_wait(lock_address(e), 1, acl::k_wait_value_eq, stream),
+                  "aclrtValueWait on the lock of event " + std::to_string(e) + " for operator " +
+                      op.name);
+    run_beside(i, stream);
+    for (auto e : op.send)
+        if (m_program.lock_of.contains(e))
+            check(m_api.value_write(lock_address(e), 1, 0, stream),
+                  "aclrtValueWrite of the lock of event " + std::to_string(e) + " by operator " +
+                      op.name);
+}
+
+// Every operator in graph order on the main stream; those beside the cores are not counted as
+// launches (as on the host).
 std::uint64_t NpuExecutor::run_unfused(void* stream) {
     refuse_unlaunchable(false);
-    for (std::size_t i = 0; i < m_program.ops.size(); ++i)
-        launch_op(i, stream_of(m_main_stream, stream));
+    std::uint64_t launches = 0;
+    void* s = stream_of(m_main_stream, stream);
+    for (std::size_t i = 0; i < m_program.ops.size(); ++i) {
+        if (m_program.ops[i].kind == "kernel") {
+            launch_op(i, s);
+            ++launches;
+        } else {
+            run_beside(i, s);
+        }
+    }
     finish(stream);
-    return m_program.ops.size();
+    return launches;
+}
+
+void* NpuExecutor::device_malloc(std::size_t bytes) {
+    void* p = device_alloc(std::max<std::size_t>(bytes, 1), "skf_device_malloc");
+    m_user.insert(p);
+    return p;
+}
+
+void NpuExecutor::device_free(void* memory) {
+    if (m_user.erase(memory) == 0)
+        throw ApiError(SKF_E_ARGUMENT, "skf_device_free: " + m_where +
+                                           ": not memory that skf_device_malloc of this handle "
+                                           "returned (freed twice?)");
+    std::erase(m_res.allocations, memory);
+    check(m_api.free(memory), "aclrtFree (skf_device_free)");
+}
+
+void NpuExecutor::copy(void* dst, const void* src, std::size_t bytes, Copy direction) {
+    bool in = direction == Copy::to_device;
+    check(m_api.memcpy(dst, bytes, src, bytes,
+                       in ? acl::k_memcpy_host_to_device : acl::k_memcpy_device_to_host),
+          std::string("aclrtMemcpy ") + (in ? "host to device" : "device to host") + " of " +
+              std::to_string(bytes) + " bytes");
 }
 
 std::uint64_t NpuExecutor::run_segment(std::size_t segment, void* stream) {

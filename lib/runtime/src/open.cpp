@@ -10,6 +10,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
 #include <thread>
 
 namespace skforge::runtime {
@@ -31,8 +35,32 @@ class HostExecutor final : public Executor {
     std::uint64_t run_unfused(void*) override { return m_runner.run_unfused(); }
     std::uint64_t run_segment(std::size_t s, void*) override { return m_runner.run_segment(s); }
     void drop_side_waits(bool drop) override { m_runner.drop_side_waits(drop); }
+    // The host's device memory is host memory, 64-byte aligned as a device allocation is.
+    void* device_malloc(std::size_t bytes) override {
+        std::size_t n = std::max<std::size_t>(64, (bytes + 63) / 64 * 64);
+        std::unique_ptr<std::byte, Free> p(static_cast<std::byte*>(std::aligned_alloc(64, n)));
+        if (p == nullptr)
+            throw ApiError(SKF_E_MEMORY, "skf_device_malloc: out of memory for " +
+                                             std::to_string(bytes) + " bytes");
+        std::memset(p.get(), 0, n);
+        void* out = p.get();
+        m_user.emplace(out, std::move(p));
+        return out;
+    }
+    void device_free(void* memory) override {
+        if (m_user.erase(memory) == 0)
+            throw ApiError(SKF_E_ARGUMENT, "skf_device_free: not memory that skf_device_malloc "
+                                           "of this handle returned (freed twice?)");
+    }
+    void copy(void* dst, const void* src, std::size_t bytes, Copy) override {
+        std::memmove(dst, src, bytes);
+    }
 
   private:
+    struct Free {
+        void operator()(std::byte* p) const noexcept { std::free(p); }
+    };
+    std::map<void*, std::unique_ptr<std::byte, Free>> m_user; ///< skf_device_malloc's
     Package m_package;
     Device m_device;
     Tensors m_tensors;

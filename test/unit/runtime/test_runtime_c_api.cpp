@@ -186,3 +186,35 @@ TEST_CASE("runtime C API: the last error is kept per thread", "[runtime][capi]")
     CHECK(other.empty());
     CHECK(last_error() == "skf_run: the handle is NULL");
 }
+
+TEST_CASE("runtime C API: device memory on the host is zeroed, copied both ways and freed once",
+          "[runtime][capi]") {
+    Installed f;
+    skf_package* pkg = nullptr;
+    REQUIRE(skf_open(f.root().c_str(), "pf", "host:1", &pkg) == SKF_OK);
+    void* p = nullptr;
+    REQUIRE(skf_device_malloc(pkg, 64, &p) == SKF_OK);
+    REQUIRE(p != nullptr);
+    std::vector<unsigned char> back(64, 0xff), data(64);
+    REQUIRE(skf_copy_to_host(pkg, back.data(), p, 64) == SKF_OK);
+    CHECK(back == std::vector<unsigned char>(64, 0));
+    for (std::size_t i = 0; i < data.size(); ++i)
+        data[i] = static_cast<unsigned char>(i);
+    REQUIRE(skf_copy_to_device(pkg, p, data.data(), 64) == SKF_OK);
+    REQUIRE(skf_copy_to_host(pkg, back.data(), p, 64) == SKF_OK);
+    CHECK(back == data);
+    // bound and run like any memory
+    REQUIRE(skf_bind(pkg, "w", p) == SKF_OK);
+    CHECK(skf_run(pkg, nullptr) == SKF_OK);
+    REQUIRE(skf_device_free(pkg, p) == SKF_OK);
+    CHECK(skf_device_free(pkg, p) == SKF_E_ARGUMENT);
+    CHECK(last_error().find("freed twice") != std::string::npos);
+    int local = 0;
+    CHECK(skf_device_free(pkg, &local) == SKF_E_ARGUMENT);
+    CHECK(skf_copy_to_device(pkg, nullptr, data.data(), 8) == SKF_E_ARGUMENT);
+    void* left = nullptr;
+    REQUIRE(skf_device_malloc(pkg, 8, &left) == SKF_OK); // freed by skf_close (ASan would say)
+    skf_close(pkg);
+    CHECK(skf_device_malloc(pkg, 8, &left) == SKF_E_MISUSE);
+    CHECK(left == nullptr);
+}

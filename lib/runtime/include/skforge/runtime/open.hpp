@@ -43,6 +43,13 @@ class Executor {
     virtual std::uint64_t run_unfused(void* stream) = 0;
     virtual std::uint64_t run_segment(std::size_t segment, void* stream) = 0;
     virtual void drop_side_waits(bool drop) = 0;
+    enum class Copy { to_device, to_host };
+    /// Zeroed memory of the device for `bytes` bytes (at least one), freed at close at the latest.
+    virtual void* device_malloc(std::size_t bytes) = 0;
+    /// Frees what device_malloc returned; throws SKF_E_ARGUMENT for anything else.
+    virtual void device_free(void* memory) = 0;
+    /// Copies `bytes` bytes between host memory and the device's.
+    virtual void copy(void* dst, const void* src, std::size_t bytes, Copy direction) = 0;
 };
 
 /// A package opened on a device.
