@@ -63,15 +63,16 @@ struct CacheArgs {
     bool json = false;
 };
 
+/// Each runs one command and returns its exit status; errors throw (run_main maps them to 1 or 2).
 int cmd_pack(PackArgs a);
 int cmd_import(ImportArgs a);
-int cmd_inspect(const InspectArgs& a);
+int cmd_inspect(const InspectArgs& a); ///< 1 when a check failed
 int cmd_keygen(const std::string& name);
-int cmd_check(const std::string& graph);
-int cmd_plan(const PlanArgs& a);
+int cmd_check(const std::string& graph); ///< 1 when the graph is not valid
+int cmd_plan(const PlanArgs& a);         ///< 1 when the graph is not valid
 int cmd_compile(CompileArgs a);
 int cmd_cache_stats(const CacheArgs& a);
 int cmd_cache_clean(const CacheArgs& a, const compile::CleanRequest& request);
-int cmd_cache_verify(const CacheArgs& a, bool fix);
+int cmd_cache_verify(const CacheArgs& a, bool fix); ///< 1 when a bad entry is left
 
 } // namespace skforge::skc
