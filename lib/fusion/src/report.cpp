@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <utility>
 #include <vector>
 
 namespace skforge::fusion {
@@ -391,6 +392,52 @@ std::string plan_svg(const graph::Graph& g, const Plan& p, Layout layout) {
     std::string used;
     return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" +
            layout_svg(plan_picture(g, p), layout, used);
+}
+
+namespace {
+
+// The value named `name` in `table`, or nullopt.
+template <class T, std::size_t N>
+std::optional<T> named(const std::pair<std::string_view, T> (&table)[N], std::string_view name) {
+    for (const auto& [n, value] : table)
+        if (n == name)
+            return value;
+    return std::nullopt;
+}
+
+} // namespace
+
+std::optional<PlanFormat> parse_plan_format(std::string_view name) {
+    static constexpr std::pair<std::string_view, PlanFormat> k_names[] = {
+        {"text", PlanFormat::text},
+        {"json", PlanFormat::json},
+        {"dot", PlanFormat::dot},
+        {"svg", PlanFormat::svg},
+        {"html", PlanFormat::html}};
+    return named(k_names, name);
+}
+
+std::optional<Layout> parse_layout(std::string_view name) {
+    static constexpr std::pair<std::string_view, Layout> k_names[] = {
+        {"auto", Layout::automatic}, {"dot", Layout::graphviz}, {"builtin", Layout::builtin}};
+    return named(k_names, name);
+}
+
+void write_plan(const graph::Graph& g, const Plan& p, PlanFormat format, Layout layout,
+                const std::function<void(std::string_view)>& sink) {
+    switch (format) {
+    case PlanFormat::json:
+        return plan_json(g, p, sink);
+    case PlanFormat::dot:
+        return sink(plan_dot(g, p));
+    case PlanFormat::svg:
+        return sink(plan_svg(g, p, layout));
+    case PlanFormat::html:
+        return sink(plan_html(g, p, layout));
+    case PlanFormat::text:
+        break;
+    }
+    sink(plan_text(g, p));
 }
 
 } // namespace skforge::fusion

@@ -93,18 +93,21 @@ std::vector<std::string> validate_manifest(const Manifest& m) {
     return errors;
 }
 
+json manifest_entry_json(const ManifestEntry& e) {
+    json f = {{"path", e.path},
+              {"type", entry_type_name(e.type)},
+              {"mode", e.mode == 0755 ? "0755" : "0644"}};
+    if (e.type == EntryType::file) {
+        f["size"] = e.size;
+        f["sha256"] = e.sha256;
+    }
+    return f;
+}
+
 std::string manifest_to_json(const Manifest& m) {
     json files = json::array();
-    for (const auto& e : m.entries) {
-        json f = {{"path", e.path},
-                  {"type", entry_type_name(e.type)},
-                  {"mode", e.mode == 0755 ? "0755" : "0644"}};
-        if (e.type == EntryType::file) {
-            f["size"] = e.size;
-            f["sha256"] = e.sha256;
-        }
-        files.push_back(std::move(f));
-    }
+    for (const auto& e : m.entries)
+        files.push_back(manifest_entry_json(e));
     json doc = {{"format", m.format},
                 {"name", m.name},
                 {"version", m.version},

@@ -5,6 +5,7 @@
 #include "skforge/fusion/plan.hpp"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -35,5 +36,19 @@ inline constexpr std::size_t k_html_picture_max_nodes = 20000;
 /// laid out as `layout` says, the SuperKernel, sub-kernel, barrier, event, memory and code
 /// layout tables, every left-out operator's reason, and a filter over all of them.
 std::string plan_html(const graph::Graph& g, const Plan& p, Layout layout);
+
+/// The forms `skc plan --format` writes.
+enum class PlanFormat { text, json, dot, svg, html };
+
+/// The format named `name` (text, json, dot, svg or html), or nullopt.
+std::optional<PlanFormat> parse_plan_format(std::string_view name);
+
+/// The layout named `name` (auto, dot or builtin), or nullopt.
+std::optional<Layout> parse_layout(std::string_view name);
+
+/// The plan in `format` (plan_text, plan_json, plan_dot, plan_svg or plan_html), handed to
+/// `sink` in order; svg and html are laid out as `layout` says.
+void write_plan(const graph::Graph& g, const Plan& p, PlanFormat format, Layout layout,
+                const std::function<void(std::string_view)>& sink);
 
 } // namespace skforge::fusion

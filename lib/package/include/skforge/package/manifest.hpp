@@ -4,6 +4,7 @@
 #include "skforge/package/path_rules.hpp"
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,6 +48,9 @@ std::vector<std::string> validate_manifest(const Manifest& manifest);
 
 /// Canonical JSON text of `manifest` (sorted keys, two-space indent, trailing newline).
 std::string manifest_to_json(const Manifest& manifest);
+
+/// One entry as the manifest's JSON lists it: {path, type, mode; size and sha256 of a file}.
+nlohmann::json manifest_entry_json(const ManifestEntry& entry);
 
 /// Parses and validates manifest JSON; throws an Error listing every problem, with `origin`
 /// (the file it came from) at the head of the message.

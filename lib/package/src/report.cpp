@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "skforge/package/report.hpp"
+
+#include "skforge/support/error.hpp"
+#include "skforge/support/format.hpp"
+#include "skforge/support/json.hpp"
+
+#include <span>
+
+namespace skforge::package::report {
+
+using nlohmann::json;
+using support::Error;
+
+namespace {
+
+std::string str(const json& j, const char* key) {
+    return j.at(key).get<std::string>();
+}
+
+std::uint64_t num(const json& j, const char* key) {
+    return j.at(key).get<std::uint64_t>();
+}
+
+// What a package's header says of it, as pack's result and inspect's document both show it.
+json header_json(const StubHeader& h) {
+    return {{"name", h.name},
+            {"version", h.version},
+            {"npu_arch", h.npu_arch},
+            {"soc_version", h.soc_version},
+            {"compression", compression_name(h.compression)},
+            {"file_count", h.file_count},
+            {"unpacked_size", h.unpacked_size},
+            {"payload_size", h.payload_size},
+            {"payload_sha256", h.payload_sha256}};
+}
+
+json key_id_or_null(const PackResult& r) {
+    return r.key_id ? json(*r.key_id) : json();
+}
+
+// The checks of `skc inspect --verify`, each "ok" or why it failed, into doc["verification"];
+// doc["ok"] becomes false when one fails.
+void verify_into(const RunPackage& run, const std::vector<Key>& trusted, json& doc) {
+    auto& v = doc["verification"];
+    auto attempt = [&](const char* key, auto&& fn) {
+        try {
+            fn();
+            v[key] = "ok";
+        } catch (const Error& e) {
+            v[key] = e.what();
+            doc["ok"] = false;
+        }
+    };
+    // A stub that differs from the one skforge renders for this header would run other code
+    // than the package claims; nothing else may explain a difference.
+    attempt("stub", [&] {
+        if (!run.stub_is_canonical())
+            throw Error("modified: it differs from the stub skforge writes for this header");
+    });
+    support::Digest prefix{};
+    bool digests = false;
+    attempt("payload_digest", [&] {
+        prefix = run.verify_digests();
+        digests = true;
+    });
+    attempt("entries", [&] {
+        struct Null : EntrySink {
+            void begin(const ManifestEntry&) override {}
+            void data(std::span<const std::uint8_t>) override {}
+            void end(const ManifestEntry&) override {}
+        } sink;
+        run.read_payload(sink);
+    });
+    attempt("scripts", [&] { run.check_scripts(run.read_manifest()); });
+    if (!digests) {
+        v["signature"] = "not checked (payload digest failed)";
+        return;
+    }
+    auto state = run.check_signature(prefix, trusted);
+    v["signature"] = std::string(signature_state_name(state));
+    if (auto why = signature_refusal(state, !trusted.empty(), false)) {
+        v["signature_policy"] = *why;
+        doc["ok"] = false;
+    }
+}
+
+json files(const Manifest& m) {
+    json out = json::array();
+    for (const auto& e : m.entries)
+        out.push_back(manifest_entry_json(e));
+    return out;
+}
+
+// "f 0644         1234 <sha256> path" (a directory: "d", "-" for the size and the digest).
+std::string file_line(const json& f) {
+    return support::format(
+        "%s %s %12s %s %s", str(f, "type") == "file" ? "f" : "d", str(f, "mode").c_str(),
+        f.contains("size") ? std::to_string(num(f, "size")).c_str() : "-",
+        f.contains("sha256") ? str(f, "sha256").c_str() : std::string(64, '-').c_str(),
+        str(f, "path").c_str());
+}
+
+} // namespace
+
+json pack_result(const std::string& run, const PackResult& r) {
+    json out = header_json(r.header);
+    out["run"] = run;
+    out["signer_key_id"] = key_id_or_null(r);
+    return out;
+}
+
+Lines pack_text(const json& r) {
+    Lines out = {
+        support::format("packed %s %s into %s: %llu entries, %llu bytes unpacked, %llu bytes %s "
+                        "payload",
+                        str(r, "name").c_str(), str(r, "version").c_str(), str(r, "run").c_str(),
+                        static_cast<unsigned long long>(num(r, "file_count")),
+                        static_cast<unsigned long long>(num(r, "unpacked_size")),
+                        static_cast<unsigned long long>(num(r, "payload_size")),
+                        str(r, "compression").c_str()),
+        "payload sha256 " + str(r, "payload_sha256")};
+    if (!r.at("signer_key_id").is_null())
+        out.push_back("signed by key " + str(r, "signer_key_id"));
+    return out;
+}
+
+json import_result(const std::string& from, const std::string& run, const PackResult& r) {
+    return {{"run", run},
+            {"from", from},
+            {"name", r.header.name},
+            {"version", r.header.version},
+            {"file_count", r.header.file_count},
+            {"payload_sha256", r.header.payload_sha256},
+            {"signer_key_id", key_id_or_null(r)}};
+}
+
+Lines import_text(const json& r) {
+    return {"imported " + str(r, "name") + " " + str(r, "version") + " from " + str(r, "from") +
+            " into " + str(r, "run") + ": " + std::to_string(num(r, "file_count")) + " entries" +
+            (r.at("signer_key_id").is_null() ? "" : ", signed by key " + str(r, "signer_key_id"))};
+}
+
+json inspect(const RunPackage& run, const InspectOptions& o) {
+    const auto& h = run.header();
+    json doc = header_json(h);
+    doc.update({{"path", run.path()},
+                {"format", h.format},
+                {"toolchain", h.toolchain},
+                {"file_size", run.actual_size()},
+                {"payload_offset", h.payload_offset},
+                {"stub_canonical", run.stub_is_canonical()},
+                {"signer_key_id", nullptr},
+                {"ok", true}});
+    try {
+        if (auto t = run.trailer())
+            doc["signer_key_id"] = t->key_id;
+        auto m = run.read_manifest();
+        doc["inputs_digest"] = m.inputs_digest;
+        if (o.list)
+            doc["files"] = files(m);
+    } catch (const Error& e) {
+        if (!o.verify)
+            throw;
+        doc["error"] = e.what();
+        doc["ok"] = false;
+    }
+    if (o.verify)
+        verify_into(run, o.trusted, doc);
+    return doc;
+}
+
+Lines inspect_text(const json& d) {
+    Lines out;
+    auto line = [&](const std::string& label, const json& value) {
+        out.push_back(support::format("%-16s %s", label.c_str(),
+                                      value.is_string() ? value.get<std::string>().c_str()
+                                                        : support::dump_json(value).c_str()));
+    };
+    line("Package:", d.at("path"));
+    line("Name:", d.at("name"));
+    line("Version:", d.at("version"));
+    line("NPU arch:", d.at("npu_arch"));
+    line("SoC version:", d.at("soc_version"));
+    line("Toolchain:", d.at("toolchain"));
+    line("Compression:", d.at("compression"));
+    line("Files:", d.at("file_count"));
+    line("Unpacked size:", d.at("unpacked_size"));
+    line("File size:", d.at("file_size"));
+    line("Payload:", std::to_string(num(d, "payload_size")) + " bytes at offset " +
+                         std::to_string(num(d, "payload_offset")));
+    line("Payload SHA-256:", d.at("payload_sha256"));
+    if (d.contains("inputs_digest"))
+        line("Inputs digest:", d.at("inputs_digest"));
+    line("Signer key id:",
+         d.at("signer_key_id").is_null() ? json("(unsigned)") : d.at("signer_key_id"));
+    line("Stub:",
+         d.at("stub_canonical").get<bool>() ? "canonical" : "MODIFIED (differs from skforge's)");
+    if (d.contains("verification"))
+        for (const auto& [k, val] : d.at("verification").items())
+            line("Verify " + k + ":", val);
+    if (d.contains("files"))
+        for (const auto& f : d.at("files"))
+            out.push_back(file_line(f));
+    return out;
+}
+
+Lines keygen_text(const std::string& name, const Key& key) {
+    return {"wrote " + name + ".pem (private, keep it secret) and " + name + ".pub.pem",
+            "key id " + key.key_id()};
+}
+
+} // namespace skforge::package::report
