@@ -286,7 +286,14 @@ write_cli_sample() {
     [ -f "$DEB_ARM64" ]
     [ "$(dpkg-deb -f "$DEB_ARM64" Architecture)" = arm64 ]
     [ "$(dpkg-deb -f "$DEB" Architecture)" = "$(dpkg --print-architecture)" ]
-    diff <(dpkg-deb -c "$DEB" | awk '{print $1, $6}') <(dpkg-deb -c "$DEB_ARM64" | awk '{print $1, $6}')
+    # The same files, but for CMake's per-configuration export (skforgeTargets-<config>.cmake):
+    # this test's amd64 package is the Debug test build's, the arm64 one a Release build.
+    files() {
+        dpkg-deb -c "$1" | awk '{print $1, $6}' |
+            sed 's#/skforgeTargets-[a-z]*\.cmake$#/skforgeTargets-CONFIG.cmake#'
+    }
+    diff <(files "$DEB") <(files "$DEB_ARM64")
+    dpkg-deb -c "$DEB_ARM64" | grep -q '/usr/lib/cmake/skforge/skforgeTargets-release\.cmake$'
     depends=$(dpkg-deb -f "$DEB_ARM64" Depends)
     for lib in libarchive13 libboost-program-options1.74.0 \
         libyaml-cpp0.7 libssl3 libdeflate0 libzstd1 libc6 libstdc++6; do
