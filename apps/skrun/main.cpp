@@ -5,6 +5,7 @@
 #include "../common/cli_main.hpp"
 #include "skforge/runtime.h"
 #include "skforge/runtime/data.hpp"
+#include "skforge/runtime/report.hpp"
 #include "skforge/support/error.hpp"
 
 #include <algorithm>
@@ -30,11 +31,6 @@ struct Options {
     std::uint64_t seed = 1;
     unsigned iterations = 10, cores = 0;
     bool compare = false, json = false, drop_side_waits = false;
-};
-
-struct Timing {
-    std::uint64_t launches = 0;
-    double median_ms = 0, min_ms = 0;
 };
 
 // Throws the library's message unless `code` is SKF_OK.
@@ -154,9 +150,9 @@ class Handle {
 // One run untimed (the first, whose results are kept in `first`), then `iterations` timed ones,
 // whose last results are kept in `last`.
 template <typename Run>
-Timing time_runs(const Handle& h, const Set& set, HostSet& first, HostSet& last, Run run,
-                 unsigned iterations) {
-    Timing t;
+rt::Timing time_runs(const Handle& h, const Set& set, HostSet& first, HostSet& last, Run run,
+                     unsigned iterations) {
+    rt::Timing t;
     skf_stats stats{};
     check(run());
     check(skf_get_stats(h.get(), &stats));
@@ -177,17 +173,11 @@ Timing time_runs(const Handle& h, const Set& set, HostSet& first, HostSet& last,
     return t;
 }
 
-struct Comparison {
-    std::size_t compared = 0;
-    std::vector<rt::Difference> first, last; ///< differences after the first run, the last run
-    std::size_t differing = 0;               ///< tensors that differ in either
-};
-
 // Compares every tensor both modes write (all but graph inputs), after the first run and after
 // the last: a fused run that reads what an earlier run left behind differs only in the first.
-Comparison compare(const Handle& h, const HostSet& f1, const HostSet& u1, const HostSet& f,
-                   const HostSet& u) {
-    Comparison c;
+rt::Comparison compare(const Handle& h, const HostSet& f1, const HostSet& u1, const HostSet& f,
+                       const HostSet& u) {
+    rt::Comparison c;
     for (std::size_t i = 0; i < h.tensors().size(); ++i) {
         const auto& t = h.tensors()[i];
         if (t.role == SKF_ROLE_INPUT)
@@ -204,127 +194,35 @@ Comparison compare(const Handle& h, const HostSet& f1, const HostSet& u1, const 
     return c;
 }
 
-nlohmann::json timing_json(const Timing& t) {
-    return {{"launches", t.launches}, {"median_ms", t.median_ms}, {"min_ms", t.min_ms}};
-}
-
-// A difference and the run (from 1) after which it was seen.
-struct RunDifference {
-    rt::Difference d;
-    unsigned run = 1;
-};
-
-// The first run's differences, then the last run's in tensors the first showed none in.
-std::vector<RunDifference> merged_differences(const Comparison& c, unsigned last_run) {
-    std::vector<RunDifference> out;
-    for (const auto& d : c.first)
-        out.push_back({d, 1});
-    for (const auto& d : c.last)
-        if (std::none_of(c.first.begin(), c.first.end(),
-                         [&](const rt::Difference& f) { return f.tensor == d.tensor; }))
-            out.push_back({d, last_run});
-    return out;
-}
-
-nlohmann::json differences_json(const std::vector<rt::Difference>& list, unsigned run) {
-    nlohmann::json diffs = nlohmann::json::array();
-    for (const auto& d : list)
-        diffs.push_back({{"tensor", d.tensor},
-                         {"run", run},
-                         {"first_byte", d.first_byte},
-                         {"differing_bytes", d.differing_bytes}});
-    return diffs;
-}
-
-void print_json(const Options& o, const Handle& h, const Timing& f, const std::optional<Timing>& u,
-                const std::optional<Comparison>& cmp) {
-    nlohmann::json j = {{"package", o.name},
-                        {"graph", skf_graph_name(h.get())},
-                        {"device", skf_device(h.get())},
-                        {"operators", skf_operator_count(h.get())},
-                        {"superkernels", skf_segment_count(h.get())},
-                        {"iterations", o.iterations},
-                        {"fused", timing_json(f)}};
-    std::string dev = skf_device(h.get());
-    if (dev.starts_with("host:"))
-        j["workers"] = std::stoul(dev.substr(5));
-    if (u) {
-        j["unfused"] = timing_json(*u);
-        j["speedup"] = f.median_ms > 0 ? u->median_ms / f.median_ms : 0.0;
-        j["compared"] = cmp->compared;
-        j["identical"] = cmp->differing == 0;
-        nlohmann::json diffs = nlohmann::json::array();
-        for (const auto& r : merged_differences(*cmp, o.iterations + 1))
-            diffs.push_back(differences_json({r.d}, r.run)[0]);
-        j["differences"] = diffs;
-        j["first_run_differences"] = differences_json(cmp->first, 1);
-        j["last_run_differences"] = differences_json(cmp->last, o.iterations + 1);
-    }
-    std::cout << j.dump(2) << "\n";
-}
-
-void print_text(const Options& o, const Handle& h, const Timing& f, const std::optional<Timing>& u,
-                const std::optional<Comparison>& cmp) {
-    std::string dev = skf_device(h.get());
-    if (dev.starts_with("host:"))
-        dev = dev.substr(5) + " workers";
-    std::printf("%s: graph %s, %zu operators, %zu SuperKernels, %s, inputs %s\n", o.name.c_str(),
-                skf_graph_name(h.get()), skf_operator_count(h.get()), skf_segment_count(h.get()),
-                dev.c_str(),
-                o.inputs == "random" ? ("random (seed " + std::to_string(o.seed) + ")").c_str()
-                                     : o.inputs.c_str());
-    std::printf("  fused:     %4llu launches per run, %9.3f ms per run (median of %u, min %.3f)\n",
-                static_cast<unsigned long long>(f.launches), f.median_ms, o.iterations, f.min_ms);
-    if (!u)
-        return;
-    std::printf("  op-by-op:  %4llu launches per run, %9.3f ms per run (median of %u, min %.3f)\n",
-                static_cast<unsigned long long>(u->launches), u->median_ms, o.iterations,
-                u->min_ms);
-    std::printf("  speedup:   %.2fx fused\n", f.median_ms > 0 ? u->median_ms / f.median_ms : 0.0);
-    if (cmp->differing == 0)
-        std::printf("  compare:   %zu tensor%s bitwise identical (first and last run)\n",
-                    cmp->compared, cmp->compared == 1 ? "" : "s");
-    else
-        std::printf("  compare:   %zu of %zu tensors DIFFER\n", cmp->differing, cmp->compared);
-}
-
-void report_differences(const std::vector<RunDifference>& list) {
-    for (const auto& r : list)
-        std::fprintf(stderr,
-                     "skrun: %s differs fused vs op-by-op after run %u: %llu bytes, first at "
-                     "byte %llu\n",
-                     r.d.tensor.c_str(), r.run,
-                     static_cast<unsigned long long>(r.d.differing_bytes),
-                     static_cast<unsigned long long>(r.d.first_byte));
-}
-
 int run(const Options& o) {
     Handle h(o);
     check(skf_debug_drop_side_waits(h.get(), o.drop_side_waits ? 1 : 0));
     Set fused = h.make_set(o);
     HostSet fused_first, fused_last;
     h.bind(fused);
-    Timing f = time_runs(
+    rt::RunReport r{o.name, skf_graph_name(h.get()),     skf_device(h.get()),        o.inputs,
+                    o.seed, skf_operator_count(h.get()), skf_segment_count(h.get()), o.iterations};
+    r.fused = time_runs(
         h, fused, fused_first, fused_last, [&] { return skf_run(h.get(), nullptr); }, o.iterations);
-    std::optional<Timing> u;
-    std::optional<Comparison> cmp;
     Set unfused;
     HostSet unfused_first, unfused_last;
     if (o.compare) {
         unfused = h.make_set(o);
         h.bind(unfused);
-        u = time_runs(
+        r.unfused = time_runs(
             h, unfused, unfused_first, unfused_last,
             [&] { return skf_run_unfused(h.get(), nullptr); }, o.iterations);
-        cmp = compare(h, fused_first, unfused_first, fused_last, unfused_last);
+        r.comparison = compare(h, fused_first, unfused_first, fused_last, unfused_last);
     }
     if (o.json)
-        print_json(o, h, f, u, cmp);
+        std::cout << rt::report_json(r).dump(2) << "\n";
     else
-        print_text(o, h, f, u, cmp);
-    if (cmp && cmp->differing != 0)
-        report_differences(merged_differences(*cmp, o.iterations + 1));
-    return cmp && cmp->differing != 0 ? 1 : 0;
+        for (const auto& line : rt::report_text(r))
+            std::cout << line << "\n";
+    std::cout.flush();
+    for (const auto& line : rt::report_differences(r))
+        std::cerr << line << "\n";
+    return r.comparison && r.comparison->differing != 0 ? 1 : 0;
 }
 
 // Parses the command line into `o`; false when --help or --version was answered.
