@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <type_traits>
@@ -81,10 +83,28 @@ void read(const json& doc, const char* key, T& out, std::vector<MetaProblem>& pr
     auto it = doc.find(key);
     if (it == doc.end())
         return;
-    // nlohmann converts a negative number to an unsigned one without complaint.
-    if constexpr (std::is_unsigned_v<T>) {
-        if (it->is_number_integer() && !it->is_number_unsigned()) {
+    // nlohmann converts a negative number to an unsigned one without complaint, and a float
+    // out of range with undefined behaviour (a fuzz finding: "blockDim": 2e30).
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        if (it->is_number_float()) {
+            const double v = it->template get<double>();
+            if (!(v >= static_cast<double>(std::numeric_limits<T>::min()) &&
+                  v <= static_cast<double>(std::numeric_limits<T>::max())) ||
+                std::trunc(v) != v) {
+                problems.push_back({key, std::string("'") + key + "' must be an integer in range"});
+                return;
+            }
+            out = static_cast<T>(v);
+            return;
+        }
+        if (std::is_unsigned_v<T> && it->is_number_integer() && !it->is_number_unsigned()) {
             problems.push_back({key, std::string("'") + key + "' must not be negative"});
+            return;
+        }
+        if (it->is_number_unsigned() &&
+            it->template get<std::uint64_t>() >
+                static_cast<std::uint64_t>(std::numeric_limits<T>::max())) {
+            problems.push_back({key, std::string("'") + key + "' is out of range"});
             return;
         }
     }

@@ -2,6 +2,7 @@
 #include "skforge/kernel/kernel_meta.hpp"
 #include "skforge/kernel/soc.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -221,4 +222,22 @@ TEST_CASE("with_runtime_fields fills only what is missing", "[kernel][meta]") {
         with_runtime_fields(R"({"platformInfo":{"cubeCoreCnt":1,"vectorCoreCnt":2}})",
                             std::pair<std::uint32_t, std::uint32_t>{20, 40}));
     CHECK(j["platformInfo"]["cubeCoreCnt"] == 1);
+}
+
+TEST_CASE("integer fields given as floats are taken only when whole and in range",
+          "[kernel][meta]") {
+    // A fuzz finding: "blockDim": 2e30 was converted with undefined behaviour.
+    for (const char* bad : {"2e30", "-1.0", "1.5", "4294967296"}) {
+        std::vector<MetaProblem> problems;
+        parse_kernel_meta(std::string(R"({"kernelName":"k","magic":"RT_DEV_BINARY_MAGIC_ELF",)") +
+                              R"("blockDim":)" + bad + "}",
+                          problems);
+        INFO(bad);
+        CHECK(std::any_of(problems.begin(), problems.end(),
+                          [](const MetaProblem& p) { return p.key == "blockDim"; }));
+    }
+    std::vector<MetaProblem> problems;
+    auto m = parse_kernel_meta(
+        R"({"kernelName":"k","magic":"RT_DEV_BINARY_MAGIC_ELF","blockDim":8.0})", problems);
+    CHECK(m.block_dim == 8);
 }
