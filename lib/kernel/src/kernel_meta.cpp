@@ -78,41 +78,70 @@ std::uint64_t Workspace::total() const {
 
 namespace {
 
+// `v` as the integer type T in `out`, or why it is not one. nlohmann converts a negative number
+// to an unsigned one without complaint, and a float out of range with undefined behaviour (a
+// fuzz finding: "blockDim": 2e30); a whole float within range is taken.
+template <class T> std::optional<std::string> integer_value(const json& v, T& out) {
+    using limits = std::numeric_limits<T>;
+    if (v.is_number_float()) {
+        const double d = v.get<double>();
+        // max() + 1 as a double is exact for every width (2^64 when max() itself rounds up).
+        if (!(d >= static_cast<double>(limits::min()) &&
+              d < static_cast<double>(limits::max()) + 1.0) ||
+            std::trunc(d) != d)
+            return "must be an integer in range";
+        out = static_cast<T>(d);
+        return std::nullopt;
+    }
+    if (!v.is_number_integer())
+        return "has the wrong type";
+    if (auto u = support::json_as<std::uint64_t>(v)) {
+        if (*u > static_cast<std::uint64_t>(limits::max()))
+            return "is out of range";
+        out = static_cast<T>(*u);
+        return std::nullopt;
+    }
+    if constexpr (std::is_unsigned_v<T>) {
+        return "must not be negative";
+    } else {
+        const std::int64_t n = *support::json_as<std::int64_t>(v);
+        if (n < static_cast<std::int64_t>(limits::min()))
+            return "is out of range";
+        out = static_cast<T>(n);
+        return std::nullopt;
+    }
+}
+
+template <class T> constexpr bool is_integer_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+template <class T> struct integer_vector : std::false_type {};
+template <class U> struct integer_vector<std::vector<U>> : std::bool_constant<is_integer_v<U>> {};
+
 template <class T>
 void read(const json& doc, const char* key, T& out, std::vector<MetaProblem>& problems) {
     auto it = doc.find(key);
     if (it == doc.end())
         return;
-    // nlohmann converts a negative number to an unsigned one without complaint, and a float
-    // out of range with undefined behaviour (a fuzz finding: "blockDim": 2e30).
-    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-        if (it->is_number_float()) {
-            const double v = it->template get<double>();
-            if (!(v >= static_cast<double>(std::numeric_limits<T>::min()) &&
-                  v <= static_cast<double>(std::numeric_limits<T>::max())) ||
-                std::trunc(v) != v) {
-                problems.push_back({key, std::string("'") + key + "' must be an integer in range"});
-                return;
-            }
-            out = static_cast<T>(v);
-            return;
-        }
-        if (std::is_unsigned_v<T> && it->is_number_integer() && !it->is_number_unsigned()) {
-            problems.push_back({key, std::string("'") + key + "' must not be negative"});
-            return;
-        }
-        if (it->is_number_unsigned() &&
-            it->template get<std::uint64_t>() >
-                static_cast<std::uint64_t>(std::numeric_limits<T>::max())) {
-            problems.push_back({key, std::string("'") + key + "' is out of range"});
-            return;
+    std::optional<std::string> why;
+    if constexpr (is_integer_v<T>) {
+        why = integer_value(*it, out);
+    } else if constexpr (integer_vector<T>::value) {
+        // Each element as a scalar is read: the same conversions, the same problems.
+        T values(it->is_array() ? it->size() : 0);
+        if (!it->is_array())
+            why = "has the wrong type";
+        for (std::size_t i = 0; !why && i < values.size(); ++i)
+            why = integer_value((*it)[i], values[i]);
+        if (!why)
+            out = std::move(values);
+    } else {
+        try {
+            out = it->get<T>();
+        } catch (const json::exception&) {
+            why = "has the wrong type";
         }
     }
-    try {
-        out = it->get<T>();
-    } catch (const json::exception&) {
-        problems.push_back({key, std::string("'") + key + "' has the wrong type"});
-    }
+    if (why)
+        problems.push_back({key, std::string("'") + key + "' " + *why});
 }
 
 void read_workspace(const json& doc, Workspace& ws, std::vector<MetaProblem>& problems) {

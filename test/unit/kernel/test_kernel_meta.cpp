@@ -240,4 +240,21 @@ TEST_CASE("integer fields given as floats are taken only when whole and in range
     auto m = parse_kernel_meta(
         R"({"kernelName":"k","magic":"RT_DEV_BINARY_MAGIC_ELF","blockDim":8.0})", problems);
     CHECK(m.block_dim == 8);
+    // The same in arrays: every workspace size is read as the scalar would be.
+    for (const char* bad : {"[2e30]", "[16, -1]", "[1.5]", "[\"16\"]"}) {
+        std::vector<MetaProblem> ws_problems;
+        parse_kernel_meta(std::string(R"({"kernelName":"k","magic":"RT_DEV_BINARY_MAGIC_ELF",)") +
+                              R"("blockDim":1,"workspace":{"num":1,"size":)" + bad +
+                              R"(,"type":[0]}})",
+                          ws_problems);
+        INFO(bad);
+        CHECK(std::any_of(ws_problems.begin(), ws_problems.end(),
+                          [](const MetaProblem& p) { return p.key == "size"; }));
+    }
+    std::vector<MetaProblem> ws_ok;
+    auto w =
+        parse_kernel_meta(R"({"kernelName":"k","magic":"RT_DEV_BINARY_MAGIC_ELF","blockDim":1,)"
+                          R"("workspace":{"num":2,"size":[16, 32.0],"type":[0, 0]}})",
+                          ws_ok);
+    CHECK(w.workspace.size == std::vector<std::uint64_t>{16, 32});
 }
