@@ -48,10 +48,11 @@ void print_lines(const Lines& lines) {
         cli::print_safe("%s\n", l.c_str());
 }
 
-// What pack and import say of their work, on stderr (stdout carries the result).
+// What pack and import say of their work, on stderr (stdout carries the result), made printable
+// like print_lines: they quote names read from the directory or the vendor's .run.
 void tell(const Lines& lines) {
     for (const auto& l : lines)
-        std::fprintf(stderr, "%s\n", l.c_str());
+        std::fprintf(stderr, "%s\n", cli::terminal_safe(l).c_str());
 }
 
 // What pack and compile print on stdout: the result's path, or the result as one JSON object.
@@ -236,8 +237,7 @@ int cmd_keygen(const std::string& name) {
             throw Error("refusing to overwrite existing key file '" + p + "'");
     }
     auto key = pkg::Key::generate(name);
-    for (const auto& l : pkg::report::keygen_text(name, key))
-        std::cout << l << "\n";
+    print_lines(pkg::report::keygen_text(name, key));
     return 0;
 }
 

@@ -113,6 +113,16 @@ expect_refusal() {
     expect_refusal "path is not valid UTF-8"
 }
 
+@test "what pack tells on stderr shows control characters as '?'" {
+    make_tree tree
+    d=$(printf 'o\033]0;title\007')
+    mkdir "$d"
+    "$SKC" pack tree -o "$d/k.run" --package-version 1 --npu-arch dav-2201 --soc Ascend910B1 2>err.txt
+    grep -q "packed k 1 into o?]0;title?/k.run" err.txt
+    ! grep -q "$(printf '\033')" err.txt
+    ! grep -q "$(printf '\007')" err.txt
+}
+
 @test "pack refuses paths over 4096 bytes" {
     make_tree tree
     (cd tree && for i in $(seq 1 17); do n=$(printf '%0250d' "$i"); mkdir "$n" && cd "$n" || exit 1; done) ||

@@ -2,22 +2,17 @@
 #include "skforge/compile/report.hpp"
 
 #include "skforge/support/format.hpp"
+#include "skforge/support/json.hpp"
 #include "skforge/support/printable.hpp"
 
 namespace skforge::compile::report {
 
 using nlohmann::json;
+using support::field_num;
+using support::field_str;
 using support::format;
 
 namespace {
-
-std::string str(const json& j, const char* key) {
-    return j.at(key).get<std::string>();
-}
-
-unsigned long long num(const json& j, const char* key) {
-    return j.at(key).get<unsigned long long>();
-}
 
 json or_null(const std::string& v) {
     return v.empty() ? json() : json(v);
@@ -54,14 +49,14 @@ json cache_stats(const std::string& dir, const CacheStats& s) {
 
 Lines cache_stats_text(const json& s) {
     const auto& max = s.at("max_size");
-    return {"cache directory  " + str(s, "dir"),
-            format("entries          %llu", num(s, "entries")),
-            "total size       " + format_size(num(s, "total_size")),
+    return {"cache directory  " + field_str(s, "dir"),
+            format("entries          %llu", field_num(s, "entries")),
+            "total size       " + format_size(field_num(s, "total_size")),
             "max size         " +
                 (max.is_null() ? "unlimited" : format_size(max.get<std::uint64_t>())),
-            format("hits             %llu", num(s, "hits")),
-            format("misses           %llu", num(s, "misses")),
-            format("corrupt removed  %llu", num(s, "corrupt_removed"))};
+            format("hits             %llu", field_num(s, "hits")),
+            format("misses           %llu", field_num(s, "misses")),
+            format("corrupt removed  %llu", field_num(s, "corrupt_removed"))};
 }
 
 json cache_clean(const std::string& dir, const CleanResult& r) {
@@ -73,8 +68,8 @@ json cache_clean(const std::string& dir, const CleanResult& r) {
 
 Lines cache_clean_text(const json& c) {
     return {format("removed %llu entries (%s) and %llu leftovers of interrupted writers from %s",
-                   num(c, "removed"), format_size(num(c, "removed_size")).c_str(),
-                   num(c, "leftovers_removed"), str(c, "dir").c_str())};
+                   field_num(c, "removed"), format_size(field_num(c, "removed_size")).c_str(),
+                   field_num(c, "leftovers_removed"), field_str(c, "dir").c_str())};
 }
 
 json cache_verify(const std::string& dir, const VerifyResult& r, VerifyFix fix) {
@@ -91,12 +86,12 @@ Lines cache_verify_text(const json& v) {
     Lines out;
     const auto& problems = v.at("problems");
     for (const auto& p : problems)
-        out.push_back(support::printable(str(p, "path")) + ": " + str(p, "reason") +
+        out.push_back(support::printable(field_str(p, "path")) + ": " + field_str(p, "reason") +
                       (p.at("removed").get<bool>() ? " (removed)" : ""));
     // Problems and ok: --fix removed them.
     bool removed = !problems.empty() && v.at("ok").get<bool>();
-    out.push_back(format("%s: %llu entries checked, %zu problem(s)%s", str(v, "dir").c_str(),
-                         num(v, "checked"), problems.size(), removed ? ", removed" : ""));
+    out.push_back(format("%s: %llu entries checked, %zu problem(s)%s", field_str(v, "dir").c_str(),
+                         field_num(v, "checked"), problems.size(), removed ? ", removed" : ""));
     return out;
 }
 

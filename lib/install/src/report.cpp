@@ -5,6 +5,7 @@
 #include "skforge/package/path_rules.hpp"
 #include "skforge/support/error.hpp"
 #include "skforge/support/format.hpp"
+#include "skforge/support/json.hpp"
 #include "skforge/support/printable.hpp"
 
 #include <map>
@@ -15,11 +16,9 @@ using nlohmann::json;
 
 namespace {
 
+using support::field_num;
+using support::field_str;
 using support::format;
-
-std::string str(const json& j, const char* key) {
-    return j.at(key).get<std::string>();
-}
 
 // "a, b, c" from the packages before the last (the winner) of `providers`.
 std::string hidden_list(const json& providers, const char* field) {
@@ -81,8 +80,8 @@ Lines shadow_lines(const json& shadows) {
     for (const auto& s : shadows) {
         json providers = s.at("hidden");
         providers.push_back(s.at("winner"));
-        out.push_back(str(s, "winner") + "'s kernel for " + str(s, "key") + " (" + str(s, "op") +
-                      " on " + str(s, "soc") + ") hides the one from " +
+        out.push_back(field_str(s, "winner") + "'s kernel for " + field_str(s, "key") + " (" +
+                      field_str(s, "op") + " on " + field_str(s, "soc") + ") hides the one from " +
                       hidden_list(providers, nullptr));
     }
     return out;
@@ -104,9 +103,9 @@ Lines dry_run_lines(json& results) {
     Lines out;
     for (auto& r : results) {
         r["dry_run"] = true;
-        auto verb = k_verb.find(str(r, "action"));
+        auto verb = k_verb.find(field_str(r, "action"));
         out.push_back("would " + (verb == k_verb.end() ? "leave" : verb->second) + " " +
-                      str(r, "name") + " " + str(r, "version") +
+                      field_str(r, "name") + " " + field_str(r, "version") +
                       (verb == k_verb.end() ? " as it is (already installed)" : ""));
     }
     return out;
@@ -145,18 +144,19 @@ Lines packages_text(const json& packages) {
         return {"no static-kernel packages installed"};
     Lines out;
     for (const auto& p : packages) {
-        std::string name = str(p, "name");
+        std::string name = field_str(p, "name");
         if (p["status"] == "vendor") {
             out.push_back(
                 format("%-32s CANN's own package (not installed by skforge; kept as it is)",
                        name.c_str()));
         } else if (p["status"] == "damaged") {
-            out.push_back(format("%-32s DAMAGED: %s", name.c_str(), str(p, "problem").c_str()));
-            out.push_back(format("%-32s   %s", "", str(p, "fix").c_str()));
+            out.push_back(
+                format("%-32s DAMAGED: %s", name.c_str(), field_str(p, "problem").c_str()));
+            out.push_back(format("%-32s   %s", "", field_str(p, "fix").c_str()));
         } else {
             out.push_back(format("%-32s %-16s %-10s %-16s %6zu files %12llu bytes", name.c_str(),
-                                 str(p, "version").c_str(), str(p, "npu_arch").c_str(),
-                                 str(p, "soc_version").c_str(), p["files"].get<std::size_t>(),
+                                 field_str(p, "version").c_str(), field_str(p, "npu_arch").c_str(),
+                                 field_str(p, "soc_version").c_str(), p["files"].get<std::size_t>(),
                                  static_cast<unsigned long long>(p["bytes"].get<std::uint64_t>())));
         }
     }
@@ -187,8 +187,9 @@ Lines conflicts_text(const json& conflicts) {
     for (const auto& c : conflicts) {
         json providers = c.at("hidden");
         providers.push_back({{"package", c.at("winner")}});
-        out.push_back(str(c, "soc") + " " + str(c, "op") + " " + str(c, "key") + ": " +
-                      str(c, "winner") + " wins, hiding " + hidden_list(providers, "package"));
+        out.push_back(field_str(c, "soc") + " " + field_str(c, "op") + " " + field_str(c, "key") +
+                      ": " + field_str(c, "winner") + " wins, hiding " +
+                      hidden_list(providers, "package"));
     }
     return out;
 }
@@ -274,10 +275,10 @@ json files(const InstallTree& tree, const std::string& name, const package::Mani
 }
 
 Lines files_text(const json& files) {
-    Lines out = {str(files, "path")};
+    Lines out = {field_str(files, "path")};
     for (const auto& f : files.at("files"))
-        out.push_back(str(f, "path"));
-    out.push_back(str(files, "path") + "/" + std::string(package::k_manifest_path));
+        out.push_back(field_str(f, "path"));
+    out.push_back(field_str(files, "path") + "/" + std::string(package::k_manifest_path));
     return out;
 }
 
@@ -312,29 +313,31 @@ json info(const InstallTree& tree, const std::string& name, const package::Manif
 
 Lines info_text(const json& i) {
     auto or_unknown = [&](const char* k) {
-        return str(i, k).empty() ? std::string("unknown") : str(i, k);
+        return field_str(i, k).empty() ? std::string("unknown") : field_str(i, k);
     };
     const json& kernels = i.at("kernels");
     Lines out = {
-        "Name:           " + str(i, "name"),
-        "Version:        " + str(i, "version"),
-        "NPU arch:       " + str(i, "npu_arch"),
-        "SoC:            " + str(i, "soc_version"),
-        "Toolchain:      " + str(i, "toolchain"),
+        "Name:           " + field_str(i, "name"),
+        "Version:        " + field_str(i, "version"),
+        "NPU arch:       " + field_str(i, "npu_arch"),
+        "SoC:            " + field_str(i, "soc_version"),
+        "Toolchain:      " + field_str(i, "toolchain"),
         "Signature:      " + or_unknown("signature"),
-        "Signer key id:  " + (str(i, "signer_key_id").empty() ? "none" : str(i, "signer_key_id")),
-        "Installed at:   " + str(i, "installed_at"),
+        "Signer key id:  " +
+            (field_str(i, "signer_key_id").empty() ? "none" : field_str(i, "signer_key_id")),
+        "Installed at:   " + field_str(i, "installed_at"),
         "Installed by:   " + or_unknown("installed_by"),
         "Installed from: " + or_unknown("installed_from"),
         "Size:           " + std::to_string(i.at("bytes").get<std::uint64_t>()) + " bytes",
         "Files:          " + std::to_string(i.at("files").get<std::size_t>()),
-        "Path:           " + str(i, "path"),
+        "Path:           " + field_str(i, "path"),
         "Kernels:        " + std::to_string(kernels.size()),
     };
     for (const auto& k : kernels) {
-        std::string who = k["winner"] == i["name"] ? "loaded" : "hidden by " + str(k, "winner");
-        out.push_back("  " + str(k, "soc") + " " + str(k, "op") + " " + str(k, "key") + ": " +
-                      str(k, "binPath") + " (" + who + ")");
+        std::string who =
+            k["winner"] == i["name"] ? "loaded" : "hidden by " + field_str(k, "winner");
+        out.push_back("  " + field_str(k, "soc") + " " + field_str(k, "op") + " " +
+                      field_str(k, "key") + ": " + field_str(k, "binPath") + " (" + who + ")");
     }
     return out;
 }
@@ -355,8 +358,9 @@ Lines key_uses_text(const json& kernels) {
     for (const auto& k : kernels) {
         const json& ps = k.at("providers");
         std::string hidden = hidden_list(ps, "package");
-        out.push_back("  " + str(k, "soc") + " " + str(k, "op") + " " + str(k, "key") + ": " +
-                      str(k, "winner") + " wins (" + str(ps.back(), "binPath") + ")" +
+        out.push_back("  " + field_str(k, "soc") + " " + field_str(k, "op") + " " +
+                      field_str(k, "key") + ": " + field_str(k, "winner") + " wins (" +
+                      field_str(ps.back(), "binPath") + ")" +
                       (hidden.empty() ? "" : "; hides " + hidden));
     }
     return out;

@@ -11,16 +11,10 @@ namespace skforge::package::report {
 
 using nlohmann::json;
 using support::Error;
+using support::field_num;
+using support::field_str;
 
 namespace {
-
-std::string str(const json& j, const char* key) {
-    return j.at(key).get<std::string>();
-}
-
-std::uint64_t num(const json& j, const char* key) {
-    return j.at(key).get<std::uint64_t>();
-}
 
 // What a package's header says of it, as pack's result and inspect's document both show it.
 json header_json(const StubHeader& h) {
@@ -94,11 +88,12 @@ json files(const Manifest& m) {
 
 // "f 0644         1234 <sha256> path" (a directory: "d", "-" for the size and the digest).
 std::string file_line(const json& f) {
-    return support::format(
-        "%s %s %12s %s %s", str(f, "type") == "file" ? "f" : "d", str(f, "mode").c_str(),
-        f.contains("size") ? std::to_string(num(f, "size")).c_str() : "-",
-        f.contains("sha256") ? str(f, "sha256").c_str() : std::string(64, '-').c_str(),
-        str(f, "path").c_str());
+    return support::format("%s %s %12s %s %s", field_str(f, "type") == "file" ? "f" : "d",
+                           field_str(f, "mode").c_str(),
+                           f.contains("size") ? std::to_string(field_num(f, "size")).c_str() : "-",
+                           f.contains("sha256") ? field_str(f, "sha256").c_str()
+                                                : std::string(64, '-').c_str(),
+                           field_str(f, "path").c_str());
 }
 
 } // namespace
@@ -114,14 +109,15 @@ Lines pack_text(const json& r) {
     Lines out = {
         support::format("packed %s %s into %s: %llu entries, %llu bytes unpacked, %llu bytes %s "
                         "payload",
-                        str(r, "name").c_str(), str(r, "version").c_str(), str(r, "run").c_str(),
-                        static_cast<unsigned long long>(num(r, "file_count")),
-                        static_cast<unsigned long long>(num(r, "unpacked_size")),
-                        static_cast<unsigned long long>(num(r, "payload_size")),
-                        str(r, "compression").c_str()),
-        "payload sha256 " + str(r, "payload_sha256")};
+                        field_str(r, "name").c_str(), field_str(r, "version").c_str(),
+                        field_str(r, "run").c_str(),
+                        static_cast<unsigned long long>(field_num(r, "file_count")),
+                        static_cast<unsigned long long>(field_num(r, "unpacked_size")),
+                        static_cast<unsigned long long>(field_num(r, "payload_size")),
+                        field_str(r, "compression").c_str()),
+        "payload sha256 " + field_str(r, "payload_sha256")};
     if (!r.at("signer_key_id").is_null())
-        out.push_back("signed by key " + str(r, "signer_key_id"));
+        out.push_back("signed by key " + field_str(r, "signer_key_id"));
     return out;
 }
 
@@ -136,9 +132,11 @@ json import_result(const std::string& from, const std::string& run, const PackRe
 }
 
 Lines import_text(const json& r) {
-    return {"imported " + str(r, "name") + " " + str(r, "version") + " from " + str(r, "from") +
-            " into " + str(r, "run") + ": " + std::to_string(num(r, "file_count")) + " entries" +
-            (r.at("signer_key_id").is_null() ? "" : ", signed by key " + str(r, "signer_key_id"))};
+    return {"imported " + field_str(r, "name") + " " + field_str(r, "version") + " from " +
+            field_str(r, "from") + " into " + field_str(r, "run") + ": " +
+            std::to_string(field_num(r, "file_count")) + " entries" +
+            (r.at("signer_key_id").is_null() ? ""
+                                             : ", signed by key " + field_str(r, "signer_key_id"))};
 }
 
 json inspect(const RunPackage& run, const InspectOptions& o) {
@@ -187,8 +185,8 @@ Lines inspect_text(const json& d) {
     line("Files:", d.at("file_count"));
     line("Unpacked size:", d.at("unpacked_size"));
     line("File size:", d.at("file_size"));
-    line("Payload:", std::to_string(num(d, "payload_size")) + " bytes at offset " +
-                         std::to_string(num(d, "payload_offset")));
+    line("Payload:", std::to_string(field_num(d, "payload_size")) + " bytes at offset " +
+                         std::to_string(field_num(d, "payload_offset")));
     line("Payload SHA-256:", d.at("payload_sha256"));
     if (d.contains("inputs_digest"))
         line("Inputs digest:", d.at("inputs_digest"));

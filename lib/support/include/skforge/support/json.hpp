@@ -41,4 +41,14 @@ template <class T> std::optional<T> json_get(const nlohmann::json& j, std::strin
 const nlohmann::json* json_member(const nlohmann::json& j, std::string_view key,
                                   nlohmann::json::value_t type);
 
+/// The member `key` of a document skforge built itself (a command's result, rendered as text
+/// from its JSON): a string, or an unsigned count. A missing or mistyped member is a programming
+/// error and throws nlohmann's exception; documents read from files go through json_get.
+inline std::string field_str(const nlohmann::json& j, const char* key) {
+    return j.at(key).get<std::string>();
+}
+inline unsigned long long field_num(const nlohmann::json& j, const char* key) {
+    return j.at(key).get<unsigned long long>();
+}
+
 } // namespace skforge::support
