@@ -5,6 +5,7 @@
 
 #include "../common/cli_main.hpp"
 #include "skforge/install/cleanup_log.hpp"
+#include "skforge/install/fix.hpp"
 #include "skforge/install/history.hpp"
 #include "skforge/install/index.hpp"
 #include "skforge/install/layout.hpp"
@@ -248,15 +249,7 @@ std::string repair_source(const Options& o, const inst::InstallTree& tree,
                           const std::string& name) {
     if (!o.from.empty())
         return o.from;
-    try {
-        if (auto dir = inst::open_dir_beneath(tree.ai_core(), name)) {
-            auto rec = inst::read_install_record(*dir);
-            if (!rec.from.empty() && ::access(rec.from.c_str(), R_OK) == 0)
-                return rec.from;
-        }
-    } catch (const Error&) {
-    }
-    return name + ".run";
+    return inst::recorded_run(tree, name).value_or(name + ".run");
 }
 
 } // namespace
@@ -361,7 +354,51 @@ int cmd_list(const Options& o) {
     return 0;
 }
 
+namespace {
+
+// verify --fix: under the exclusive lock (shared for --dry-run); fix_tree runs recover itself.
+int cmd_fix(const Options& o) {
+    auto log = console(o);
+    inst::FixRequest rq;
+    rq.names = o.args;
+    rq.policy = make_policy(o);
+    rq.act = o.dry_run ? inst::Act::dry_run : inst::Act::yes;
+    skforge::support::TerminalProgress bar(k_progress_min_bytes);
+    rq.progress = progress_for(o, bar);
+    inst::FixReport r;
+    if (o.dry_run) {
+        std::optional<inst::TreeLock> lock;
+        auto tree = open_for_dry_run(o, log, lock);
+        if (!tree)
+            throw Error("nothing is installed under '" + inst::choose_install_path(o.install_path) +
+                        "'");
+        r = inst::fix_tree(*tree, rq, log);
+    } else {
+        auto tree = Mutating::open(o, inst::Create::no);
+        inst::TreeLock lock(Mutating::writable(tree), inst::LockMode::exclusive, lock_wait(o, log));
+        r = inst::fix_tree(tree, rq, log);
+        record(tree, o, report::fix_history(r, o.command_line), log);
+    }
+    if (o.json)
+        print_json(report::fix_result(r));
+    else {
+        print_lines(report::fix_lines(r));
+        if (!o.quiet)
+            print_safe("%s\n", report::fix_summary(r).c_str());
+    }
+    return r.left.empty() ? 0 : 1;
+}
+
+} // namespace
+
 int cmd_verify(const Options& o) {
+    if (o.fix)
+        return cmd_fix(o);
+    if (o.dry_run || !o.trusted_keys.empty() || o.require_signature || o.install_for_all ||
+        !o.log_file.empty())
+        throw Error("--dry-run, --trusted-key, --require-signature, --install-for-all and "
+                    "--log-file go with verify --fix only",
+                    ErrorKind::usage);
     auto log = console(o);
     auto tree = open_for_query(o);
     if (!tree) {

@@ -23,6 +23,7 @@ struct Options {
     bool allow_downgrade = false;
     bool conflicts = false;
     bool dry_run = false;
+    bool fix = false;
     bool install_for_all = false;
     std::string outputs;
     std::string from;

@@ -111,6 +111,15 @@ const std::map<std::string, Adder>& option_table() {
                              "SECONDS: give up (exit 1) when another skinstall holds the lock "
                              "longer (default: wait)");
          }},
+        {"fix",
+         [](auto& d, auto& o) {
+             d.add_options()(
+                 "fix", po::bool_switch(&o.fix),
+                 "under the lock, after recover: rebuild the global indexes and the "
+                 "per-key record when they are not the full merge, and restore "
+                 "packages whose files differ from the .run they were installed from "
+                 "(repair's checks); report what is left and the command that fixes it");
+         }},
         {"dry-run",
          [](auto& d, auto& o) {
              d.add_options()("dry-run,n", po::bool_switch(&o.dry_run),
@@ -180,8 +189,9 @@ const std::vector<Spec>& specs() {
          cmd_list},
         {"verify",
          "[NAME...]",
-         "check installed files against their manifests, like rpm -V",
-         {"json", "quiet", "lock-timeout"},
+         "check installed files against their manifests, like rpm -V; --fix repairs",
+         {"json", "quiet", "lock-timeout", "fix", "dry-run", "trusted-key", "require-signature",
+          "install-for-all", "log-file"},
          cmd_verify,
          Args::package_names},
         {"files",
@@ -221,9 +231,10 @@ const std::vector<Spec>& specs() {
 }
 
 constexpr const char* k_exit_codes =
-    "Exit status: 0 success (verify: no problem; owner: an owner was found), 1 failure or\n"
-    "refusal (nothing changed unless the message says otherwise; verify: problems found; owner:\n"
-    "no owner; a --lock-timeout that expired), 2 usage error.";
+    "Exit status: 0 success (verify: no problem, with --fix none left; owner: an owner was\n"
+    "found), 1 failure or refusal (nothing changed unless the message says otherwise; verify:\n"
+    "problems found, with --fix some left; owner: no owner; a --lock-timeout that expired),\n"
+    "2 usage error.";
 
 void print_help(const Spec& s, const po::options_description& desc) {
     std::printf("Usage: skinstall %s %s [options]\n%s.\n\n", s.name, s.args, s.help);

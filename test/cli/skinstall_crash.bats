@@ -81,6 +81,16 @@ crash_every_step() {
     crash_every_step "$SKINSTALL" repair k1 --from k1.run
 }
 
+@test "verify --fix (restoring a changed file in place) killed at every step recovers to before or after" {
+    mkpkg base
+    mkpkg k1
+    mkdir start
+    "$SKINSTALL" install k1.run base.run --install-path "$W/start" -q
+    echo changed >start/opp/static_kernel/ai_core/k1/soc/Add/add.o
+    crash_every_step "$SKINSTALL" verify --fix
+    grep -qx 'install_order=k1,base' after/opp/static_kernel/ai_core/config.ini
+}
+
 @test "uninstall --force of a damaged package killed at every step recovers to before or after" {
     mkpkg base
     mkpkg k1

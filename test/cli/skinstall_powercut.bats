@@ -102,6 +102,16 @@ cut_every_sync() {
     cut_every_sync "$SKINSTALL" repair k1 --from k1.run
 }
 
+@test "verify --fix: a power cut at every point recovers to before or after" {
+    mkpkg base
+    mkpkg k1
+    mkdir start
+    "$SKINSTALL" install k1.run base.run --install-path "$W/start" -q
+    echo changed >start/opp/static_kernel/ai_core/k1/soc/Add/add.o
+    sync
+    cut_every_sync "$SKINSTALL" verify --fix
+}
+
 @test "uninstall: a power cut at every point recovers to before or after" {
     mkpkg base
     mkpkg k1

@@ -311,7 +311,7 @@ void remove_global(const Dir& config, const std::string& name) {
 // record itself, last and without a sync: a record that a power cut loses or leaves stale no
 // longer describes the tree and is rebuilt.
 void write_outputs(const InstallTree& tree, IndexRecord& rec, const std::vector<std::string>& socs,
-                   const std::vector<std::string>& order, Sync top) {
+                   const std::vector<std::string>& order, Sync top, Sync record = Sync::no) {
     Dir config = tree.config_dir();
     for (const auto& soc : socs) {
         if (!rec.socs.contains(soc)) {
@@ -327,18 +327,21 @@ void write_outputs(const InstallTree& tree, IndexRecord& rec, const std::vector<
     write_global_files(tree, order, Sync::file);
     if (top == Sync::yes)
         sync_dir(tree.ai_core());
-    write_file_at(config, k_record_file, serialize_record(rec), tree.modes().file(0644), Sync::no);
+    write_file_at(config, k_record_file, serialize_record(rec), tree.modes().file(0644), record);
 }
 
 } // namespace
 
-std::vector<std::string> rebuild_derived(const InstallTree& tree,
-                                         const std::vector<std::string>& order) {
-    // Stamped before they are read: a change in between leaves a stamp that no longer matches.
+namespace {
+
+// The record of a full rebuild from every package in `order`, each package stamped before it is
+// read (a change in between leaves a stamp that no longer matches); `skipped` gets a message
+// per package that contributes nothing.
+IndexRecord full_record(const InstallTree& tree, const std::vector<std::string>& order,
+                        std::vector<std::string>& skipped) {
     std::vector<std::string> stamps;
     for (const auto& name : order)
         stamps.push_back(package_stamp(tree.ai_core(), name).value_or("-"));
-    std::vector<std::string> skipped;
     std::vector<std::pair<std::string, PackageIndex>> all;
     std::vector<bool> damaged;
     for (const auto& name : order) {
@@ -351,17 +354,81 @@ std::vector<std::string> rebuild_derived(const InstallTree& tree,
         rec.packages[i].stamp = stamps[i];
         rec.packages[i].damaged = damaged[i];
     }
+    return rec;
+}
+
+// The SoC directories of config/ a rebuild writes or clears: those `rec` has, then every other
+// one (its global index goes).
+std::vector<std::string> rebuilt_socs(const IndexRecord& rec, const Dir& config) {
     std::vector<std::string> socs;
     for (const auto& [soc, ops] : rec.socs)
         socs.push_back(soc);
-    Dir config = tree.config_dir();
     for (const auto& name : list_dir(config)) {
         auto st = stat_at(config, name);
         if (st && S_ISDIR(st->st_mode) && !rec.socs.contains(name))
             socs.push_back(name);
     }
-    write_outputs(tree, rec, socs, order, Sync::yes);
+    return socs;
+}
+
+} // namespace
+
+std::vector<std::string> rebuild_derived(const InstallTree& tree,
+                                         const std::vector<std::string>& order, Sync record) {
+    std::vector<std::string> skipped;
+    IndexRecord rec = full_record(tree, order, skipped);
+    Dir config = tree.config_dir();
+    write_outputs(tree, rec, rebuilt_socs(rec, config), order, Sync::yes, record);
     return skipped;
+}
+
+DerivedState check_derived(const InstallTree& tree) {
+    DerivedState out;
+    auto order = tree.install_order();
+    const Dir& ai = tree.ai_core();
+    std::vector<std::string> skipped;
+    IndexRecord rec = full_record(tree, order, skipped);
+    auto config = open_dir_beneath(ai, k_config_dir);
+    // Every global index, by content: what the merge renders, or none for a SoC it has not.
+    for (const auto& [soc, ops] : rec.socs) {
+        auto dir = config ? open_dir_beneath(*config, soc) : std::nullopt;
+        auto text = dir ? read_file_at(*dir, k_index_file, k_record_max) : std::nullopt;
+        if (!text)
+            out.socs.push_back({soc, "missing"});
+        else if (*text != render_soc(rec, soc))
+            out.socs.push_back({soc, "not the merge of the installed packages' indexes in "
+                                     "install order"});
+        if (text && dir)
+            rec.soc_stamps[soc] = stat_stamp(stat_at(*dir, k_index_file));
+    }
+    for (const auto& name : config ? list_dir(*config) : std::vector<std::string>{}) {
+        auto st = stat_at(*config, name);
+        if (!st || !S_ISDIR(st->st_mode) || rec.socs.contains(name))
+            continue;
+        if (auto dir = open_dir_beneath(*config, name); dir && stat_at(*dir, k_index_file))
+            out.socs.push_back({name, "no installed package has an index for this SoC"});
+    }
+    // The top files, as text.
+    auto top = top_files(order);
+    for (const char* name : {"uninstall.sh", "version.info"}) {
+        auto it =
+            std::find_if(top.begin(), top.end(), [&](const auto& f) { return f.first == name; });
+        auto text = read_file_at(ai, name);
+        if (it == top.end() ? text.has_value() : text != it->second)
+            out.top.push_back({name, !text             ? "missing"
+                                     : it == top.end() ? "nothing is installed"
+                                                       : "not what skinstall writes"});
+    }
+    // The record: byte for byte what a rebuild now would write, given the global indexes as they
+    // are (a record for stale indexes is rewritten with them anyway).
+    auto text = config ? read_file_at(*config, k_record_file, k_record_max) : std::nullopt;
+    if (!text)
+        out.record = "missing";
+    else if (!parse_record(*text, {}))
+        out.record = "damaged (cut short, a wrong digest, or not a record of this version)";
+    else if (*text != serialize_record(rec))
+        out.record = "out of date (it does not describe the installed packages and indexes)";
+    return out;
 }
 
 std::vector<std::string> update_derived(const InstallTree& tree,

@@ -381,4 +381,78 @@ std::string history_text(const json& l) {
            s("command") + "]";
 }
 
+namespace {
+
+json fix_items(const std::vector<FixItem>& items, bool left) {
+    json out = json::array();
+    for (const auto& i : items) {
+        json j = {
+            {"package", i.package}, {"path", i.path}, {"problem", i.problem}, {"detail", i.detail}};
+        if (left)
+            j["fix"] = i.fix;
+        out.push_back(std::move(j));
+    }
+    return out;
+}
+
+// "<package>: <path>" or "tree: <path>", as verify names what it reports.
+std::string fix_where(const FixItem& i) {
+    std::string who = i.package.empty() ? "tree" : i.package;
+    return i.path.empty() ? who : who + ": " + i.path;
+}
+
+} // namespace
+
+json fix_result(const FixReport& r) {
+    json repaired = json::array();
+    for (const auto& p : r.repaired)
+        repaired.push_back(
+            {{"name", p.name}, {"version", p.version}, {"from", p.from}, {"entries", p.files}});
+    return {{"dry_run", r.dry_run},
+            {"recovered", r.recovered},
+            {"rebuilt", r.rebuilt},
+            {"repaired", repaired},
+            {"fixed", fix_items(r.fixed, false)},
+            {"left", fix_items(r.left, true)},
+            {"ok", r.left.empty()}};
+}
+
+Lines fix_lines(const FixReport& r) {
+    Lines out;
+    if (!r.recovered.empty())
+        out.push_back("recover: " + r.recovered);
+    const char* fixed = r.dry_run ? "would fix" : "fixed";
+    for (const auto& i : r.fixed)
+        out.push_back(fix_where(i) + ": " + i.problem + ": " + fixed + ": " + i.detail);
+    for (const auto& i : r.left)
+        out.push_back(fix_where(i) + ": " + i.problem + ": left: " + i.detail +
+                      (i.fix.empty() ? "" : "; fix: " + i.fix));
+    return out;
+}
+
+std::string fix_summary(const FixReport& r) {
+    return format("%s %zu package(s): %zu problem(s) %s, %zu left",
+                  r.dry_run ? "checked" : "verified and fixed", r.packages, r.fixed.size(),
+                  r.dry_run ? "would be fixed" : "fixed", r.left.size());
+}
+
+std::vector<json> fix_history(const FixReport& r, const std::string& command) {
+    std::vector<json> out;
+    if (r.dry_run)
+        return out;
+    if (!r.recovered.empty())
+        out.push_back(history_line(command, "", "", "", "recover", "ok", r.recovered));
+    if (!r.rebuilt.empty()) {
+        std::string detail = "rebuilt";
+        for (const auto& p : r.rebuilt)
+            detail += " " + p;
+        out.push_back(history_line(command, "", "", "", "fixed", "ok", detail));
+    }
+    for (const auto& p : r.repaired)
+        out.push_back(history_line(command, p.name, p.version, p.version, "repaired", "ok",
+                                   "restored " + std::to_string(p.files) + " differing entr" +
+                                       (p.files == 1 ? "y" : "ies") + " from " + p.from));
+    return out;
+}
+
 } // namespace skforge::install::report

@@ -196,8 +196,12 @@ void clear_journal(const InstallTree& tree) {
     sync_dir(tree.ai_core());
 }
 
+// The order with `name` moved last (present) or left out; `keep_place` leaves a listed `name`
+// where it is (verify --fix restores a package without changing whose kernel wins).
 std::vector<std::string> order_with(std::vector<std::string> order, const std::string& name,
-                                    bool present) {
+                                    bool present, bool keep_place = false) {
+    if (present && keep_place && std::find(order.begin(), order.end(), name) != order.end())
+        return order;
     std::erase(order, name);
     if (present)
         order.push_back(name);
@@ -211,8 +215,9 @@ void report(const std::vector<std::string>& warnings, support::Log& log) {
 
 // Everything derived, for the order with package `name` moved last (present) or left out.
 void update_and_report(const InstallTree& tree, const std::string& name, bool present,
-                       support::Log& log) {
-    report(update_derived(tree, order_with(tree.install_order(), name, present), name), log);
+                       support::Log& log, bool keep_place = false) {
+    report(update_derived(tree, order_with(tree.install_order(), name, present, keep_place), name),
+           log);
 }
 
 // How a journaled install recognises its new version: the stage directory's inode (it keeps it
@@ -220,6 +225,7 @@ void update_and_report(const InstallTree& tree, const std::string& name, bool pr
 struct Landing {
     std::string digest;
     std::optional<ino_t> ino;
+    bool keep_place = false; ///< the journal's "keep_place": the install order is kept
 };
 
 bool landed(const std::optional<Dir>& dir, const Landing& l) {
@@ -246,7 +252,7 @@ void finish_install(const InstallTree& tree, const std::string& name, const Land
         sync_dir(ai);
         fault_point("renamed into place");
     }
-    update_and_report(tree, name, true, log);
+    update_and_report(tree, name, true, log, landing.keep_place);
     fault_point("index updated");
     // The previous version after an exchange; its removal is made durable by the sync that
     // removes the journal (until then recover removes it).
@@ -588,10 +594,11 @@ InstallResult commit_staged(const InstallTree& tree, const StagedPackage& staged
                          {"action", outcome_name(staged.outcome)},
                          {"name", m.name},
                          {"manifest_sha256", staged.manifest_digest},
-                         {"stage_ino", stage->st_ino}});
+                         {"stage_ino", stage->st_ino},
+                         {"keep_place", staged.keep_place}});
     fault_point("journal written");
     // Commit: rename (or exchange) into place, then config.ini and the index.
-    finish_install(tree, m.name, {staged.manifest_digest, stage->st_ino}, log);
+    finish_install(tree, m.name, {staged.manifest_digest, stage->st_ino, staged.keep_place}, log);
     std::string replaced = r.old_version.empty() || r.outcome == InstallOutcome::reinstalled
                                ? ""
                                : ", replacing " + r.old_version;
@@ -603,11 +610,14 @@ InstallResult commit_staged(const InstallTree& tree, const StagedPackage& staged
 InstallResult install_package(const InstallTree& tree, const VerifiedPackage& pkg,
                               const InstallRequest& request, const Policy& policy,
                               support::Log& log) {
-    return commit_staged(tree, stage_package(tree, pkg, request, policy, log), log);
+    auto staged = stage_package(tree, pkg, request, policy, log);
+    staged.keep_place = request.keep_place;
+    return commit_staged(tree, staged, log);
 }
 
 InstallResult repair_package(const InstallTree& tree, const std::string& name,
-                             const VerifiedPackage& pkg, const Policy& policy, support::Log& log) {
+                             const VerifiedPackage& pkg, const Policy& policy, support::Log& log,
+                             Place place) {
     require_package_name(name);
     if (pkg.manifest.name != name)
         throw Error(pkg.origin + " holds package '" + pkg.manifest.name + "', not '" + name +
@@ -619,6 +629,7 @@ InstallResult repair_package(const InstallTree& tree, const std::string& name,
                     "'; install it with 'skinstall install " + pkg.origin + "'");
     // Said only once every check has passed (the version and the directory's state included).
     InstallRequest request(InstallMode::reinstall);
+    request.keep_place = place == Place::kept;
     decide_package(tree, pkg, request, log);
     require_package_writable(tree, name);
     log.info("repairing " + name + " from " + pkg.origin);
@@ -770,7 +781,9 @@ std::string recover(const InstallTree& tree, support::Log& log) {
             finish_uninstall(tree, name, j.value("whole", false), log);
             did = "completed the interrupted uninstall of " + name;
         } else {
-            Landing landing{j.value("manifest_sha256", ""), std::nullopt};
+            Landing landing{j.value("manifest_sha256", ""), std::nullopt, false};
+            if (j.contains("keep_place") && j["keep_place"].is_boolean())
+                landing.keep_place = j["keep_place"].get<bool>();
             if (j.contains("stage_ino") && j["stage_ino"].is_number_unsigned())
                 landing.ino = j["stage_ino"].get<ino_t>();
             auto target = open_dir_beneath(ai, name);

@@ -183,3 +183,68 @@ TEST_CASE("a history line is one line whatever its fields hold", "[install][repo
     l.erase("package");
     CHECK_THAT(report::history_text(l), Catch::Contains("upgrade - 2 ok"));
 }
+
+TEST_CASE("verify --fix: what was fixed and what is left, as text, JSON and history lines",
+          "[install][report][fix]") {
+    FixReport r;
+    r.fixed.push_back({"", "config/soc/binary_info_config.json", "stale index",
+                       "missing; rebuilt from the installed packages", ""});
+    r.fixed.push_back({"a", "soc/Add/add.o", "changed content", "restored from /w/a.run", ""});
+    r.left.push_back({"b", "soc/Mul/mul.o", "missing", "cannot restore it: the .run is gone",
+                      "skinstall repair b --from X.run"});
+    r.rebuilt = {"config/soc/binary_info_config.json"};
+    r.repaired.push_back({"a", "1.0", "/w/a.run", 1});
+    r.packages = 2;
+    auto lines = report::fix_lines(r);
+    REQUIRE(lines.size() == 3);
+    CHECK(lines[0] == "tree: config/soc/binary_info_config.json: stale index: fixed: missing; "
+                      "rebuilt from the installed packages");
+    CHECK(lines[1] == "a: soc/Add/add.o: changed content: fixed: restored from /w/a.run");
+    CHECK(lines[2] == "b: soc/Mul/mul.o: missing: left: cannot restore it: the .run is gone; fix: "
+                      "skinstall repair b --from X.run");
+    CHECK(report::fix_summary(r) == "verified and fixed 2 package(s): 2 problem(s) fixed, 1 left");
+    json j = report::fix_result(r);
+    CHECK_FALSE(j["ok"].get<bool>());
+    CHECK(j["left"][0]["fix"] == "skinstall repair b --from X.run");
+    CHECK_FALSE(j["fixed"][0].contains("fix"));
+    CHECK(j["repaired"][0]["entries"] == 1);
+    auto h = report::fix_history(r, "skinstall verify --fix");
+    REQUIRE(h.size() == 2);
+    CHECK(h[0]["action"] == "fixed");
+    CHECK(h[0]["detail"] == "rebuilt config/soc/binary_info_config.json");
+    CHECK(h[1]["action"] == "repaired");
+    CHECK(h[1]["package"] == "a");
+    CHECK(h[1]["detail"] == "restored 1 differing entry from /w/a.run");
+    r.dry_run = true;
+    CHECK(report::fix_history(r, "x").empty());
+    CHECK(report::fix_lines(r)[1] ==
+          "a: soc/Add/add.o: changed content: would fix: restored from /w/a.run");
+    CHECK(report::fix_summary(r) == "checked 2 package(s): 2 problem(s) would be fixed, 1 left");
+}
+
+TEST_CASE("verify --fix rebuilds a deleted global index and restores an edited file in place",
+          "[install][report][fix]") {
+    Tree t;
+    std::string idx = t.ai() + "/config/soc/binary_info_config.json";
+    std::string good = test::read_text(idx);
+    fs::remove(idx);
+    test::write_text(t.ai() + "/a/soc/Add/add.o", "edited");
+    auto tree = t.open();
+    FixReport r;
+    {
+        TreeLock lock(tree, LockMode::exclusive);
+        FixRequest rq;
+        rq.act = Act::dry_run;
+        r = fix_tree(tree, rq, t.log);
+        CHECK_FALSE(fs::exists(idx));
+        CHECK(r.left.empty());
+        rq.act = Act::yes;
+        r = fix_tree(tree, rq, t.log);
+    }
+    CHECK(r.left.empty());
+    CHECK(test::read_text(idx) == good);
+    CHECK(test::read_text(t.ai() + "/a/soc/Add/add.o") == "kernel a");
+    CHECK(tree.install_order() == std::vector<std::string>{"a", "b"});
+    REQUIRE(r.repaired.size() == 1);
+    CHECK(r.repaired[0].name == "a");
+}

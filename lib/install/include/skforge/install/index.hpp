@@ -6,6 +6,7 @@
 #include "skforge/package/manifest.hpp"
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -52,8 +53,27 @@ std::vector<std::string> stale_global_indexes(const InstallTree& tree);
 /// another installer contributes its index as it is (read_foreign_index). A package whose manifest
 /// or index cannot be read stays in config.ini but contributes no kernels; one message per such
 /// package is returned (its name, what is wrong, how to fix it) so it never blocks the others.
+/// `record` says how the per-key record is written: without a sync by default (a cache that
+/// checks itself), Sync::yes for `verify --fix`.
 std::vector<std::string> rebuild_derived(const InstallTree& tree,
-                                         const std::vector<std::string>& order);
+                                         const std::vector<std::string>& order,
+                                         Sync record = Sync::no);
+
+/// One derived file that is not what a rebuild writes, and how.
+struct DerivedProblem {
+    std::string name; ///< the SoC directory (a global index) or the top file's name
+    std::string why;  ///< "missing", "not the merge of ...", ...
+};
+
+/// How the derived files differ from a full rebuild from every package in install order, by
+/// content (no stamp trusted): each global index, the top files, the per-key record.
+struct DerivedState {
+    std::vector<DerivedProblem> socs;  ///< global indexes missing, different or superfluous
+    std::vector<DerivedProblem> top;   ///< uninstall.sh, version.info
+    std::optional<std::string> record; ///< what is wrong with config/static_kernel.keys
+    bool ok() const { return socs.empty() && top.empty() && !record; }
+};
+DerivedState check_derived(const InstallTree& tree);
 
 /// The indexes of the installed packages in `order` that can be read; one message per package
 /// that cannot (as rebuild_derived reports it) goes to `skipped`.

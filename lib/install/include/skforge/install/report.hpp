@@ -4,6 +4,7 @@
 // What skinstall's commands show: each result as the JSON value `--json` prints and as the text
 // lines printed without it (raw: the caller prints them through cli::print_safe). The apps keep
 // only options, the command table and exit codes (share/doc/installer.md documents the forms).
+#include "skforge/install/fix.hpp"
 #include "skforge/install/index.hpp"
 #include "skforge/install/layout.hpp"
 #include "skforge/install/query.hpp"
@@ -87,5 +88,21 @@ Lines key_uses_text(const nlohmann::json& kernels);
 /// One history line as text: TIME USER ACTION PACKAGE OLD -> NEW RESULT[: detail]  [command].
 /// Each field is made one printable line: a field with a newline cannot forge another line.
 std::string history_text(const nlohmann::json& line);
+
+/// `verify --fix --json`: {dry_run, recovered, rebuilt: [path], repaired: [{name, version, from,
+/// entries}], fixed: [{package, path, problem, detail}], left: [{..., fix}], ok}.
+nlohmann::json fix_result(const FixReport& r);
+
+/// "recover: ...", then "<pkg>: <path>: <problem>: fixed: <detail>" (dry run: "would fix") per
+/// fixed item and "<pkg>: <path>: <problem>: left: <why>; fix: <command>" per item left ("tree"
+/// for the tree's own files).
+Lines fix_lines(const FixReport& r);
+
+/// "verified and fixed N package(s): K problem(s) fixed, L left" (dry run: "checked ...").
+std::string fix_summary(const FixReport& r);
+
+/// The history lines of what verify --fix did: recover's, one "fixed" line naming the derived
+/// files rebuilt, one "repaired" line per package restored; none for a dry run.
+std::vector<nlohmann::json> fix_history(const FixReport& r, const std::string& command);
 
 } // namespace skforge::install::report

@@ -48,6 +48,7 @@ struct InstallRequest {
     InstallMode mode = InstallMode::install;
     Downgrade downgrade = Downgrade::refuse;
     support::Progress* progress = nullptr; ///< hears the bytes staged, when given
+    bool keep_place = false; ///< an installed package keeps its place in the install order
     InstallRequest(InstallMode m = InstallMode::install, Downgrade d = Downgrade::refuse)
         : mode(m), downgrade(d) {}
 };
@@ -78,6 +79,7 @@ struct StagedPackage {
     InstallOutcome outcome;  ///< what committing will do
     std::string old_version; ///< the installed version it replaces, when known
     bool stage_created;      ///< a stage directory exists and must be committed or discarded
+    bool keep_place = false; ///< keep an installed package's place in the install order
 };
 
 /// Checks `pkg` against the tree and stages it. install refuses another installed version;
@@ -104,10 +106,16 @@ InstallResult install_package(const InstallTree& tree, const VerifiedPackage& pk
                               const InstallRequest& request, const Policy& policy,
                               support::Log& log);
 
+/// Where a repaired package goes in the install order: last, like any (re)install (`repair`), or
+/// where it was, so whose kernel wins does not change (`verify --fix`; journaled, so recover
+/// keeps it too).
+enum class Place { last, kept };
+
 /// Restores package `name` from `pkg` (reinstall) after checking that `pkg` is that package and
 /// that `name` is installed (intact or damaged), as the same version when that can be read.
 InstallResult repair_package(const InstallTree& tree, const std::string& name,
-                             const VerifiedPackage& pkg, const Policy& policy, support::Log& log);
+                             const VerifiedPackage& pkg, const Policy& policy, support::Log& log,
+                             Place place = Place::last);
 
 /// What installing `pkgs` with `request` would do, decided as install_packages decides it
 /// (the same refusals, thrown the same way) without reading the payloads or writing anything:
