@@ -153,7 +153,9 @@ int compile_command(const Args& args) {
     CommandLine cl(
         "skc", "skc compile GRAPH [options]",
         "Compiles a graph into an installable .run: checks and plans it, builds its\n"
-        "SuperKernels (host target) or packages its precompiled kernels (NPU targets).",
+        "SuperKernels (host target) or packages its precompiled kernels (NPU targets).\n"
+        "GRAPH is a graph file (YAML or JSON), or a KERNEL_INFO .json: the op_list and\n"
+        "super_kernel_options CANN's SuperKernel compiler takes, compiled as one scope.",
         "Standard output: the .run's path (the sources directory with --sources-only),\n"
         "or with --json one JSON object; messages go to stderr. On a terminal, builds\n"
         "show a progress bar on stderr (not with -q).\n"

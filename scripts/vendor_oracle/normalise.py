@@ -8,7 +8,10 @@ what differs only in layout, comments or spelling that compiles the same is take
 - the definitions of the lock helpers (NotifyFunc, WaitFunc and skforge's LockBlockIdx) are
   compared by name only: both sides must define the same ones (their bodies are pinned by the
   unit tests, written from the vendor's generator);
-- `AscendC::` before the vendor's sync identifiers is optional (both resolve to the same)."""
+- `AscendC::` before the vendor's sync identifiers is optional (both resolve to the same);
+- a `#endif` followed by `#if` of the same condition it closed (the vendor closes
+  `#if TILING_KEY_VAR == 0UL` after one kernel-type record and opens it again for the next,
+  skforge keeps the records in one block) is dropped: the preprocessor gives the same text."""
 import re
 
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z_0-9]*|0[xX][0-9a-fA-F]+|\d+[A-Za-z]*|::|->|<<|>>|"
@@ -29,6 +32,26 @@ def _strip_preprocessor_wrapper(text):
             del lines[i]
             break
     return "\n".join(lines)
+
+
+def _fold_reopened_ifs(text):
+    """Drop `#endif` + `#if C` where C is the condition of the `#if` that `#endif` closes."""
+    out, stack = [], []
+    for line in text.splitlines():
+        s = " ".join(line.split())
+        if s.startswith("#if"):
+            if out and out[-1][0] == "#endif" and out[-1][1] == s:
+                out.pop()  # the #endif closed the same condition: keep the block open
+                stack.append(s)
+                continue
+            stack.append(s)
+        elif s == "#endif":
+            out.append(("#endif", stack.pop() if stack else None, line))
+            continue
+        elif not s:
+            continue
+        out.append((None, None, line))
+    return "\n".join(entry[2] for entry in out)
 
 
 def _block_end(tokens, open_index):
@@ -99,7 +122,7 @@ def _drop_empty_ifs(tokens):
 
 def normalise(text):
     """(tokens of the source, helper names it defines)."""
-    text = _strip_preprocessor_wrapper(_strip_comments(text))
+    text = _fold_reopened_ifs(_strip_preprocessor_wrapper(_strip_comments(text)))
     tokens = _TOKEN.findall(text)
     tokens, helpers = _drop_helpers(tokens)
     tokens = [t for i, t in enumerate(tokens)

@@ -523,7 +523,7 @@ PY
     ! grep -q 'preload((const void \*)pows__kernel0_middle, 8);' "$SRC/superkernel_1.cpp"
 }
 
-@test "a sub-kernel's own dcci before and after runs on every core of its kind, idle ones too" {
+@test "a sub-kernel's own dcci before and after: on every core of its kind from 9.0 on, inside its block guard on 8.5" {
     st_graph "stream-fusion=0:early-start=1"
     python3 - <<'PY'
 import hashlib, json
@@ -533,22 +533,28 @@ meta["sub_operator_call_dcci_before_kernel_start"] = True
 meta["sub_operator_call_dcci_after_kernel_end"] = True
 json.dump(meta, open(path, "w"))
 PY
-    run env PATH=/usr/bin:/bin "$SKC" compile g/graph.yaml --sources-only --cann-version "$CANN"
-    [ "$status" -eq 0 ]
-    # graph-autofusion gen_call_func: the dcci is outside `if (GetBlockIdx() < blockDim)`.
-    python3 - "$SRC/superkernel_1.cpp" <<'PY'
+    for line in 9.0 8.5; do
+        run env PATH=/usr/bin:/bin "$SKC" compile g/graph.yaml --sources-only --cann-version $line
+        [ "$status" -eq 0 ]
+        # graph-autofusion gen_call_func: at e1cbeb9b (9.0) the dcci is outside
+        # `if (GetBlockIdx() < blockDim)`, at 423ae264 (8.5) inside it.
+        python3 - "$SRC/superkernel_1.cpp" $line <<'PY'
 import sys
-src = open(sys.argv[1]).read()
+src, line = open(sys.argv[1]).read(), sys.argv[2]
 dcci = "dcci((__gm__ uint64_t*)0, cache_line_t::ENTIRE_DATA_CACHE, dcci_dst_t::CACHELINE_OUT);"
 guard = "if (AscendC::GetBlockIdx() < 1) {"
 call = "pows__kernel0_middle(4);"
 at_call = src.index(call)
 before = src.rfind(dcci, 0, at_call)
-assert before != -1 and src.rfind(guard, 0, at_call) > before, src
+at_guard = src.rfind(guard, 0, at_call)
 after = src.index(dcci, at_call)
 block_end = src.index("\n        }\n", at_call)  # the guard's closing brace
-assert after > block_end, src
+if line == "9.0":
+    assert before != -1 and at_guard > before and after > block_end, src
+else:
+    assert before > at_guard and after < block_end, src
 PY
+    done
     json_pows=$(python3 -c "import json;print(json.load(open('$SRC/superkernel_1.json'))['SuperkernelInfo']['kernelList']['aicore'][1]['sub_operator_call_dcci_before_kernel_start'])")
     [ "$json_pows" = True ]
 }

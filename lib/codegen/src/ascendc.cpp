@@ -48,6 +48,7 @@ struct Sub {
     std::uint32_t stream = 0;
     bool es_set = false, es_wait = false; // the sub-kernel starts/waits early itself
     bool dcci_before = false, dcci_after = false;
+    bool dcci_in_guard = false; // the release puts them inside the block-index guard
     bool sync_all = false;
     std::vector<Lock> notify, wait;
 };
@@ -181,6 +182,7 @@ std::vector<Sub> subs_of(const graph::Graph& g, const fusion::Segment& s, const 
                                  k.meta.call_dcci_before_kernel_start);
         sub.dcci_after = on && (matches(s.options.dcci_after_kernel_end, op.type) ||
                                 k.meta.call_dcci_after_kernel_end);
+        sub.dcci_in_guard = cann_release(t.cann).dcci_inside_block_guard;
         sub.sync_all = k.meta.sync_all;
         sub.notify = locks(g, op.send_events, layout.notify_offset[p], inner, End::receiver);
         sub.wait = locks(g, op.recv_events, layout.wait_offset[p], inner, End::sender);
@@ -209,7 +211,35 @@ struct Entry {
     const CannRelease* release = nullptr;
 };
 
+// What CANN's SuperKernel compiler builds and skforge's generator does not: refused, naming the
+// vendor's feature (share/doc/cann-conformance.md, "What skforge does not build"). The vendor's
+// backend (--sk-backend cann) is handed them unchanged.
+void refuse_unbuilt_features(const graph::Graph& g, const fusion::Segment& s) {
+    const std::string sk = "SuperKernel '" + s.name + "'";
+    if (s.options.profiling)
+        throw support::Error(
+            sk + " (scope '" + s.scope +
+            "') has profiling=1: CANN's SuperKernel compiler then writes its profiling records "
+            "(InitProfiling, RecordProfiling around each sub-kernel, the profiling area in the "
+            "parameter table); skforge's generator does not build SuperKernel profiling (give the "
+            "scope profiling=0, or build with --sk-backend cann)");
+    for (std::size_t p = 0; p < s.ops.size(); ++p) {
+        const auto& op = op_at(g, s, p);
+        const auto& meta = g.kernels[static_cast<std::size_t>(op.kernel_index)].meta;
+        if (kernel::uses_debug_buffer(meta))
+            throw support::Error(
+                "'" + op.name + "' (kernel " + meta.kernel_name + ") of " + sk +
+                " was compiled with debugOptions '" + meta.debug_options + "' (debugBufSize " +
+                std::to_string(meta.debug_buf_size) +
+                "): CANN's SuperKernel compiler builds it with the dump buffer (kernel-list "
+                "debug_option/debug_size, -DASCENDC_DUMP); skforge's generator does not build "
+                "sub-kernels with printf, assert or timestamp (compile the sub-kernel without "
+                "them, or build with --sk-backend cann)");
+    }
+}
+
 Entry entry_of(const graph::Graph& g, const fusion::Segment& s, const NpuTarget& t) {
+    refuse_unbuilt_features(g, s);
     Entry e;
     e.kernel = npu_entry_symbol(g, s);
     e.launch = npu_launch(g, s, t);
@@ -449,20 +479,26 @@ void split_switch(Code& c, const Sub& sub, Side side, Call what, bool feed) {
 }
 
 void call_side(Code& c, const Sub& sub, Side side, Call what, bool feed) {
-    // The vendor's dcci before and after a sub-kernel is done by every core of the kind, also
-    // those the sub-kernel leaves idle (graph-autofusion super_kernel_sub_op_infos.py
-    // gen_sub_kernel_declare_and_call_func: outside the block-index guard).
+    // The vendor's dcci before and after a sub-kernel: from the 9.0 line on, done by every core
+    // of the kind, also those the sub-kernel leaves idle (graph-autofusion
+    // super_kernel_sub_op_infos.py gen_call_func at e1cbeb9b: outside the block-index guard);
+    // on the 8.5 line only by the cores that run it (inside the guard, at 423ae264).
+    const bool run = what == Call::run;
     c.open("if " + guard(side));
-    if (what == Call::run && sub.dcci_before)
+    if (run && sub.dcci_before && !sub.dcci_in_guard)
         dcci_all(c, "dcci-before-kernel-start");
     c.open("if (" + block_index(sub.type) + " < " + std::to_string(sub.block_dim) + ")");
+    if (run && sub.dcci_before && sub.dcci_in_guard)
+        dcci_all(c, "dcci-before-kernel-start");
     split_switch(c, sub, side, what, feed);
+    if (run && sub.dcci_after && sub.dcci_in_guard)
+        dcci_all(c, "dcci-after-kernel-end");
     if (feed) {
         c.reopen("else");
         c.line("AscendC::SuperKernelAutoSyncAllComplementImpl();");
     }
     c.close();
-    if (what == Call::run && sub.dcci_after)
+    if (run && sub.dcci_after && !sub.dcci_in_guard)
         dcci_all(c, "dcci-after-kernel-end");
     c.close();
 }
@@ -785,14 +821,22 @@ void declarations(Code& c, const Entry& e) {
         }
 }
 
+// The preprocessor test for code of one kind of core: the release's spelling
+// (CannRelease::core_macros_by_chip).
+std::string core_guard(const Entry& e, bool cube) {
+    if (e.release->core_macros_by_chip)
+        return std::string("#if defined(__DAV_") + (e.c310 ? "C310" : "C220") +
+               (cube ? "_CUBE__)" : "_VEC__)");
+    return std::string("#if (defined(") + (cube ? "__DAV_CUBE__" : "__DAV_VEC__") +
+           ") && __NPU_ARCH__ == " + (e.c310 ? "3510" : "2201") + ")";
+}
+
 // The cores of a kernel type's own kind compile the global g_opSystemRunCfg; the others refer
 // to it.
 void system_run_cfg(Code& c, const Entry& e) {
     if (e.split > 1)
         return;
-    std::string core = runs_on(e.launch.type, Side::aiv) && !is_mix(e.launch.type) ? "__DAV_VEC__"
-                                                                                   : "__DAV_CUBE__";
-    c.line("#if (defined(" + core + ") && __NPU_ARCH__ == " + (e.c310 ? "3510" : "2201") + ")");
+    c.line(core_guard(e, !(runs_on(e.launch.type, Side::aiv) && !is_mix(e.launch.type))));
     c.line("__gm__ struct OpSystemRunCfg g_opSystemRunCfg = {0};");
     c.line("#else");
     c.line("extern __gm__ struct OpSystemRunCfg g_opSystemRunCfg;");
@@ -879,10 +923,10 @@ void meta_sections(Code& c, const Entry& e) {
     case KernelType::mix_aic_1_1:
     case KernelType::mix_aic_1_2: {
         const char* ration = e.launch.type == KernelType::mix_aic_1_1 ? "1, 1" : "1, 2";
-        c.line("#if (defined(__DAV_CUBE__) && __NPU_ARCH__ == " + arch + ")");
+        c.line(core_guard(e, true));
         record("_mix_aic", "K_TYPE_MIX_AIC_MAIN", ration);
         c.line("#endif");
-        c.line("#if (defined(__DAV_VEC__) && __NPU_ARCH__ == " + arch + ")");
+        c.line(core_guard(e, false));
         record("_mix_aiv", "K_TYPE_MIX_AIC_MAIN", ration);
         c.line("#endif");
         break;

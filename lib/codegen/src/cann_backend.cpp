@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
 
 namespace skforge::codegen {
 
@@ -96,18 +97,34 @@ std::string cann_options_string(const graph::ScopeOptions& o) {
 namespace {
 
 // The events the vendor's compiler is told of, in the operator's order: those both set and
-// waited inside the SuperKernel (`inner`) and the notify/wait with operators beside the cores
-// (`side`: AICPU tiling, prefetch), which the vendor turns into locks in the parameter table.
-// Any other event with the outside is the launch's to wait for.
+// waited inside the SuperKernel (`inner`: sent by one of its sub-kernels and received by
+// another, whatever the stream fusion, as the graph gives them) and the notify/wait with
+// operators beside the cores (`side`: AICPU tiling, prefetch), which the vendor turns into locks
+// in the parameter table. Any other event with the outside is the launch's to wait for.
 std::vector<std::int64_t> vendor_events(const std::vector<std::int64_t>& all,
-                                        const std::vector<std::int64_t>& inner,
+                                        const std::set<std::int64_t>& inner,
                                         const std::vector<fusion::SideSync>& side) {
     std::vector<std::int64_t> out;
     for (auto e : all)
-        if (std::find(inner.begin(), inner.end(), e) != inner.end() ||
+        if (inner.count(e) != 0 ||
             std::any_of(side.begin(), side.end(), [&](const auto& ss) { return ss.event == e; }))
             out.push_back(e);
     return out;
+}
+
+// The events one sub-kernel of the segment sends and another receives. Without stream fusion
+// the plan pairs none of them (the SuperKernel runs in one order), but the vendor's compiler
+// needs them to see that two streams are ordered (check_sp_has_two_real_stream).
+std::set<std::int64_t> inner_events(const graph::Graph& g, const fusion::Segment& s) {
+    std::set<std::int64_t> sent, both;
+    for (auto i : s.ops)
+        for (auto e : g.ops[static_cast<std::size_t>(i)].send_events)
+            sent.insert(e);
+    for (auto i : s.ops)
+        for (auto e : g.ops[static_cast<std::size_t>(i)].recv_events)
+            if (sent.count(e) != 0)
+                both.insert(e);
+    return both;
 }
 
 // The vendor's compiler raises an error for a first sub-kernel that receives or a last one that
@@ -132,6 +149,7 @@ void refuse_edge_events(const graph::Graph& g, const fusion::Plan& plan, const f
 std::string cann_kernel_info(const graph::Graph& g, const fusion::Plan& plan,
                              const fusion::Segment& s, const std::string& base_dir) {
     refuse_edge_events(g, plan, s);
+    const std::set<std::int64_t> inner = inner_events(g, s);
     ordered_json ops = ordered_json::array();
     for (std::size_t p = 0; p < s.ops.size(); ++p) {
         const auto& op = g.ops[static_cast<std::size_t>(s.ops[p])];
@@ -145,10 +163,8 @@ std::string cann_kernel_info(const graph::Graph& g, const fusion::Plan& plan,
         entry["json_path"] = absolute(kernel.path, base_dir);
         entry["stream_id"] = op.stream_id;
         entry["task_type"] = op.task_type == graph::TaskType::dynamic ? "dynamic" : "normal";
-        entry["send_event_list"] =
-            vendor_events(op.send_events, s.subs.at(p).send_events, s.subs.at(p).notifies);
-        entry["recv_event_list"] =
-            vendor_events(op.recv_events, s.subs.at(p).recv_events, s.subs.at(p).waits);
+        entry["send_event_list"] = vendor_events(op.send_events, inner, s.subs.at(p).notifies);
+        entry["recv_event_list"] = vendor_events(op.recv_events, inner, s.subs.at(p).waits);
         ops.push_back(std::move(entry));
     }
     ordered_json info;

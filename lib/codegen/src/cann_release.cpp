@@ -44,6 +44,12 @@ std::vector<CannRelease> make_rows() {
     CannRelease r85{CannVersion::v8_5,         "8.5", "423ae264", "eeb99217", vendor_defaults(),
                     {"blockDim", false, false}};
     // gen_wait_block_extra_sync: only an AIC_ONLY sub-kernel followed by an AIV_ONLY one.
+    // gen_call_func: the sub-kernel's dcci before and after inside `if (block < blockDim)`.
+    r85.dcci_inside_block_guard = true;
+    // asc-devkit ascendc_compile_v220.py get_ktype_section_head, super_kernel_op_compile.py
+    // gen_system_run_cfg: `#if defined(__DAV_<chip>_CUBE__)` (1ea13f3b: __DAV_CUBE__ and
+    // __NPU_ARCH__).
+    r85.core_macros_by_chip = true;
     r85.wait_extra_sync = {{types_of(KernelType::aic_only), types_of(KernelType::aiv_only), true}};
     rows.push_back(std::move(r85));
     // graph-autofusion master e1cbeb9b (9.0.0-beta.1 9c7e976c differs by one log line) with

@@ -94,7 +94,9 @@ unfusible_on(const graph::Graph& g, const Op& op, int scope_index, kernel::SocCo
         return R{Reason::exceed_scope_max,
                  "its scope is past the " + std::to_string(graph::k_max_scopes) + "th"};
     if (op.task_type == graph::TaskType::dynamic)
-        return R{Reason::dynamic_task_unsupport, "dynamic task"};
+        return R{Reason::dynamic_task_unsupport,
+                 "dynamic task (task_type dynamic: skforge does not build CANN's dynamic "
+                 "sub-kernels)"};
     if (op.engine == Engine::simt)
         return R{Reason::simt_op_unsupport, "SIMT operator"};
     if (op.engine == Engine::tbe)

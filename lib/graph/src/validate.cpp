@@ -17,6 +17,15 @@ namespace skforge::graph {
 
 namespace {
 
+// What a kernel_info's events mean to CANN's SuperKernel compiler and skforge does not take
+// (share/doc/cann-conformance.md, "What skforge does not build").
+constexpr const char* k_info_outside =
+    "CANN's SuperKernel compiler takes an event whose other end is not in op_list as a "
+    "notify/wait with a task outside the SuperKernel; skforge needs both ends in op_list";
+constexpr const char* k_info_crossed =
+    "CANN's SuperKernel compiler orders events per stream (stream-fusion=1) and removes crossed "
+    "redundant flags; skforge needs each event sent earlier in op_list than it is received";
+
 // Happens-before between streams as vector clocks: clock[s][t] is the index of the latest
 // operator on stream t known to have finished before the current point of stream s.
 class StreamClocks {
@@ -264,7 +273,9 @@ void validate_graph(const Graph& g, const Dependencies& deps, Diagnostics& diags
                     op.where,
                     "operator '" + op.name + "' receives event " + std::to_string(e) +
                         (later ? " before any operator sends it" : " that no operator sends"),
-                    later ? "move the receiver after the sender" : "add it to a send_event_list");
+                    g.from_kernel_info ? (later ? k_info_crossed : k_info_outside)
+                                       : (later ? "move the receiver after the sender"
+                                                : "add it to a send_event_list"));
                 continue;
             }
             it->second.received = true;
@@ -334,7 +345,8 @@ void validate_graph(const Graph& g, const Dependencies& deps, Diagnostics& diags
         diags.error(g.ops[static_cast<std::size_t>(op)].where,
                     "event " + std::to_string(e) + " sent by '" +
                         g.ops[static_cast<std::size_t>(op)].name + "' is never received",
-                    "receive it or remove it from send_event_list");
+                    g.from_kernel_info ? k_info_outside
+                                       : "receive it or remove it from send_event_list");
 }
 
 // What both ways of finding dependencies share (a friend of Dependencies).

@@ -54,6 +54,14 @@ struct CannRelease {
     bool honours_dcci_disable_flag = false;
     /// super_kernel_options takes `dcci-disable-on-kernel` (else the parser refuses the key).
     bool option_dcci_disable_on_kernel = false;
+    /// A sub-kernel's own dcci before and after it (dcci-before-kernel-start,
+    /// dcci-after-kernel-end) is done inside its block-index guard, by the cores that run it;
+    /// else by every core of its kind.
+    bool dcci_inside_block_guard = false;
+    /// Code of one kind of core (the kernel-type records, g_opSystemRunCfg) is guarded by
+    /// `#if defined(__DAV_C220_CUBE__)` (the chip's macro); else by
+    /// `#if (defined(__DAV_CUBE__) && __NPU_ARCH__ == 2201)`.
+    bool core_macros_by_chip = false;
     /// Extra synchronisations before a wait (graph-autofusion gen_wait_block_extra_sync).
     std::vector<WaitExtraSync> wait_extra_sync;
     /// debug-aic-num/debug-aiv-num are refused above the SoC's cores or below the launch's
