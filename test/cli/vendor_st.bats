@@ -240,7 +240,7 @@ AIC=('get_para_base\(\)' 'param_base\[0\]' 'set_ffts_base_addr'
 @test "master test_sk_1_stream_2_ops_profiling_1_aic_only: profiling=1 is refused, naming the vendor's profiling records" {
     st_ops AIC_ONLY
     ki "compile-options=-g:profiling=1:" is_inf@1 pows@1
-    refused 9.0 "has profiling=1: CANN's SuperKernel compiler then writes its profiling records (InitProfiling, RecordProfiling" \
+    refused 9.0 "g/ki.json: SuperKernel 'superkernel' (scope 'superkernel') has profiling=1: CANN's SuperKernel compiler then writes its profiling records (InitProfiling, RecordProfiling" \
         "skforge's generator does not build SuperKernel profiling"
 }
 
@@ -318,7 +318,7 @@ TWO_AIC='{"list": {"dav-c220-cube": [("is_inf__kernel0", 24, 0, 1, None, None, [
 
 @test "master test_sk_2_stream_2_ops_profiling_1_aic_only: profiling=1 refused in two-stream mode too" {
     two_stream AIC_ONLY "profiling=1:"
-    refused 9.0 "has profiling=1: CANN's SuperKernel compiler then writes its profiling records"
+    refused 9.0 "g/ki.json: SuperKernel 'superkernel' (scope 'superkernel') has profiling=1: CANN's SuperKernel compiler then writes its profiling records"
 }
 
 @test "master test_sk_2_stream_2_ops_debug_sync_all_1_aic_only: a pipe barrier and the cube cores' flag after each sub-kernel" {
@@ -391,7 +391,7 @@ dynamic_case() {
     [[ "$output" == *"op0  is_inf  DYNAMIC_TASK_UNSUPPORT  dynamic task (task_type dynamic: skforge does not build CANN's dynamic sub-kernels)"* ]]
     refused 9.0 "has profiling=1"
     ki "compile-options=-g:stream-fusion=1:$2" is_inf@0@send=$3 is_finite@1@recv=$3
-    refused 9.0 "'op0' (kernel is_inf__kernel0) of SuperKernel 'superkernel' was compiled with debugOptions 'printf' (debugBufSize 78643200): CANN's SuperKernel compiler builds it with the dump buffer (kernel-list debug_option/debug_size, -DASCENDC_DUMP)"
+    refused 9.0 "g/ki.json: 'op0' (kernel is_inf__kernel0) of SuperKernel 'superkernel' was compiled with debugOptions 'printf' (debugBufSize 78643200): CANN's SuperKernel compiler builds it with the dump buffer (kernel-list debug_option/debug_size, -DASCENDC_DUMP)"
 }
 
 @test "master test_sk_2_stream_2_ops_dynamic_send_recv_default_aic_only: dynamic task left out, printf sub-kernel and profiling refused" {

@@ -216,9 +216,10 @@ struct Entry {
 // backend (--sk-backend cann) is handed them unchanged.
 void refuse_unbuilt_features(const graph::Graph& g, const fusion::Segment& s) {
     const std::string sk = "SuperKernel '" + s.name + "'";
+    const std::string file = g.file.empty() ? std::string() : g.file + ": ";
     if (s.options.profiling)
         throw support::Error(
-            sk + " (scope '" + s.scope +
+            file + sk + " (scope '" + s.scope +
             "') has profiling=1: CANN's SuperKernel compiler then writes its profiling records "
             "(InitProfiling, RecordProfiling around each sub-kernel, the profiling area in the "
             "parameter table); skforge's generator does not build SuperKernel profiling (give the "
@@ -228,7 +229,7 @@ void refuse_unbuilt_features(const graph::Graph& g, const fusion::Segment& s) {
         const auto& meta = g.kernels[static_cast<std::size_t>(op.kernel_index)].meta;
         if (kernel::uses_debug_buffer(meta))
             throw support::Error(
-                "'" + op.name + "' (kernel " + meta.kernel_name + ") of " + sk +
+                file + "'" + op.name + "' (kernel " + meta.kernel_name + ") of " + sk +
                 " was compiled with debugOptions '" + meta.debug_options + "' (debugBufSize " +
                 std::to_string(meta.debug_buf_size) +
                 "): CANN's SuperKernel compiler builds it with the dump buffer (kernel-list "

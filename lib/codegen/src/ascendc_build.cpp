@@ -125,6 +125,11 @@ struct SubObjects {
     std::vector<std::string> functions;
     std::uint32_t split = 1;
     bool aic = false, aiv = false;
+    /// The op compiler's archive already holds the split copies (its JSON's split_mode is the
+    /// SuperKernel's and obj_files_split1..split-1 are named for every core it runs on): linked
+    /// as it is, no copies made (graph-autofusion super_kernel_op_infos.py: with split_mode in
+    /// the JSON the vendor links the archive's <obj>_split<k>.o, else makes copies itself).
+    bool presplit = false;
 };
 
 std::vector<SubObjects> sub_objects(const graph::Graph& g, const fusion::Segment& s,
@@ -142,6 +147,10 @@ std::vector<SubObjects> sub_objects(const graph::Graph& g, const fusion::Segment
         for (const auto& f : {aic, aiv})
             if (!f.empty())
                 o.functions.push_back(f);
+        o.presplit = o.split > 1 && meta.split_mode == o.split && !meta.sub_kernel_names.empty();
+        for (const auto& entry : meta.sub_kernel_names)
+            if (entry.second.split_obj_files.size() + 1 < o.split)
+                o.presplit = false;
         out.push_back(std::move(o));
     }
     return out;
@@ -156,7 +165,7 @@ std::vector<Command> split_copies(const std::vector<SubObjects>& subs) {
     std::vector<Command> out;
     std::set<std::string> done;
     for (const auto& o : subs) {
-        if (!done.insert(o.kernel).second)
+        if (!done.insert(o.kernel).second || o.presplit)
             continue;
         for (std::uint32_t k = 1; k < o.split; ++k) {
             Command c = {"llvm-objcopy"};
@@ -184,12 +193,12 @@ std::vector<std::string> link_inputs(const fusion::Segment& s, const std::vector
         add("obj/" + s.name + (side == Side::aic ? "_mix_aic" : "_mix_aiv") + ".o");
         for (const auto& o : subs)
             if (side == Side::aic ? o.aic : o.aiv)
-                for (std::uint32_t k = 0; k < o.split; ++k)
+                for (std::uint32_t k = 0; k < (o.presplit ? 1 : o.split); ++k)
                     add(object(o, k));
     }
     // Sub-kernels of the kind the entry is not compiled for (none in a valid plan) still link.
     for (const auto& o : subs)
-        for (std::uint32_t k = 0; k < o.split; ++k)
+        for (std::uint32_t k = 0; k < (o.presplit ? 1 : o.split); ++k)
             add(object(o, k));
     return in;
 }

@@ -213,6 +213,19 @@ void read_sub_kernel_names(const json& doc, std::map<std::string, SubKernelName>
         }
         name.func_name = entry["func_name"].get<std::string>();
         read_obj_files(entry, entry_key, name.obj_files, problems);
+        // asc-devkit super_kernel_sub_op_compile.py split_sub_kernel_objs: obj_files_split1..
+        // split_mode-1, each one path.
+        for (int k = 1;; ++k) {
+            auto split = entry.find("obj_files_split" + std::to_string(k));
+            if (split == entry.end())
+                break;
+            if (!split->is_string()) {
+                problems.push_back({entry_key, "'" + entry_key + ".obj_files_split" +
+                                                   std::to_string(k) + "' must be a path"});
+                break;
+            }
+            name.split_obj_files.push_back(split->get<std::string>());
+        }
         out.emplace(core, std::move(name));
     }
 }

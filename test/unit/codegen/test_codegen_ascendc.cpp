@@ -684,6 +684,48 @@ TEST_CASE("ascendc build: split copies, one compile per core type, the vendor's 
     CHECK_THAT(user.compiles()[0], Contains("-DASCENDC_DUMP=0 -g -DX=1 --cce-disable"));
 }
 
+TEST_CASE("ascendc build: the op compiler's pre-split archive is linked as it is, no copies made",
+          "[codegen][ascendc]") {
+    // is_inf's JSON names its split copies (obj_files_split1..3, asc-devkit
+    // split_sub_kernel_objs); pows' does not, and gets skforge's renamed copies.
+    Scenario sc;
+    sub_kernel(sc.f.dir, "is_inf__kernel0", "KERNEL_TYPE_AIV_ONLY", 32, R"("x","y","workspace")",
+               3000,
+               R"({"AiCore":{"func_name":"is_inf__kernel0_middle","obj_files":"is_inf.o",)"
+               R"("obj_files_split1":"is_inf_split1.o","obj_files_split2":"is_inf_split2.o",)"
+               R"("obj_files_split3":"is_inf_split3.o"}})");
+    sub_kernel(sc.f.dir, "pows__kernel0", "KERNEL_TYPE_AIV_ONLY", 1, R"("x1","x2","y","workspace")",
+               9000, aicore("pows__kernel0_middle"));
+    sc.load("name: t\nnpu_arch: dav-2201\nsoc_version: Ascend910B1\n"
+            "inputs: [{name: x, shape: [1024], dtype: float16}]\nscopes:\n  sk: \"" +
+            k_vendor_defaults + "\"\nops:\n" + Scenario::op("inf", "is_inf__kernel0", "x", "a") +
+            Scenario::op("pows", "pows__kernel0", "a, x", "b"));
+    auto stages = sc.commands();
+    using C = std::vector<std::string>;
+    REQUIRE(stages.size() == 4);
+    REQUIRE(stages[0].size() == 4); // pows' 3 copies, the compile
+    for (std::size_t k = 0; k < 3; ++k)
+        CHECK(stages[0][k][2] == "obj/pows__kernel0.o");
+    C relocatable = {"ld.lld",
+                     "-m",
+                     "aicorelinux",
+                     "-r",
+                     "-Ttext=0",
+                     "-q",
+                     "-x",
+                     "obj/sk_mix_aiv.o",
+                     "obj/is_inf__kernel0.o"};
+    for (std::string s : {"", "_split1", "_split2", "_split3"})
+        relocatable.push_back("obj/pows__kernel0" + s + ".o");
+    relocatable.insert(relocatable.end(), {"-static", "-o", "lib/sk.o"});
+    CHECK(stages[1] == std::vector<C>{relocatable});
+    // The entry calls the archive's copies by the same names, and they are made local.
+    CHECK_THAT(codegen::npu_entry_source(sc.f.graph, sc.seg(), sc.target),
+               Contains("is_inf__kernel0_middle_split3(1);"));
+    CHECK(stages[3][0].size() == 10);
+    CHECK(stages[3][0][4] == "--localize-symbol=is_inf__kernel0_middle_split3");
+}
+
 namespace {
 
 std::string entry_for(const std::string& example, const std::string& segment,

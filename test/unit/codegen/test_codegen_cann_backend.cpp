@@ -106,6 +106,26 @@ TEST_CASE("kernel_info: only events both set and waited inside the SuperKernel a
     CHECK(ops[1]["send_event_list"] == json::array());
 }
 
+TEST_CASE("kernel_info: an event between two sub-kernels is listed under stream-fusion=0 too",
+          "[codegen][cann]") {
+    // The stream pass pairs no event without stream fusion; the vendor still needs the event to
+    // see that b (stream 2) is ordered after a (stream 1), else it refuses two real streams.
+    for (const char* fusion : {"0", "1"}) {
+        test::GraphFixture f;
+        fusion::Plan p;
+        const auto& s = plan_one(
+            f, p,
+            test::header(std::string("scopes: {s: \"stream-fusion=") + fusion + "\"}\n") +
+                npu_op("a", "vec", "x", "scope: s, stream_id: 1, send_event_list: [7]") +
+                npu_op("b", "vec", "a_out", "scope: s, stream_id: 2, recv_event_list: [7]"));
+        json ops = json::parse(codegen::cann_kernel_info(f.graph, p, s, "/"))["op_list"];
+        INFO(fusion);
+        REQUIRE(ops.size() == 2);
+        CHECK(ops[0]["send_event_list"] == json::array({7}));
+        CHECK(ops[1]["recv_event_list"] == json::array({7}));
+    }
+}
+
 namespace {
 
 // A tiling (stream 3) and a prefetch (stream 2) beside scope s: a notifies the tiling (1), b waits

@@ -52,6 +52,9 @@ struct Workspace {
 struct SubKernelName {
     std::string func_name;
     std::vector<std::string> obj_files;
+    /// obj_files_split1, _split2, …: the split copies the op compiler packed beside obj_files in
+    /// the sub-kernel's archive (their functions already renamed <func_name>_split<k>).
+    std::vector<std::string> split_obj_files;
 };
 
 /// The fields skforge reads from a compiled kernel's metadata JSON, including the
