@@ -181,6 +181,21 @@ assert r["fixed"][0]["problem"] == "stale index", r'
     "$SKINSTALL" verify --install-path "$W/root" -q
 }
 
+@test "a symlinked directory in a package is replaced, nothing below it is written, and the lines say only what was done" {
+    setup_tree
+    mkdir outside
+    mv "root/$AI/a/soc" outside/soc
+    ln -s "$W/outside/soc" "root/$AI/a/soc"
+    rm outside/soc/Add/add.o
+    fix
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"a: soc: changed type: fixed: restored from $W/a.run"* ]]
+    [[ "$output" != *"remove it and retry"* ]]
+    [ ! -L "root/$AI/a/soc" ]
+    [ ! -e outside/soc/Add/add.o ]
+    "$SKINSTALL" verify --install-path "$W/root" -q
+}
+
 @test "a file the package did not install is never removed: the package is left as it is" {
     setup_tree
     echo changed >"root/$AI/a/soc/Add/add.o"

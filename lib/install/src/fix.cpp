@@ -209,9 +209,10 @@ void fix_package(const InstallTree& tree, const PackageFinding& f, const FixRequ
         (rq.act == Act::dry_run ? "would be restored from " : "restored from ") + pkg->origin;
     if (f.state != DirState::installed)
         out.fixed.push_back({f.name, "", "damaged", f.why + "; " + did, ""});
+    // Only what was done: verify's detail of a problem may advise the operator ("remove it and
+    // retry"), which no longer applies once the file is restored.
     for (const auto& p : f.problems)
-        out.fixed.push_back({f.name, p.path, std::string(problem_name(p.kind)),
-                             (p.detail.empty() ? "" : p.detail + "; ") + did, ""});
+        out.fixed.push_back({f.name, p.path, std::string(problem_name(p.kind)), did, ""});
     out.repaired.push_back(
         {f.name, pkg->manifest.version, pkg->origin, f.state == DirState::installed ? changed : 1});
 }
