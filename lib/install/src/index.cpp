@@ -310,7 +310,7 @@ constexpr std::uint64_t k_record_max = 1ull << 30;
 // The record, when it describes the tree (but for package `except`); with `entries`, each entry
 // paired with its line of the global index.
 std::optional<IndexRecord> load_record(const InstallTree& tree, const std::string& except,
-                                       bool entries, bool body = true) {
+                                       bool entries, RecordBody body = RecordBody::read) {
     try {
         auto config = open_dir_beneath(tree.ai_core(), k_config_dir);
         auto text = config ? read_file_at(*config, k_record_file, k_record_max) : std::nullopt;
@@ -520,7 +520,7 @@ std::vector<std::string> update_derived(const InstallTree& tree,
 }
 
 bool derived_current(const InstallTree& tree) {
-    return load_record(tree, "", false, false).has_value();
+    return load_record(tree, "", false, RecordBody::skip).has_value();
 }
 
 std::vector<KeyUse> shadows_by(const InstallTree& tree, const std::set<std::string>& winners) {

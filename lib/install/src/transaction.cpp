@@ -65,7 +65,8 @@ VerifiedPackage verify_package(const std::string& run_path, const Policy& policy
     // The digest of everything before the trailer is needed only for a signature that will be
     // checked (a trailer and trusted keys); otherwise the payload is hashed once here.
     bool check = run->header().trailer_size != 0 && !policy.trusted.empty();
-    auto digest = run->verify_digests(progress, check);
+    auto digest = run->verify_digests(progress, check ? package::RunPackage::ForSignature::yes
+                                                      : package::RunPackage::ForSignature::no);
     auto state = run->check_signature(digest, policy.trusted);
     if (auto why =
             package::signature_refusal(state, !policy.trusted.empty(), policy.require_signature))
@@ -319,11 +320,12 @@ void clear_journal(const InstallTree& tree) {
     sync_dir(tree.ai_core());
 }
 
-// The order with `name` moved last (present) or left out; `keep_place` leaves a listed `name`
+// The order with `name` moved last (present) or left out; Place::kept leaves a listed `name`
 // where it is (verify --fix restores a package without changing whose kernel wins).
 std::vector<std::string> order_with(std::vector<std::string> order, const std::string& name,
-                                    bool present, bool keep_place = false) {
-    if (present && keep_place && std::find(order.begin(), order.end(), name) != order.end())
+                                    bool present, Place place = Place::last) {
+    if (present && place == Place::kept &&
+        std::find(order.begin(), order.end(), name) != order.end())
         return order;
     std::erase(order, name);
     if (present)
@@ -338,9 +340,8 @@ void report(const std::vector<std::string>& warnings, support::Log& log) {
 
 // Everything derived, for the order with package `name` moved last (present) or left out.
 void update_and_report(const InstallTree& tree, const std::string& name, bool present,
-                       support::Log& log, bool keep_place = false) {
-    report(update_derived(tree, order_with(tree.install_order(), name, present, keep_place), name),
-           log);
+                       support::Log& log, Place place = Place::last) {
+    report(update_derived(tree, order_with(tree.install_order(), name, present, place), name), log);
 }
 
 // How a journaled install recognises its new version: the stage directory's inode (it keeps it
@@ -348,7 +349,7 @@ void update_and_report(const InstallTree& tree, const std::string& name, bool pr
 struct Landing {
     std::string digest;
     std::optional<ino_t> ino;
-    bool keep_place = false; ///< the journal's "keep_place": the install order is kept
+    Place place = Place::last; ///< the journal's "keep_place": kept
 };
 
 bool landed(const std::optional<Dir>& dir, const Landing& l) {
@@ -377,7 +378,7 @@ void finish_install(const InstallTree& tree, const std::string& name, const Land
         sync_dir(ai);
         fault_point("renamed into place");
     }
-    update_and_report(tree, name, true, log, landing.keep_place);
+    update_and_report(tree, name, true, log, landing.place);
     fault_point("index updated");
     // The previous version after an exchange; its removal is made durable by the sync that
     // removes the journal (until then recover removes it). Its listed files first, on two
@@ -798,10 +799,10 @@ InstallResult commit_staged(const InstallTree& tree, const StagedPackage& staged
                          {"name", m.name},
                          {"manifest_sha256", staged.manifest_digest},
                          {"stage_ino", stage->st_ino},
-                         {"keep_place", staged.keep_place}});
+                         {"keep_place", staged.place == Place::kept}});
     fault_point("journal written");
     // Commit: rename (or exchange) into place, then config.ini and the index.
-    finish_install(tree, m.name, {staged.manifest_digest, stage->st_ino, staged.keep_place}, log);
+    finish_install(tree, m.name, {staged.manifest_digest, stage->st_ino, staged.place}, log);
     std::string replaced = r.old_version.empty() || r.outcome == InstallOutcome::reinstalled
                                ? ""
                                : ", replacing " + r.old_version;
@@ -814,7 +815,7 @@ InstallResult install_package(const InstallTree& tree, const VerifiedPackage& pk
                               const InstallRequest& request, const Policy& policy,
                               support::Log& log) {
     auto staged = stage_package(tree, pkg, request, policy, log);
-    staged.keep_place = request.keep_place;
+    staged.place = request.place;
     return commit_staged(tree, staged, log);
 }
 
@@ -832,7 +833,7 @@ InstallResult repair_package(const InstallTree& tree, const std::string& name,
                     "'; install it with 'skinstall install " + pkg.origin + "'");
     // Said only once every check has passed (the version and the directory's state included).
     InstallRequest request(InstallMode::reinstall);
-    request.keep_place = place == Place::kept;
+    request.place = place;
     decide_package(tree, pkg, request, log);
     require_package_writable(tree, name);
     log.info("repairing " + name + " from " + pkg.origin);
@@ -984,9 +985,9 @@ std::string recover(const InstallTree& tree, support::Log& log) {
             finish_uninstall(tree, name, j.value("whole", false), log);
             did = "completed the interrupted uninstall of " + name;
         } else {
-            Landing landing{j.value("manifest_sha256", ""), std::nullopt, false};
+            Landing landing{j.value("manifest_sha256", ""), std::nullopt, Place::last};
             if (j.contains("keep_place") && j["keep_place"].is_boolean())
-                landing.keep_place = j["keep_place"].get<bool>();
+                landing.place = j["keep_place"].get<bool>() ? Place::kept : Place::last;
             if (j.contains("stage_ino") && j["stage_ino"].is_number_unsigned())
                 landing.ino = j["stage_ino"].get<ino_t>();
             auto target = open_dir_beneath(ai, name);

@@ -330,7 +330,9 @@ void RunPackage::check_layout() const {
         throw integrity(m_path, "the declared signature trailer has the wrong size");
 }
 
-support::Digest RunPackage::verify_digests(support::Progress* progress, bool for_signature) const {
+support::Digest RunPackage::verify_digests(support::Progress* progress,
+                                           ForSignature signature) const {
+    bool for_signature = signature == ForSignature::yes;
     check_layout();
     support::Sha256 prefix;
     if (for_signature)
