@@ -219,14 +219,12 @@ void fix_package(const InstallTree& tree, const PackageFinding& f, const FixRequ
 
 } // namespace
 
-FixReport fix_tree(const InstallTree& tree, const FixRequest& rq, support::Log& log) {
-    FixReport out;
-    out.dry_run = rq.act == Act::dry_run;
-    for (const auto& n : rq.names)
-        require_package_name(n);
-    // (a) Derived files, by content. Judged before recover when no transaction is pending, so
-    // what recover's own rebuild fixes is reported as well; a pending transaction changes them
-    // legitimately, so they are judged after it.
+namespace {
+
+// (a) The derived files, by content. Judged before recover when no transaction is pending, so
+// what recover's own rebuild fixes is reported as well; a pending transaction changes them
+// legitimately, so they are judged after it. A dry run only judges.
+void fix_derived(const InstallTree& tree, FixReport& out, support::Log& log) {
     bool pending = transaction_pending(tree);
     std::optional<DerivedState> before;
     if (!pending || out.dry_run)
@@ -235,38 +233,61 @@ FixReport fix_tree(const InstallTree& tree, const FixRequest& rq, support::Log& 
         auto items = derived_items(*before, "would be rebuilt");
         out.fixed.insert(out.fixed.end(), items.begin(), items.end());
         out.rebuilt = derived_paths(*before);
-    } else {
-        std::string did = recover(tree, log);
-        if (did != "nothing to recover")
-            out.recovered = did;
-        if (!before)
-            before = check_derived(tree);
-        auto now = check_derived(tree);
-        if (!before->ok() || !now.ok()) {
-            auto order = tree.install_order();
-            for (const auto& w : rebuild_derived(tree, order, Sync::yes))
-                log.warn(w);
-            sync_record(tree);
-        }
-        auto items = derived_items(*before, "rebuilt from the installed packages");
-        auto late = derived_items(now, "rebuilt from the installed packages");
-        for (auto& i : late)
-            if (std::none_of(items.begin(), items.end(),
-                             [&](const FixItem& x) { return x.path == i.path; }))
-                items.push_back(std::move(i));
-        auto after = derived_paths(check_derived(tree));
-        for (auto& i : items) {
-            bool still = std::find(after.begin(), after.end(), i.path) != after.end();
-            if (still) {
-                i.fix = "skinstall recover";
-                out.left.push_back(std::move(i));
-            } else {
-                out.rebuilt.push_back(i.path);
-                out.fixed.push_back(std::move(i));
-            }
+        return;
+    }
+    std::string did = recover(tree, log);
+    if (did != "nothing to recover")
+        out.recovered = did;
+    if (!before)
+        before = check_derived(tree);
+    auto now = check_derived(tree);
+    if (!before->ok() || !now.ok()) {
+        for (const auto& w : rebuild_derived(tree, tree.install_order(), Sync::yes))
+            log.warn(w);
+        sync_record(tree);
+    }
+    auto items = derived_items(*before, "rebuilt from the installed packages");
+    for (auto& i : derived_items(now, "rebuilt from the installed packages"))
+        if (std::none_of(items.begin(), items.end(),
+                         [&](const FixItem& x) { return x.path == i.path; }))
+            items.push_back(std::move(i));
+    auto after = derived_paths(check_derived(tree));
+    for (auto& i : items) {
+        if (std::find(after.begin(), after.end(), i.path) != after.end()) {
+            i.fix = "skinstall recover";
+            out.left.push_back(std::move(i));
+        } else {
+            out.rebuilt.push_back(i.path);
+            out.fixed.push_back(std::move(i));
         }
     }
-    // (b) Packages: verify's check, then repair from the recorded .run.
+}
+
+// What is left in skforge's own directories (planted files): never removed, only reported; a
+// dry run counts what recover would remove as fixed.
+void report_tree(const InstallTree& tree, FixReport& out) {
+    for (const auto& p : check_tree(tree)) {
+        if (p.kind == ProblemKind::digest)
+            continue; // a stale global index: fix_derived
+        if (out.dry_run && recovers_it(p.path))
+            out.fixed.push_back(
+                {"", p.path, "unexpected", p.detail + "; recover would remove it", ""});
+        else
+            out.left.push_back(
+                {"", p.path, "unexpected", p.detail, "move it out of skforge's directories"});
+    }
+}
+
+} // namespace
+
+FixReport fix_tree(const InstallTree& tree, const FixRequest& rq, support::Log& log) {
+    FixReport out;
+    out.dry_run = rq.act == Act::dry_run;
+    for (const auto& n : rq.names)
+        require_package_name(n);
+    fix_derived(tree, out, log);
+    // (b) Packages: verify's check, then repair from the recorded .run. Every name is checked
+    // before anything is restored.
     auto order = tree.install_order();
     auto names = rq.names.empty() ? order : rq.names;
     std::vector<PackageFinding> found;
@@ -280,18 +301,8 @@ FixReport fix_tree(const InstallTree& tree, const FixRequest& rq, support::Log& 
     out.packages = found.size();
     for (const auto& f : found)
         fix_package(tree, f, rq, out, log);
-    // What is left in skforge's own directories (planted files): never removed, only reported.
     if (rq.names.empty())
-        for (const auto& p : check_tree(tree)) {
-            if (p.kind == ProblemKind::digest)
-                continue; // a stale global index: (a) above
-            if (out.dry_run && recovers_it(p.path))
-                out.fixed.push_back(
-                    {"", p.path, "unexpected", p.detail + "; recover would remove it", ""});
-            else
-                out.left.push_back(
-                    {"", p.path, "unexpected", p.detail, "move it out of skforge's directories"});
-        }
+        report_tree(tree, out);
     if (!out.dry_run && !out.repaired.empty())
         sync_record(tree);
     return out;

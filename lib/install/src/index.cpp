@@ -246,8 +246,37 @@ std::map<std::string, std::string> global_stamps(const Dir& config) {
     return out;
 }
 
+// What this process last proved, under the lock it still holds, of the record: that it
+// described every package (but `except`). A change of TreeLock::generation (a lock taken or
+// released), of the record file or of the tree it names ends it. Within one lock hold the
+// packages cannot change but by this process's own commits, each of which rewrites the record
+// and proves it again; so each command stamps the installed packages once, not at recover, at
+// the commit and at the shadow report.
+struct Proven {
+    std::uint64_t generation;
+    std::string ai;
+    std::string record_stamp;
+    std::string except;
+};
+std::optional<Proven> g_proven;
+
+std::string record_stamp(const Dir& config) {
+    return stat_stamp(stat_at(config, k_record_file));
+}
+
+bool proven(const Dir& ai, const Dir& config, const std::string& except) {
+    return g_proven && g_proven->generation == TreeLock::generation() && g_proven->ai == ai.path &&
+           (g_proven->except.empty() || g_proven->except == except) &&
+           g_proven->record_stamp == record_stamp(config);
+}
+
+void prove(const Dir& ai, const Dir& config, const std::string& except) {
+    g_proven = Proven{TreeLock::generation(), ai.path, record_stamp(config), except};
+}
+
 // Whether `rec` describes the tree: config.ini, the top files and every global index are what
-// it was written with, and every package but `except` is intact and unchanged since.
+// it was written with, and every package but `except` is intact and unchanged since (stamped,
+// unless this process proved it under the lock it holds: Proven).
 bool describes(const Dir& ai, const Dir& config, const IndexRecord& rec,
                const std::string& except) {
     auto order = rec.order();
@@ -259,15 +288,21 @@ bool describes(const Dir& ai, const Dir& config, const IndexRecord& rec,
     for (const auto& [name, text] : top)
         if (read_file_at(ai, name) != text)
             return false;
-    for (const auto& p : rec.packages)
-        if (p.name != except && (p.damaged || package_stamp(ai, p.name) != p.stamp))
-            return false;
     if (rec.soc_stamps.size() != rec.socs.size())
         return false;
     for (const auto& [soc, ops] : rec.socs)
         if (!rec.soc_stamps.contains(soc))
             return false;
-    return global_stamps(config) == rec.soc_stamps;
+    if (global_stamps(config) != rec.soc_stamps)
+        return false;
+    if (proven(ai, config, except))
+        return std::none_of(rec.packages.begin(), rec.packages.end(),
+                            [&](const RecordPackage& p) { return p.name != except && p.damaged; });
+    for (const auto& p : rec.packages)
+        if (p.name != except && (p.damaged || package_stamp(ai, p.name) != p.stamp))
+            return false;
+    prove(ai, config, except);
+    return true;
 }
 
 constexpr std::uint64_t k_record_max = 1ull << 30;
@@ -275,7 +310,7 @@ constexpr std::uint64_t k_record_max = 1ull << 30;
 // The record, when it describes the tree (but for package `except`); with `entries`, each entry
 // paired with its line of the global index.
 std::optional<IndexRecord> load_record(const InstallTree& tree, const std::string& except,
-                                       bool entries) {
+                                       bool entries, RecordBody body = RecordBody::read) {
     try {
         auto config = open_dir_beneath(tree.ai_core(), k_config_dir);
         auto text = config ? read_file_at(*config, k_record_file, k_record_max) : std::nullopt;
@@ -287,7 +322,7 @@ std::optional<IndexRecord> load_record(const InstallTree& tree, const std::strin
                 auto dir = open_dir_beneath(*config, soc);
                 return dir ? read_file_at(*dir, k_index_file, k_record_max) : std::nullopt;
             };
-        auto rec = parse_record(*text, global);
+        auto rec = parse_record(*text, global, body);
         if (!rec || !describes(tree.ai_core(), *config, *rec, except))
             return std::nullopt;
         return rec;
@@ -328,6 +363,12 @@ void write_outputs(const InstallTree& tree, IndexRecord& rec, const std::vector<
     if (top == Sync::yes)
         sync_dir(tree.ai_core());
     write_file_at(config, k_record_file, serialize_record(rec), tree.modes().file(0644), record);
+    // Every package's stamp in `rec` was proven or taken just now, under the lock.
+    if (std::none_of(rec.packages.begin(), rec.packages.end(),
+                     [](const RecordPackage& p) { return p.damaged; }))
+        prove(tree.ai_core(), config, "");
+    else
+        g_proven.reset();
 }
 
 } // namespace
@@ -479,7 +520,7 @@ std::vector<std::string> update_derived(const InstallTree& tree,
 }
 
 bool derived_current(const InstallTree& tree) {
-    return load_record(tree, "", false).has_value();
+    return load_record(tree, "", false, RecordBody::skip).has_value();
 }
 
 std::vector<KeyUse> shadows_by(const InstallTree& tree, const std::set<std::string>& winners) {

@@ -248,19 +248,37 @@ std::vector<std::string> apply_change(IndexRecord& r, const std::string& name,
 std::string render_soc(const IndexRecord& r, const std::string& soc) {
     std::string out = "{\n";
     auto it = r.socs.find(soc);
-    if (it == r.socs.end())
-        return out + "}\n";
+    if (it == r.socs.end()) {
+        out.append("}\n");
+        return out;
+    }
+    // Sized once: the index is the largest file skinstall writes (15 MB at 100,000 entries), so
+    // it is neither regrown nor copied on return.
+    std::size_t size = out.size() + 2;
+    for (const auto& [op, lines] : it->second) {
+        size += op.size() + 20;
+        for (const auto& l : lines)
+            size += l.text.size() + 2;
+    }
+    out.reserve(size);
     std::size_t left = it->second.size();
     for (const auto& [op, lines] : it->second) {
-        out += "\"" + op + "\":{\"staticList\":[\n";
+        out.append("\"").append(op).append("\":{\"staticList\":[\n");
         for (std::size_t i = 0; i < lines.size(); ++i)
             out.append(lines[i].text).append(i + 1 < lines.size() ? ",\n" : "\n");
-        out += --left > 0 ? "]},\n" : "]}\n";
+        out.append(--left > 0 ? "]},\n" : "]}\n");
     }
-    return out + "}\n";
+    out.append("}\n");
+    return out; // not `return out.append(...)`: that would copy the whole text
 }
 
 namespace {
+
+void append_number(std::string& out, std::uint32_t v) {
+    char buf[16];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+    out.append(buf, end);
+}
 
 std::string joined(const std::vector<std::string>& items) {
     std::string out;
@@ -282,17 +300,28 @@ std::string serialize_record(const IndexRecord& r) {
         out += "b\t" + soc + "\n";
         for (const auto& [op, lines] : ops) {
             out += "o\t" + std::to_string(lines.size()) + "\t" + op + "\n";
+            // One entry a line, appended in place (100,000 lines at fleet scale: no temporaries).
             for (const auto& l : lines) {
-                std::string hidden;
-                for (auto h : l.hidden)
-                    hidden += (hidden.empty() ? "" : ",") + std::to_string(h);
-                out += "e\t" + std::to_string(l.pkg) + "\t" + std::to_string(l.idx) + "\t" +
-                       (hidden.empty() ? "-" : hidden) + "\t";
+                out.append("e\t");
+                append_number(out, l.pkg);
+                out.push_back('\t');
+                append_number(out, l.idx);
+                out.push_back('\t');
+                if (l.hidden.empty())
+                    out.push_back('-');
+                for (std::size_t k = 0; k < l.hidden.size(); ++k) {
+                    if (k > 0)
+                        out.push_back(',');
+                    append_number(out, l.hidden[k]);
+                }
+                out.push_back('\t');
                 out.append(l.key).append("\n");
             }
         }
     }
-    return out + "end\t" + support::sha256_hex(out) + "\n";
+    std::string digest = support::sha256_hex(out);
+    out.append("end\t").append(digest).append("\n");
+    return out;
 }
 
 namespace {
@@ -350,18 +379,39 @@ std::vector<std::string> split_commas(std::string_view s) {
     }
 }
 
-bool parse_entry(std::string_view line, std::size_t packages, RecordLine& l) {
-    auto f = fields(line, 5);
-    if (f.size() != 5 || f[0] != "e" || !number(f[1], l.pkg) || !number(f[2], l.idx) ||
-        l.pkg >= packages)
-        return false;
-    for (const auto& h : split_commas(f[3])) {
-        std::uint32_t v = 0;
-        if (!number(h, v) || v >= packages)
-            return false;
-        l.hidden.push_back(v);
+// `line`'s next tab-separated field (the rest when `last`); false when there is no tab.
+bool next_field(std::string_view& line, std::string_view& field, bool last = false) {
+    if (last) {
+        field = line;
+        return true;
     }
-    l.key = f[4];
+    auto tab = line.find('\t');
+    if (tab == std::string_view::npos)
+        return false;
+    field = line.substr(0, tab);
+    line.remove_prefix(tab + 1);
+    return true;
+}
+
+// An "e" line, without allocating (the record has one a kernel).
+bool parse_entry(std::string_view line, std::size_t packages, RecordLine& l) {
+    std::string_view tag, pkg, idx, hidden, key;
+    if (!next_field(line, tag) || !next_field(line, pkg) || !next_field(line, idx) ||
+        !next_field(line, hidden) || !next_field(line, key, true) || tag != "e" ||
+        !number(pkg, l.pkg) || !number(idx, l.idx) || l.pkg >= packages)
+        return false;
+    if (hidden != "-")
+        for (;;) {
+            auto c = hidden.find(',');
+            std::uint32_t v = 0;
+            if (!number(hidden.substr(0, c), v) || v >= packages)
+                return false;
+            l.hidden.push_back(v);
+            if (c == std::string_view::npos)
+                break;
+            hidden.remove_prefix(c + 1);
+        }
+    l.key = key;
     return true;
 }
 
@@ -370,6 +420,7 @@ bool parse_entry(std::string_view line, std::size_t packages, RecordLine& l) {
 bool parse_op(Lines& in, Lines* g, std::uint32_t n, std::size_t packages,
               std::vector<RecordLine>& lines) {
     std::string_view line, gline;
+    lines.reserve(lines.size() + n);
     for (std::uint32_t k = 0; k < n; ++k) {
         RecordLine l{};
         if (!in.next(line) || !parse_entry(line, packages, l))
@@ -421,7 +472,8 @@ bool parse_body(Lines& in, IndexRecord& r, const std::string& soc, Lines* g) {
 
 std::optional<IndexRecord>
 parse_record(std::string_view text,
-             const std::function<std::optional<std::string>(const std::string&)>& global) {
+             const std::function<std::optional<std::string>(const std::string&)>& global,
+             RecordBody body) {
     auto end = text.rfind("end\t");
     if (!text.starts_with(k_magic) || end == std::string_view::npos ||
         text.substr(end) != "end\t" + support::sha256_hex(text.substr(0, end)) + "\n")
@@ -448,6 +500,13 @@ parse_record(std::string_view text,
         if (f.size() != 2 || f[0] != "b" || r.socs.contains(std::string(f[1])))
             return std::nullopt;
         std::string soc(f[1]);
+        if (body == RecordBody::skip &&
+            !global) { // the SoC's name only: its OpType and entry lines are skipped
+            r.socs[soc];
+            while (in.peek(line) && (line.starts_with("o\t") || line.starts_with("e\t")))
+                in.next(line);
+            continue;
+        }
         std::optional<Lines> g;
         if (global) {
             auto gtext = global(soc);

@@ -181,12 +181,13 @@ std::string merge_and_render(const std::vector<const SocIndex*>& in_order) {
             slots.push_back(slot);
         std::sort(slots.begin(), slots.end(),
                   [](const Slot& a, const Slot& b) { return a.seq < b.seq; });
-        out += "\"" + op + "\":{\"staticList\":[\n";
+        out.append("\"").append(op).append("\":{\"staticList\":[\n");
         for (std::size_t i = 0; i < slots.size(); ++i)
-            out += *slots[i].text + (i + 1 < slots.size() ? ",\n" : "\n");
-        out += --left > 0 ? "]},\n" : "]}\n";
+            out.append(*slots[i].text).append(i + 1 < slots.size() ? ",\n" : "\n");
+        out.append(--left > 0 ? "]},\n" : "]}\n");
     }
-    return out + "}\n";
+    out.append("}\n");
+    return out; // appended in place and returned without a copy of the whole text
 }
 
 std::string shown_json_text(const std::string& text) {

@@ -6,6 +6,7 @@
 #include "skforge/support/printable.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <climits>
@@ -227,7 +228,20 @@ std::string lock_holder(int fd) {
 
 } // namespace
 
+namespace {
+std::atomic<std::uint64_t> g_lock_generation{0};
+} // namespace
+
+std::uint64_t TreeLock::generation() {
+    return g_lock_generation.load();
+}
+
+TreeLock::~TreeLock() {
+    ++g_lock_generation;
+}
+
 TreeLock::TreeLock(const InstallTree& tree, LockMode mode, const LockWait& wait) {
+    ++g_lock_generation;
     std::optional<Dir> existing;
     if (mode == LockMode::shared) {
         // Readers create nothing: without a lock file no writer has ever run here.

@@ -16,11 +16,16 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
+#include <exception>
 #include <fcntl.h>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <thread>
 #include <unistd.h>
 
 namespace skforge::install {
@@ -57,7 +62,11 @@ VerifiedPackage verify_package(const std::string& run_path, const Policy& policy
                         run_path + " -o X.run --sign-key KEY.pem'",
                     support::ErrorKind::integrity);
     auto run = imported ? open_makeself(run_path) : std::make_shared<package::RunPackage>(run_path);
-    auto digest = run->verify_digests(progress);
+    // The digest of everything before the trailer is needed only for a signature that will be
+    // checked (a trailer and trusted keys); otherwise the payload is hashed once here.
+    bool check = run->header().trailer_size != 0 && !policy.trusted.empty();
+    auto digest = run->verify_digests(progress, check ? package::RunPackage::ForSignature::yes
+                                                      : package::RunPackage::ForSignature::no);
     auto state = run->check_signature(digest, policy.trusted);
     if (auto why =
             package::signature_refusal(state, !policy.trusted.empty(), policy.require_signature))
@@ -100,13 +109,126 @@ std::string stage_name(const std::string& name) {
 }
 
 // Writes the payload's entries into the stage directory through handles; nothing is followed and
-// nothing pre-exists there (the stage was just created 0700).
+// nothing pre-exists there (the stage was just created 0700). The file system calls (create,
+// write, mode, write-back) run on a writer thread while the reading thread decompresses and
+// hashes the next entries: the two costs overlap instead of adding up. The writer takes the
+// steps in the order the reader gives them; the first error it meets is rethrown to the reader
+// at its next step (or at finish), and the destructor stops and joins it, so the caller's
+// removal of the stage never races a write.
 class StageSink final : public package::EntrySink {
   public:
     StageSink(const Dir& stage, const Modes& modes, support::Progress* progress)
-        : m_stage(stage), m_modes(modes), m_progress(progress) {}
+        : m_stage(stage), m_modes(modes), m_progress(progress), m_writer([this] { write_loop(); }) {
+    }
+    ~StageSink() override {
+        {
+            std::lock_guard lock(m_mutex);
+            m_stop = true;
+        }
+        m_wake.notify_all();
+        m_writer.join();
+    }
+    StageSink(const StageSink&) = delete;
+    StageSink& operator=(const StageSink&) = delete;
 
-    void begin(const ManifestEntry& e) override {
+    void begin(const ManifestEntry& e) override { push({Step::begin, e.path, e.type, e.mode, {}}); }
+    void data(std::span<const std::uint8_t> bytes) override {
+        m_written += bytes.size();
+        push({Step::data,
+              {},
+              EntryType::file,
+              0,
+              std::vector<std::uint8_t>(bytes.begin(), bytes.end())});
+        if (m_progress)
+            m_progress->update(m_written);
+    }
+    void end(const ManifestEntry& e) override { push({Step::end, e.path, e.type, e.mode, {}}); }
+
+    /// Waits until every step is written; rethrows the writer's error.
+    void finish() {
+        std::unique_lock lock(m_mutex);
+        m_done.wait(lock, [&] { return (m_steps.empty() && !m_busy) || m_error; });
+        if (m_error)
+            std::rethrow_exception(m_error);
+    }
+    /// Each file's stamp as staged (file_stamp), by path: what uninstall compares to know a
+    /// file was not changed since. Read after finish().
+    const std::map<std::string, std::string>& stamps() const { return m_stamps; }
+
+  private:
+    enum class Step { begin, data, end };
+    // A copy of what the step needs: the reader's manifest may be gone (an error unwinding it)
+    // while the writer still runs.
+    struct Task {
+        Step step;
+        std::string path;
+        EntryType type;
+        mode_t mode;
+        std::vector<std::uint8_t> bytes;
+    };
+    static constexpr std::size_t k_max_queued = 32u << 20; ///< bytes the reader may run ahead
+
+    void push(Task t) {
+        std::unique_lock lock(m_mutex);
+        m_room.wait(lock, [&] { return m_queued < k_max_queued || m_error; });
+        if (m_error)
+            std::rethrow_exception(m_error);
+        m_queued += t.bytes.size();
+        bool idle = m_steps.empty() && !m_busy; // the writer sleeps only then
+        m_steps.push_back(std::move(t));
+        lock.unlock();
+        if (idle)
+            m_wake.notify_one();
+    }
+
+    void write_loop() {
+        for (;;) {
+            Task t;
+            {
+                std::unique_lock lock(m_mutex);
+                m_wake.wait(lock, [&] { return !m_steps.empty() || m_stop; });
+                if (m_stop) // the reader gave up (its error is on its way) or finished
+                    return;
+                t = std::move(m_steps.front());
+                m_steps.pop_front();
+                m_busy = true;
+            }
+            try {
+                if (!m_failed)
+                    run(t);
+            } catch (...) {
+                m_failed = true;
+                std::lock_guard lock(m_mutex);
+                m_error = std::current_exception();
+            }
+            bool drained = false;
+            {
+                std::lock_guard lock(m_mutex);
+                m_queued -= t.bytes.size();
+                m_busy = !m_steps.empty();
+                drained = !m_busy;
+            }
+            m_room.notify_one();
+            if (drained || m_failed)
+                m_done.notify_all();
+        }
+    }
+
+    void run(const Task& t) {
+        switch (t.step) {
+        case Step::begin:
+            open_entry(t);
+            return;
+        case Step::data:
+            support::write_all(m_file.get(), std::span<const std::uint8_t>(t.bytes), m_file_path);
+            return;
+        case Step::end:
+            close_entry(t);
+            return;
+        }
+    }
+
+    void open_entry(const Task& e) {
         auto slash = e.path.rfind('/');
         std::string parent = slash == std::string::npos ? "" : e.path.substr(0, slash);
         std::string base = slash == std::string::npos ? e.path : e.path.substr(slash + 1);
@@ -123,17 +245,8 @@ class StageSink final : public package::EntrySink {
         m_file.reset(fd);
         m_file_path = dir.path + "/" + base;
     }
-    void data(std::span<const std::uint8_t> bytes) override {
-        support::write_all(m_file.get(), bytes, m_file_path);
-        m_written += bytes.size();
-        if (m_progress)
-            m_progress->update(m_written);
-    }
-    /// Each file's stamp as staged (file_stamp), by path: what uninstall compares to know a
-    /// file was not changed since.
-    const std::map<std::string, std::string>& stamps() const { return m_stamps; }
 
-    void end(const ManifestEntry& e) override {
+    void close_entry(const Task& e) {
         if (e.type == EntryType::file) {
             struct stat st {};
             if (::fchmod(m_file.get(), m_modes.file(e.mode)) != 0 ||
@@ -147,7 +260,6 @@ class StageSink final : public package::EntrySink {
         fault_point("staging " + e.path);
     }
 
-  private:
     const Dir& parent_dir(const std::string& rel) {
         if (rel.empty())
             return m_stage;
@@ -159,15 +271,27 @@ class StageSink final : public package::EntrySink {
         }
         return *m_parent;
     }
+
     const Dir& m_stage;
     Modes m_modes;
     support::Progress* m_progress;
     std::uint64_t m_written = 0;
+    // The writer's own state.
     std::optional<Dir> m_parent;
     std::string m_parent_rel;
     UniqueFd m_file;
     std::string m_file_path;
     std::map<std::string, std::string> m_stamps;
+    bool m_failed = false;
+    // Shared, under m_mutex.
+    std::mutex m_mutex;
+    std::condition_variable m_wake, m_room, m_done;
+    std::deque<Task> m_steps;
+    std::size_t m_queued = 0;
+    bool m_busy = false;
+    bool m_stop = false;
+    std::exception_ptr m_error;
+    std::thread m_writer; ///< last: started once everything above is constructed
 };
 
 // Directory modes, then fsync of every file (syncfs) and directory, deepest first.
@@ -196,11 +320,12 @@ void clear_journal(const InstallTree& tree) {
     sync_dir(tree.ai_core());
 }
 
-// The order with `name` moved last (present) or left out; `keep_place` leaves a listed `name`
+// The order with `name` moved last (present) or left out; Place::kept leaves a listed `name`
 // where it is (verify --fix restores a package without changing whose kernel wins).
 std::vector<std::string> order_with(std::vector<std::string> order, const std::string& name,
-                                    bool present, bool keep_place = false) {
-    if (present && keep_place && std::find(order.begin(), order.end(), name) != order.end())
+                                    bool present, Place place = Place::last) {
+    if (present && place == Place::kept &&
+        std::find(order.begin(), order.end(), name) != order.end())
         return order;
     std::erase(order, name);
     if (present)
@@ -215,9 +340,8 @@ void report(const std::vector<std::string>& warnings, support::Log& log) {
 
 // Everything derived, for the order with package `name` moved last (present) or left out.
 void update_and_report(const InstallTree& tree, const std::string& name, bool present,
-                       support::Log& log, bool keep_place = false) {
-    report(update_derived(tree, order_with(tree.install_order(), name, present, keep_place), name),
-           log);
+                       support::Log& log, Place place = Place::last) {
+    report(update_derived(tree, order_with(tree.install_order(), name, present, place), name), log);
 }
 
 // How a journaled install recognises its new version: the stage directory's inode (it keeps it
@@ -225,7 +349,7 @@ void update_and_report(const InstallTree& tree, const std::string& name, bool pr
 struct Landing {
     std::string digest;
     std::optional<ino_t> ino;
-    bool keep_place = false; ///< the journal's "keep_place": the install order is kept
+    Place place = Place::last; ///< the journal's "keep_place": kept
 };
 
 bool landed(const std::optional<Dir>& dir, const Landing& l) {
@@ -236,6 +360,8 @@ bool landed(const std::optional<Dir>& dir, const Landing& l) {
     struct stat st {};
     return ::fstat(dir->fd.get(), &st) == 0 && st.st_ino == *l.ino;
 }
+
+void remove_listed_all(const Dir& pkg, const package::Manifest& m, support::Log& log);
 
 void finish_install(const InstallTree& tree, const std::string& name, const Landing& landing,
                     support::Log& log) {
@@ -252,10 +378,24 @@ void finish_install(const InstallTree& tree, const std::string& name, const Land
         sync_dir(ai);
         fault_point("renamed into place");
     }
-    update_and_report(tree, name, true, log, landing.keep_place);
+    update_and_report(tree, name, true, log, landing.place);
     fault_point("index updated");
     // The previous version after an exchange; its removal is made durable by the sync that
-    // removes the journal (until then recover removes it).
+    // removes the journal (until then recover removes it). Its listed files first, on two
+    // threads (remove_listed_all), then whatever is left, through handles.
+    if (auto old = open_dir_beneath(ai, stage)) {
+        std::optional<package::Manifest> m;
+        try {
+            if (auto text = read_file_at(*old, std::string(package::k_manifest_path)))
+                m = package::parse_manifest(*text, old->path + "/manifest.json");
+        } catch (const Error&) {
+            m.reset(); // a damaged version: remove_tree alone
+        }
+        if (m) {
+            support::NullLog quiet;
+            remove_listed_all(*old, *m, quiet);
+        }
+    }
     remove_tree(ai, stage);
     fault_point("old version removed");
     clear_journal(tree);
@@ -300,6 +440,73 @@ void remove_listed(const Dir& pkg, const ManifestEntry& e, ParentCache& cache, s
         else
             throw support::io_error("cannot remove", pkg.path + "/" + e.path, errno);
     }
+}
+
+// A log that keeps its messages for the thread that owns the real one (support::Log is not
+// shared between threads).
+struct HeldLog final : support::Log {
+    std::vector<std::pair<bool, std::string>> held; ///< (warning, text)
+    void info(const std::string& m) override { held.emplace_back(false, m); }
+    void warn(const std::string& m) override { held.emplace_back(true, m); }
+    void replay(support::Log& to) const {
+        for (const auto& [warning, m] : held)
+            warning ? to.warn(m) : to.info(m);
+    }
+};
+
+// Removes the listed entries of `m` from `pkg` as remove_listed does, deepest first. The files
+// (most of the work: the file system frees their blocks) are removed by two threads, each
+// taking whole directories so its parent handle is reused; the directories follow, deepest
+// first, once every file is gone. Nothing else changes: which entries go, what is kept and
+// said, and the order of each directory after its files.
+void remove_listed_all(const Dir& pkg, const package::Manifest& m, support::Log& log) {
+    // A small package is not worth a thread.
+    constexpr std::size_t k_parallel_from = 256;
+    bool two = m.entries.size() >= k_parallel_from;
+    std::vector<const ManifestEntry*> files[2];
+    std::string last_parent;
+    int lane = 0;
+    for (auto it = m.entries.rbegin(); it != m.entries.rend(); ++it) {
+        if (it->type == EntryType::directory)
+            continue;
+        auto slash = it->path.rfind('/');
+        std::string parent = slash == std::string::npos ? "" : it->path.substr(0, slash);
+        if (two && parent != last_parent) // a new directory goes to the lane with less so far
+            lane = files[0].size() <= files[1].size() ? 0 : 1;
+        last_parent = parent;
+        files[lane].push_back(&*it);
+    }
+    HeldLog logs[2];
+    std::exception_ptr errors[2];
+    auto work = [&](int k) {
+        try {
+            ParentCache cache;
+            for (const ManifestEntry* e : files[k]) {
+                remove_listed(pkg, *e, cache, logs[k]);
+                fault_point("removed " + e->path);
+            }
+        } catch (...) {
+            errors[k] = std::current_exception();
+        }
+    };
+    if (files[1].empty()) {
+        work(0);
+    } else {
+        std::thread other(work, 1);
+        work(0);
+        other.join();
+    }
+    logs[0].replay(log);
+    logs[1].replay(log);
+    for (const auto& e : errors)
+        if (e)
+            std::rethrow_exception(e);
+    ParentCache cache;
+    for (auto it = m.entries.rbegin(); it != m.entries.rend(); ++it)
+        if (it->type == EntryType::directory) {
+            remove_listed(pkg, *it, cache, log);
+            fault_point("removed " + it->path);
+        }
 }
 
 // Paths under `dir` (relative to the package directory), at most `limit` of them.
@@ -352,11 +559,7 @@ void finish_uninstall(const InstallTree& tree, const std::string& name, bool who
     } else if (auto pkg = open_dir_beneath(ai, name)) {
         if (auto text = read_file_at(*pkg, std::string(package::k_manifest_path))) {
             auto m = package::parse_manifest(*text, pkg->path + "/manifest.json");
-            ParentCache cache;
-            for (auto it = m.entries.rbegin(); it != m.entries.rend(); ++it) {
-                remove_listed(*pkg, *it, cache, log);
-                fault_point("removed " + it->path);
-            }
+            remove_listed_all(*pkg, m, log);
             unlink_at(*pkg, k_install_record);
             note_left_behind(*pkg, m, log);
             unlink_at(*pkg, std::string(package::k_manifest_path));
@@ -555,6 +758,7 @@ StagedPackage stage_package(const InstallTree& tree, const VerifiedPackage& pkg,
         if (request.progress)
             request.progress->begin("installing " + name, pkg.manifest.unpacked_size());
         auto m = pkg.run->read_payload(sink, policy.limits);
+        sink.finish();
         if (request.progress)
             request.progress->end();
         // Not synced one by one: seal_stage's syncfs and directory syncs make them durable.
@@ -595,10 +799,10 @@ InstallResult commit_staged(const InstallTree& tree, const StagedPackage& staged
                          {"name", m.name},
                          {"manifest_sha256", staged.manifest_digest},
                          {"stage_ino", stage->st_ino},
-                         {"keep_place", staged.keep_place}});
+                         {"keep_place", staged.place == Place::kept}});
     fault_point("journal written");
     // Commit: rename (or exchange) into place, then config.ini and the index.
-    finish_install(tree, m.name, {staged.manifest_digest, stage->st_ino, staged.keep_place}, log);
+    finish_install(tree, m.name, {staged.manifest_digest, stage->st_ino, staged.place}, log);
     std::string replaced = r.old_version.empty() || r.outcome == InstallOutcome::reinstalled
                                ? ""
                                : ", replacing " + r.old_version;
@@ -611,7 +815,7 @@ InstallResult install_package(const InstallTree& tree, const VerifiedPackage& pk
                               const InstallRequest& request, const Policy& policy,
                               support::Log& log) {
     auto staged = stage_package(tree, pkg, request, policy, log);
-    staged.keep_place = request.keep_place;
+    staged.place = request.place;
     return commit_staged(tree, staged, log);
 }
 
@@ -629,7 +833,7 @@ InstallResult repair_package(const InstallTree& tree, const std::string& name,
                     "'; install it with 'skinstall install " + pkg.origin + "'");
     // Said only once every check has passed (the version and the directory's state included).
     InstallRequest request(InstallMode::reinstall);
-    request.keep_place = place == Place::kept;
+    request.place = place;
     decide_package(tree, pkg, request, log);
     require_package_writable(tree, name);
     log.info("repairing " + name + " from " + pkg.origin);
@@ -781,9 +985,9 @@ std::string recover(const InstallTree& tree, support::Log& log) {
             finish_uninstall(tree, name, j.value("whole", false), log);
             did = "completed the interrupted uninstall of " + name;
         } else {
-            Landing landing{j.value("manifest_sha256", ""), std::nullopt, false};
+            Landing landing{j.value("manifest_sha256", ""), std::nullopt, Place::last};
             if (j.contains("keep_place") && j["keep_place"].is_boolean())
-                landing.keep_place = j["keep_place"].get<bool>();
+                landing.place = j["keep_place"].get<bool>() ? Place::kept : Place::last;
             if (j.contains("stage_ino") && j["stage_ino"].is_number_unsigned())
                 landing.ino = j["stage_ino"].get<ino_t>();
             auto target = open_dir_beneath(ai, name);

@@ -330,10 +330,13 @@ void RunPackage::check_layout() const {
         throw integrity(m_path, "the declared signature trailer has the wrong size");
 }
 
-support::Digest RunPackage::verify_digests(support::Progress* progress) const {
+support::Digest RunPackage::verify_digests(support::Progress* progress,
+                                           ForSignature signature) const {
+    bool for_signature = signature == ForSignature::yes;
     check_layout();
     support::Sha256 prefix;
-    prefix.update(m_stub);
+    if (for_signature)
+        prefix.update(m_stub);
     RangeSource src{m_fd.get(),
                     m_path,
                     m_header.payload_offset,
@@ -343,7 +346,8 @@ support::Digest RunPackage::verify_digests(support::Progress* progress) const {
         progress->begin("verifying " + m_header.name, m_header.payload_size);
     while (src.offset < src.end) {
         std::size_t n = src.next();
-        prefix.update(std::span<const std::uint8_t>(src.buf.data(), n));
+        if (for_signature)
+            prefix.update(std::span<const std::uint8_t>(src.buf.data(), n));
         if (progress)
             progress->update(src.offset - m_header.payload_offset);
     }
@@ -355,7 +359,7 @@ support::Digest RunPackage::verify_digests(support::Progress* progress) const {
                                     m_header.payload_sha256 + ", the payload hashes to " + got);
     if (m_stub.size() != m_header.payload_offset)
         throw integrity(m_path, "the stub is shorter than the declared payload offset");
-    return prefix.finish();
+    return for_signature ? prefix.finish() : support::Digest{};
 }
 
 std::optional<Trailer> RunPackage::trailer() const {

@@ -73,10 +73,13 @@ std::string serialize_record(const IndexRecord& record);
 
 /// Parses static_kernel.keys; `global(soc)` gives the current text of that SoC's global index,
 /// whose lines the record's entries must be. nullopt when the text is not a whole record of this
-/// version or does not fit the global indexes. With `global` empty only the packages and the
-/// stamps are read (the entries are left out).
+/// version or does not fit the global indexes. With `global` empty the entries are read without
+/// their text; with RecordBody::skip too, only the packages, the stamps and the SoCs' names (the
+/// digest still covers every line).
+enum class RecordBody { read, skip };
 std::optional<IndexRecord>
 parse_record(std::string_view text,
-             const std::function<std::optional<std::string>(const std::string&)>& global);
+             const std::function<std::optional<std::string>(const std::string&)>& global,
+             RecordBody body = RecordBody::read);
 
 } // namespace skforge::install

@@ -4,6 +4,7 @@
 #include "skforge/install/safe_fs.hpp"
 #include "skforge/support/log.hpp"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -109,6 +110,13 @@ class TreeLock {
     /// Takes the lock; when another process holds it, says who (pid and command line, from
     /// /proc/locks) through `wait.log` and waits, or throws after `wait.timeout_seconds`.
     TreeLock(const InstallTree& tree, LockMode mode, const LockWait& wait = {});
+    TreeLock(TreeLock&&) = default;
+    ~TreeLock();
+
+    /// Changes whenever a lock of this process is taken or released: what was checked in the
+    /// tree under one lock hold (the per-key record's description of the packages) may be taken
+    /// as still true while this value stays the same, and never after.
+    static std::uint64_t generation();
 
   private:
     support::UniqueFd m_fd;

@@ -43,12 +43,17 @@ enum class InstallMode { install, upgrade, reinstall };
 /// Whether upgrade may replace a newer installed version.
 enum class Downgrade { refuse, allow };
 
+/// Where a repaired package goes in the install order: last, like any (re)install (`repair`), or
+/// where it was, so whose kernel wins does not change (`verify --fix`; journaled, so recover
+/// keeps it too).
+enum class Place { last, kept };
+
 /// What an install command asks for.
 struct InstallRequest {
     InstallMode mode = InstallMode::install;
     Downgrade downgrade = Downgrade::refuse;
     support::Progress* progress = nullptr; ///< hears the bytes staged, when given
-    bool keep_place = false; ///< an installed package keeps its place in the install order
+    Place place = Place::last; ///< kept: an installed package keeps its place in the order
     InstallRequest(InstallMode m = InstallMode::install, Downgrade d = Downgrade::refuse)
         : mode(m), downgrade(d) {}
 };
@@ -76,10 +81,10 @@ enum class Act { yes, dry_run };
 struct StagedPackage {
     const VerifiedPackage* package;
     std::string manifest_digest;
-    InstallOutcome outcome;  ///< what committing will do
-    std::string old_version; ///< the installed version it replaces, when known
-    bool stage_created;      ///< a stage directory exists and must be committed or discarded
-    bool keep_place = false; ///< keep an installed package's place in the install order
+    InstallOutcome outcome;    ///< what committing will do
+    std::string old_version;   ///< the installed version it replaces, when known
+    bool stage_created;        ///< a stage directory exists and must be committed or discarded
+    Place place = Place::last; ///< kept: keep an installed package's place in the order
 };
 
 /// Checks `pkg` against the tree and stages it. install refuses another installed version;
@@ -105,11 +110,6 @@ InstallResult commit_staged(const InstallTree& tree, const StagedPackage& staged
 InstallResult install_package(const InstallTree& tree, const VerifiedPackage& pkg,
                               const InstallRequest& request, const Policy& policy,
                               support::Log& log);
-
-/// Where a repaired package goes in the install order: last, like any (re)install (`repair`), or
-/// where it was, so whose kernel wins does not change (`verify --fix`; journaled, so recover
-/// keeps it too).
-enum class Place { last, kept };
 
 /// Restores package `name` from `pkg` (reinstall) after checking that `pkg` is that package and
 /// that `name` is installed (intact or damaged), as the same version when that can be read.

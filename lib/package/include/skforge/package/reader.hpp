@@ -74,9 +74,14 @@ class RunPackage {
 
     /// Throws an integrity Error unless the file has exactly the declared size.
     void check_layout() const;
+    /// Whether verify_digests also computes the digest a signature check needs.
+    enum class ForSignature { yes, no };
     /// Reads the payload once, checks its SHA-256 and returns the digest of every byte before
-    /// the trailer (for the signature). Throws an integrity Error on mismatch.
-    support::Digest verify_digests(support::Progress* progress = nullptr) const;
+    /// the trailer (for the signature). Throws an integrity Error on mismatch. With
+    /// ForSignature::no that second digest is not computed (a zero digest is returned): for a
+    /// package whose signature will not be checked, the payload is hashed once.
+    support::Digest verify_digests(support::Progress* progress = nullptr,
+                                   ForSignature for_signature = ForSignature::yes) const;
     /// The trailer, when the header declares one.
     std::optional<Trailer> trailer() const;
     /// Checks the trailer against `trusted` keys, given the digest from verify_digests.
