@@ -315,7 +315,8 @@ void check_and_plan(Pipeline& p) {
     graph::validate_graph(p.g, deps, diags);
     if (!diags.has_errors())
         p.plan = fusion::make_plan(p.g, deps, diags, fusion::PlanDepth::full, p.arch,
-                                   p.release ? &p.release->option_defaults : nullptr);
+                                   p.release ? &p.release->option_defaults : nullptr,
+                                   p.release ? p.release->plan_checks : fusion::ReleaseChecks{});
     p.log += diags.format();
     if (diags.has_errors())
         throw Error(p.o.graph_path + ": " + std::to_string(diags.error_count()) +
