@@ -389,8 +389,9 @@ void build_tree(const Pipeline& p, const std::string& stage) {
         build_host_package(p.g, *p.plan, o.name, build.path(), stage, jobs, p.log, o.progress);
     } else if (vendor) {
         TempDir build(p.out.dir);
-        build_cann_package(p.g, *p.plan, p.soc, p.soc_dir, o.name, build.path(), stage, jobs, p.log,
-                           o.progress);
+        build_cann_package(p.g, *p.plan, p.soc, p.soc_dir, o.name, build.path(), stage,
+                           p.release ? p.release->version : codegen::k_default_cann_version, jobs,
+                           p.log, o.progress);
     } else if (p.npu_fusion) {
         TempDir build(p.out.dir);
         build_npu_package(p.g, *p.plan, p.target(), o.name, p.soc_dir, build.path(), stage, jobs,
