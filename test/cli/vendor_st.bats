@@ -411,8 +411,10 @@ dynamic_case() {
 }
 
 # The crossed scenarios: four sub-kernels alternating streams 0 and 1, the second waiting for
-# the third (the vendor runs each stream in its own order and drops the crossed flag). skforge
-# orders events by op_list and refuses a receive before its send, naming the vendor's rule.
+# the third (the vendor runs each kind of core's sub-kernels in op_list order, joins each event's
+# ends by a cross-core flag and drops the crossed one the other implies). skforge takes a graph's
+# list as its execution order and refuses a receive before its send, naming the vendor's rule
+# (why it is not built: cann-conformance.md, "The vendor's ST scenarios as skforge tests").
 crossed_case() {
     sk is_inf "$1" 24 x,y,workspace
     sk pows "$2" 1 x1,x2,y,workspace
