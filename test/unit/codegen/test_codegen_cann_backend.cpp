@@ -326,6 +326,17 @@ TEST_CASE("kernel_info: dcci-disable-on-kernel is handed as each line's vendor t
     CHECK(info["op_list"][1]["json_path"] == "sub_kernel_1.json"); // beside the kernel_info
     CHECK_THAT(info["super_kernel_options"].get<std::string>(),
                Catch::Contains("dcci-disable-on-kernel=Tcube"));
+    // skforge's own SuperKernel JSON says what the vendor's then says (the copy's flag).
+    json lists = json::parse(fusion::kernel_meta_json(
+        f.graph, s, "dav-2201", r90.kernel_list))["SuperkernelInfo"]["kernelList"];
+    int seen = 0;
+    for (const auto& [core, entries] : lists.items())
+        for (const auto& e : entries) {
+            INFO(core << " " << e.dump());
+            CHECK(e["sub_operator_call_dcci_disable_on_kernel"] == (e["func_name"] == "cube"));
+            ++seen;
+        }
+    CHECK(seen == 2);
 
     // A JSON that says so already is handed as it is.
     test::write_text(f.dir / "kernels/cube.json",
