@@ -112,6 +112,10 @@ def st_like_cases():
         out.append({"name": f"st_debug_aiv_num_{aiv}",
                     "options": {"debug-aic-num": "0", "debug-aiv-num": str(aiv)},
                     "ops": [dict(op) for op in base]})
+    # Both sub-kernels compiled with dcci before and after; the scope disables the second's
+    # (the 9.0 vendor reads that from its JSON only; the 8.5 parser refuses the option).
+    out.append({"name": "st_dcci_disable_on_kernel", "options": {"dcci-disable-on-kernel": "Op1"},
+                "ops": [dict(op, flags=[False, False, True, True]) for op in base]})
     for ktype in KERNEL_TYPES:
         ops = [dict(base[0], type=ktype, stream=0), dict(base[1], type=ktype, stream=1)]
         out.append({"name": "st_2_stream_" + ktype[12:].lower(),
