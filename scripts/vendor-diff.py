@@ -189,8 +189,17 @@ def skforge_side(args, case_dir):
         return {"error": f"skforge cuts the scope into {len(segments)} SuperKernels"}
     seg = segments[0]
     info = os.path.join(sk, "cann", seg, "kernel_info.json")
+    if not os.path.isfile(info):  # skc logs why it hands the vendor nothing
+        return {"error": "skc wrote no kernel_info for the vendor's compiler"}
+    kernel_info = json.load(open(info))
+    # Paths skc writes relative (sub-kernel JSON copies) are beside the kernel_info, as
+    # skforge's driver resolves them.
+    for op in kernel_info.get("op_list", []):
+        for key in ("bin_path", "json_path"):
+            if isinstance(op.get(key), str) and not os.path.isabs(op[key]):
+                op[key] = os.path.join(os.path.dirname(os.path.abspath(info)), op[key])
     return {"source": os.path.join(sk, seg + ".cpp"), "json": os.path.join(sk, seg + ".json"),
-            "kernel_info": json.load(open(info)), "segment": seg}
+            "kernel_info": kernel_info, "segment": seg}
 
 
 # Keys of the SuperKernel JSON whose values differ by design (share/doc/cann-conformance.md,

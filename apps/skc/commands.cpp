@@ -121,12 +121,13 @@ const graph::Graph* load_checked(const std::string& path, std::optional<fusion::
         auto deps = graph::dependencies(g);
         timing.mark("depends");
         // An NPU graph is planned with the vendor's option defaults, as skc compile plans it
-        // (the same on every CANN line skforge knows).
+        // (the same on every CANN line skforge knows), and the default line's refusals.
         const bool npu = g.npu_arch == "dav-2201" || g.npu_arch == "dav-3510";
         const auto& release = codegen::cann_release(codegen::k_default_cann_version);
         auto planned = std::async(std::launch::async, [&] {
             return fusion::make_plan(g, deps, plan_diags, depth, {},
-                                     npu ? &release.option_defaults : nullptr);
+                                     npu ? &release.option_defaults : nullptr,
+                                     npu ? release.plan_checks : fusion::ReleaseChecks{});
         });
         graph::validate_graph(g, deps, diags);
         timing.mark("validate");

@@ -106,6 +106,16 @@ def st_like_cases():
                 "_" + ktype[12:].lower()
             out.append({"name": name, "options": dict(opts), "ops": ops})
     out.append({"name": "st_3_ops", "options": {}, "ops": base + [dict(base[0])]})
+    # debug-aic-num/debug-aiv-num below the sub-kernels' 32 vector blocks, in range, and above
+    # the SoC's 48 vector cores (graph-autofusion e1cbeb9b refuses the first and last).
+    for aiv in (16, 40, 64):
+        out.append({"name": f"st_debug_aiv_num_{aiv}",
+                    "options": {"debug-aic-num": "0", "debug-aiv-num": str(aiv)},
+                    "ops": [dict(op) for op in base]})
+    # Both sub-kernels compiled with dcci before and after; the scope disables the second's
+    # (the 9.0 vendor reads that from its JSON only; the 8.5 parser refuses the option).
+    out.append({"name": "st_dcci_disable_on_kernel", "options": {"dcci-disable-on-kernel": "Op1"},
+                "ops": [dict(op, flags=[False, False, True, True]) for op in base]})
     for ktype in KERNEL_TYPES:
         ops = [dict(base[0], type=ktype, stream=0), dict(base[1], type=ktype, stream=1)]
         out.append({"name": "st_2_stream_" + ktype[12:].lower(),

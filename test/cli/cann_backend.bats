@@ -92,8 +92,10 @@ def compile(kernel_infos, called_kernel_name="ascendc_super_kernel_plus", impl_m
     if not called_kernel_name.isidentifier():
         bad(f"kernel name {called_kernel_name!r}")
     with open(os.environ["SK_RECORD"], "a", encoding="utf-8") as f:
+        dcci_disable = [json.load(open(op["json_path"], encoding="utf-8"))
+                        .get("sub_operator_call_dcci_disable_on_kernel", False) for op in ops]
         f.write(json.dumps({"kernel_name": called_kernel_name, "cwd": os.getcwd(),
-                            "kernel_info": kernel_infos}) + "\n")
+                            "kernel_info": kernel_infos, "dcci_disable": dcci_disable}) + "\n")
     meta = os.path.join(os.getcwd(), "kernel_meta")
     os.makedirs(meta, exist_ok=True)
     tag = f"{called_kernel_name}_{os.getpid()}"
@@ -381,6 +383,43 @@ PY
     run skc_cann compile g/graph.yaml --sk-backend cann
     [ "$status" -eq 1 ]
     [[ "$output" == *"compile-options word '-Wl,--gc-sections' holds ',' or ':'"* ]]
+    [ ! -e record.jsonl ]
+}
+
+@test "dcci-disable-on-kernel: 9.0 hands the vendor JSONs that say so, 8.5 refuses the option" {
+    # graph-autofusion e1cbeb9b takes a sub-kernel's dcci-disable from its JSON only
+    # (sub_operator_call_dcci_disable_on_kernel, which asc-devkit 1ea13f3b's op compiler sets
+    # from the scope's option); asc-devkit eeb99217's option parser refuses the key.
+    mkgraph
+    sed -i 's/early-start=1:stream-fusion=1/early-start=1:stream-fusion=1:dcci-disable-on-kernel=Mul/' g/graph.yaml
+    standin
+    skc_cann compile g/graph.yaml --sk-backend cann --cann-version 9.0 >/dev/null
+    python3 - record.jsonl <<'PY'
+import json, sys
+rec = json.loads(open(sys.argv[1]).read())
+ops = rec["kernel_info"]["op_list"]
+assert rec["dcci_disable"] == [False, True, True], rec["dcci_disable"]
+assert ops[0]["json_path"].endswith("/g/kernels/add.json"), ops[0]
+assert ops[1]["json_path"].endswith("/cann/s/sub_kernel_1.json"), ops[1]
+assert ops[2]["json_path"].endswith("/cann/s/sub_kernel_2.json"), ops[2]
+assert "dcci-disable-on-kernel=Mul" in rec["kernel_info"]["super_kernel_options"]
+PY
+    # --sources-only writes the copies beside the kernel_info it names them in.
+    run env PATH=/usr/bin:/bin "$SKC" compile g/graph.yaml --sources-only --cann-version 9.0
+    [ "$status" -eq 0 ]
+    src=$OUT/demo_dav-2201_sources/ascend910b/SuperKernel/cann/s
+    [ -f "$src/sub_kernel_1.json" ] && [ -f "$src/sub_kernel_2.json" ] && [ ! -e "$src/sub_kernel_0.json" ]
+    python3 -c 'import json,sys; i=json.load(open(sys.argv[1])); p=i["op_list"][1]["json_path"]; assert p == "sub_kernel_1.json", p' "$src/kernel_info.json"
+    python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["sub_operator_call_dcci_disable_on_kernel"] is True' "$src/sub_kernel_1.json"
+    # The driver run later, from the moved sources directory, hands the vendor the copy.
+    rm record.jsonl
+    (cd "$src/../.." && PYTHONPATH="$W/py" python3 -B skforge_cann_driver.py cann/s/kernel_info.json demo_s Ascend910B1 cann/s)
+    python3 -c 'import json,sys; r=json.loads(open(sys.argv[1]).read()); assert r["dcci_disable"] == [False, True, True], r' record.jsonl
+    # 8.5: the vendor would refuse the option; skc says so before calling it.
+    rm -f record.jsonl
+    run skc_cann compile g/graph.yaml --sk-backend cann --cann-version 8.5
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"SuperKernel 's' has dcci-disable-on-kernel=Mul: CANN 8.5's SuperKernel compiler refuses the option"* ]]
     [ ! -e record.jsonl ]
 }
 

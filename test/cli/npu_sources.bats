@@ -571,6 +571,39 @@ PY
     [ "$status" -ne 0 ]
 }
 
+@test "--cann-version 9.0 refuses debug-aic-num/debug-aiv-num above the SoC's cores or below the sub-kernels' blocks; 8.5 builds them" {
+    # graph-autofusion e1cbeb9b super_kernel_op_infos.py (check_debug_aic_aiv_num_exceed_
+    # platform_num_blocks, ..._exceed_sub_op_aic_aiv_num); 423ae264 checks neither. The ST's
+    # sub-kernels are vector-only, is_inf on 32 blocks: a MIX_AIV_1_0 launch of 32.
+    LOG=static_kernel_compile_outputs/te_dav-2201_compile_log/te_dav-2201_compile_fail.log
+    st_graph "debug-aic-num=0:debug-aiv-num=16"
+    run env PATH=/usr/bin:/bin "$SKC" compile g/graph.yaml --sources-only --cann-version 9.0
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"g/graph.yaml:4:"*"SuperKernel superkernel_1: debug-aiv-num=16 is below the 32 vector cores its sub-kernels need (a KERNEL_TYPE_MIX_AIV_1_0 launch of 32 blocks): CANN's SuperKernel compiler (9.0 line) refuses"* ]]
+    [[ "$output" == *"give debug-aiv-num at least 32"* ]]
+    [ ! -e static_kernel_compile_outputs/te_dav-2201_sources ]
+    # skc check and plan of the graph follow the default line, 9.0.
+    run "$SKC" check g/graph.yaml
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"debug-aiv-num=16 is below the 32 vector cores"* ]]
+    st_graph "debug-aic-num=0:debug-aiv-num=64"
+    run env PATH=/usr/bin:/bin "$SKC" compile g/graph.yaml --sources-only --cann-version 9.0
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"debug-aiv-num=64 exceeds the 48 vector cores of Ascend910B1: CANN's SuperKernel compiler (9.0 line) refuses a debug core count above the SoC's"* ]]
+    # In range: built, the launch the counts say.
+    st_graph "debug-aic-num=0:debug-aiv-num=40"
+    run env PATH=/usr/bin:/bin "$SKC" compile g/graph.yaml --sources-only --cann-version 9.0
+    [ "$status" -eq 0 ]
+    python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); assert m["blockDim"] == 40, m["blockDim"]' "$SRC/superkernel_1.json"
+    # The 8.5 line's generator checks neither: both counts are built (capped at the SoC's cores
+    # by skforge, its own choice).
+    for n in 16 64; do
+        st_graph "debug-aic-num=0:debug-aiv-num=$n"
+        run env PATH=/usr/bin:/bin "$SKC" compile g/graph.yaml --sources-only --cann-version 8.5
+        [ "$status" -eq 0 ]
+    done
+}
+
 # line_of DIR: the kernel-list key of blockDim in the compiled ST JSON, and the log's line.
 compiled_line() {
     python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["SuperkernelInfo"]["kernelList"]["aicore"][0]; print("blockNum" if "blockNum" in e else "blockDim")' "$SRC/superkernel_1.json"

@@ -343,8 +343,9 @@ TWO_AIC='{"list": {"dav-c220-cube": [("is_inf__kernel0", 24, 0, 1, None, None, [
 
 # The vendor's send/recv scenarios send and receive events whose other end is a task outside
 # the SuperKernel (event 100 sent by is_inf, 101 received by pows). skforge needs both ends of
-# an event in op_list and refuses, saying so; given both ends, the notify and wait slots follow
-# the sub-kernel's parameters as the vendor's do.
+# an event in op_list and refuses, saying so (kept: nobody would fill the slot, see
+# cann-conformance.md); given both ends, the notify and wait slots follow the sub-kernel's
+# parameters as the vendor's do.
 
 @test "master test_sk_2_stream_2_ops_default_send_recv_aic_only: events with the outside refused; paired, the notify slot 4 and wait slot 9" {
     st_ops AIC_ONLY
@@ -411,8 +412,10 @@ dynamic_case() {
 }
 
 # The crossed scenarios: four sub-kernels alternating streams 0 and 1, the second waiting for
-# the third (the vendor runs each stream in its own order and drops the crossed flag). skforge
-# orders events by op_list and refuses a receive before its send, naming the vendor's rule.
+# the third (the vendor runs each kind of core's sub-kernels in op_list order, joins each event's
+# ends by a cross-core flag and drops the crossed one the other implies). skforge takes a graph's
+# list as its execution order and refuses a receive before its send, naming the vendor's rule
+# (why it is not built: cann-conformance.md, "The vendor's ST scenarios as skforge tests").
 crossed_case() {
     sk is_inf "$1" 24 x,y,workspace
     sk pows "$2" 1 x1,x2,y,workspace

@@ -7,6 +7,7 @@
 
 #include "skforge/codegen/ascendc.hpp"
 #include "skforge/support/error.hpp"
+#include "skforge/support/file.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -84,8 +85,10 @@ std::string cann_options_string(const graph::ScopeOptions& o) {
         {"dcci-after-kernel-end", join(o.dcci_after_kernel_end, ',')},
         {"dcci-disable-on-kernel", join(o.dcci_disable_on_kernel, ',')},
         {"split-mode", std::to_string(o.split_mode)},
-        {"debug-aic-num", o.debug_aic_num ? std::to_string(*o.debug_aic_num) : ""},
-        {"debug-aiv-num", o.debug_aiv_num ? std::to_string(*o.debug_aiv_num) : ""},
+        // The vendor's parser refuses a count of 0 (BlockDimParser: "should be positive
+        // integer"); it reads an absent count as 0.
+        {"debug-aic-num", o.debug_aic_num.value_or(0) > 0 ? std::to_string(*o.debug_aic_num) : ""},
+        {"debug-aiv-num", o.debug_aiv_num.value_or(0) > 0 ? std::to_string(*o.debug_aiv_num) : ""},
     };
     std::vector<std::string> pairs;
     for (const auto& [key, value] : kv)
@@ -146,21 +149,56 @@ void refuse_edge_events(const graph::Graph& g, const fusion::Plan& plan, const f
 
 } // namespace
 
+std::vector<CannJsonCopy> cann_json_copies(const graph::Graph& g, const fusion::Segment& s,
+                                           const CannRelease& release) {
+    std::vector<CannJsonCopy> out;
+    if (!release.honours_dcci_disable_flag)
+        return out;
+    for (std::size_t p = 0; p < s.ops.size() && p < s.subs.size(); ++p) {
+        const auto& op = g.ops[static_cast<std::size_t>(s.ops[p])];
+        const auto& kernel = g.kernels[static_cast<std::size_t>(op.kernel_index)];
+        if (!s.subs[p].dcci_disabled || kernel.meta.call_dcci_disable_on_kernel)
+            continue;
+        ordered_json j = ordered_json::parse(support::read_file(kernel.path));
+        j["sub_operator_call_dcci_disable_on_kernel"] = true;
+        out.push_back({p, "sub_kernel_" + std::to_string(p) + ".json", support::dump_json(j, 2)});
+    }
+    return out;
+}
+
 std::string cann_kernel_info(const graph::Graph& g, const fusion::Plan& plan,
-                             const fusion::Segment& s, const std::string& base_dir) {
+                             const fusion::Segment& s, const std::string& base_dir,
+                             const CannRelease& release) {
     refuse_edge_events(g, plan, s);
+    // asc-devkit eeb99217 super_kernel_option_parse.py refuses the key ("option is not
+    // supported"), and graph-autofusion 423ae264 has no flag to disable a sub-kernel's dcci.
+    if (!release.option_dcci_disable_on_kernel && !s.options.dcci_disable_on_kernel.empty())
+        throw support::Error(
+            "SuperKernel '" + s.name + "' has dcci-disable-on-kernel=" +
+            join(s.options.dcci_disable_on_kernel, ',') + ": CANN " + std::string(release.name) +
+            "'s SuperKernel compiler refuses the option (its parser: \"option is not "
+            "supported\"); build with skforge's generator, with --cann-version 9.0, or without "
+            "the option");
+    std::vector<std::string> json_paths;
+    for (auto i : s.ops) {
+        const auto& op = g.ops[static_cast<std::size_t>(i)];
+        json_paths.push_back(
+            absolute(g.kernels[static_cast<std::size_t>(op.kernel_index)].path, base_dir));
+    }
+    // A copy lies beside the kernel_info; the driver makes the path absolute.
+    for (const auto& c : cann_json_copies(g, s, release))
+        json_paths[c.position] = c.file;
     const std::set<std::int64_t> inner = inner_events(g, s);
     ordered_json ops = ordered_json::array();
     for (std::size_t p = 0; p < s.ops.size(); ++p) {
         const auto& op = g.ops[static_cast<std::size_t>(s.ops[p])];
-        const auto& kernel = g.kernels[static_cast<std::size_t>(op.kernel_index)];
         if (op.kernel.bin_path.empty())
             throw support::Error("operator '" + op.name + "' has no kernel binary (bin_path): " +
                                  "the vendor's SuperKernel compiler links the compiled " +
                                  "sub-kernels");
         ordered_json entry;
         entry["bin_path"] = absolute(graph::resolve_path(g, op.kernel.bin_path), base_dir);
-        entry["json_path"] = absolute(kernel.path, base_dir);
+        entry["json_path"] = json_paths[p];
         entry["stream_id"] = op.stream_id;
         entry["task_type"] = op.task_type == graph::TaskType::dynamic ? "dynamic" : "normal";
         entry["send_event_list"] = vendor_events(op.send_events, inner, s.subs.at(p).notifies);
@@ -204,6 +242,12 @@ def point_vendor_at(workdir, soc):
 def main(info_path, kernel_name, soc, workdir):
     with open(info_path, encoding="utf-8") as f:
         kernel_info = json.load(f)
+    # Paths skc wrote relative (the sub-kernel JSON copies) are beside the kernel_info.
+    base = os.path.dirname(os.path.abspath(info_path))
+    for op in kernel_info.get("op_list", []):
+        for key in ("bin_path", "json_path"):
+            if isinstance(op.get(key), str) and not os.path.isabs(op[key]):
+                op[key] = os.path.join(base, op[key])
     workdir = os.path.abspath(workdir)
     os.makedirs(workdir, exist_ok=True)
     point_vendor_at(workdir, soc)

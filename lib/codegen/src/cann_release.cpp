@@ -43,6 +43,7 @@ std::vector<CannRelease> make_rows() {
     // src) with asc-devkit 8.5.0-beta.1 eeb99217 (8.5.0 fb2021fb writes the same kernel list).
     CannRelease r85{CannVersion::v8_5,         "8.5", "423ae264", "eeb99217", vendor_defaults(),
                     {"blockDim", false, false}};
+    r85.plan_checks = {false, "8.5"};
     // gen_wait_block_extra_sync: only an AIC_ONLY sub-kernel followed by an AIV_ONLY one.
     // gen_call_func: the sub-kernel's dcci before and after inside `if (block < blockDim)`.
     r85.dcci_inside_block_guard = true;
@@ -61,7 +62,9 @@ std::vector<CannRelease> make_rows() {
     // gen_wait_block_extra_sync by device type: after a cube sub-kernel the vector cores (before
     // a vector or MIX one), after a vector one the cube cores (before a cube one).
     r90.wait_extra_sync = {{k_aic, k_aiv, true}, {k_aic, k_mix, true}, {k_aiv, k_aic, false}};
-    r90.refuses_debug_cores_out_of_range = true;
+    // super_kernel_op_infos.py update_superkernel_blocknum_by_debug_options: the two range
+    // checks (423ae264's update_superkernel_blockdim_by_debug_options checks the ratio only).
+    r90.plan_checks = {true, "9.0"};
     rows.push_back(std::move(r90));
     return rows;
 }

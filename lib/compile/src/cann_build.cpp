@@ -34,10 +34,15 @@ std::string cann_work_dir(const fusion::Segment& s) {
 // The vendor compiler's inputs for segment `s` in `dir`: cann/<segment>/kernel_info.json and the
 // driver skforge_cann_driver.py. Throws when the segment cannot be given to the vendor.
 void write_cann_inputs(const graph::Graph& g, const fusion::Plan& plan, const fusion::Segment& s,
-                       const fs::path& dir) {
+                       const fs::path& dir, codegen::CannVersion cann) {
     // Graph paths are relative to the working directory; the vendor runs in another one.
-    const std::string info = codegen::cann_kernel_info(g, plan, s, fs::current_path().string());
+    const auto& release = codegen::cann_release(cann);
+    const std::string info =
+        codegen::cann_kernel_info(g, plan, s, fs::current_path().string(), release);
     write_text(support::path_beneath(dir.string(), cann_work_dir(s) + "/kernel_info.json"), info);
+    for (const auto& copy : codegen::cann_json_copies(g, s, release))
+        write_text(support::path_beneath(dir.string(), cann_work_dir(s) + "/" + copy.file),
+                   copy.text + "\n");
     write_text(support::path_beneath(dir.string(), "skforge_cann_driver.py"),
                codegen::cann_driver_program());
 }
@@ -169,9 +174,10 @@ std::string cann_fingerprint(const CannProbe& probe) {
 }
 
 void write_vendor_compiler_inputs(const graph::Graph& g, const fusion::Plan& plan,
-                                  const fusion::Segment& s, const fs::path& dir, std::string& log) {
+                                  const fusion::Segment& s, const fs::path& dir,
+                                  codegen::CannVersion cann, std::string& log) {
     try {
-        write_cann_inputs(g, plan, s, dir);
+        write_cann_inputs(g, plan, s, dir, cann);
     } catch (const Error& e) {
         log += "no kernel_info for the vendor's compiler (SuperKernel " + s.name +
                "): " + e.what() + "\n";
@@ -180,14 +186,15 @@ void write_vendor_compiler_inputs(const graph::Graph& g, const fusion::Plan& pla
 
 void build_cann_package(const graph::Graph& g, const fusion::Plan& plan, const std::string& soc,
                         const std::string& soc_dir, const std::string& package,
-                        const std::string& build_dir, const std::string& stage_dir, unsigned jobs,
-                        std::string& log, support::Progress* progress) {
+                        const std::string& build_dir, const std::string& stage_dir,
+                        codegen::CannVersion cann, unsigned jobs, std::string& log,
+                        support::Progress* progress) {
     const fs::path build(build_dir);
     std::vector<std::vector<std::string>> commands;
     std::vector<std::string> what;
     for (const auto& s : plan.segments) {
         const std::string work = cann_work_dir(s);
-        write_cann_inputs(g, plan, s, build);
+        write_cann_inputs(g, plan, s, build, cann);
         commands.push_back(codegen::cann_command("skforge_cann_driver.py",
                                                  work + "/kernel_info.json",
                                                  codegen::cann_kernel_name(g, s), soc, work));

@@ -3,6 +3,7 @@
 
 // The NPU target with the vendor's backend: each segment's kernel_info goes to CANN's own
 // super_kernel.compile, and what it writes is checked and packaged.
+#include "skforge/codegen/cann_release.hpp"
 #include "skforge/fusion/plan.hpp"
 #include "skforge/graph/graph.hpp"
 #include "skforge/support/progress.hpp"
@@ -29,10 +30,11 @@ std::string cann_fingerprint(const CannProbe& probe);
 /// (cann/<segment>/kernel_info.json and the driver skforge_cann_driver.py), beside the segment's
 /// source and JSON (by build_npu_package and by --sources-only). A segment the vendor cannot be
 /// given (no bin_path, compile-options it cannot carry) is only logged: the skforge backend does
-/// not need these inputs.
+/// not need these inputs. `cann` is the CANN line the vendor's compiler is of (the sub-kernel
+/// JSON copies it is handed, codegen::cann_json_copies, go beside the kernel_info).
 void write_vendor_compiler_inputs(const graph::Graph& g, const fusion::Plan& plan,
                                   const fusion::Segment& s, const std::filesystem::path& dir,
-                                  std::string& log);
+                                  codegen::CannVersion cann, std::string& log);
 
 /// Builds every SuperKernel of `plan` with the vendor's super_kernel.compile (one python3 per
 /// segment, up to `jobs` at once, in build_dir/cann/<segment>/) and lays the package tree out in
@@ -41,7 +43,8 @@ void write_vendor_compiler_inputs(const graph::Graph& g, const fusion::Plan& pla
 /// index covers both. The vendor's own log goes to `log`.
 void build_cann_package(const graph::Graph& g, const fusion::Plan& plan, const std::string& soc,
                         const std::string& soc_dir, const std::string& package,
-                        const std::string& build_dir, const std::string& stage, unsigned jobs,
-                        std::string& log, support::Progress* progress = nullptr);
+                        const std::string& build_dir, const std::string& stage,
+                        codegen::CannVersion cann, unsigned jobs, std::string& log,
+                        support::Progress* progress = nullptr);
 
 } // namespace skforge::compile

@@ -315,7 +315,8 @@ void check_and_plan(Pipeline& p) {
     graph::validate_graph(p.g, deps, diags);
     if (!diags.has_errors())
         p.plan = fusion::make_plan(p.g, deps, diags, fusion::PlanDepth::full, p.arch,
-                                   p.release ? &p.release->option_defaults : nullptr);
+                                   p.release ? &p.release->option_defaults : nullptr,
+                                   p.release ? p.release->plan_checks : fusion::ReleaseChecks{});
     p.log += diags.format();
     if (diags.has_errors())
         throw Error(p.o.graph_path + ": " + std::to_string(diags.error_count()) +
@@ -388,8 +389,9 @@ void build_tree(const Pipeline& p, const std::string& stage) {
         build_host_package(p.g, *p.plan, o.name, build.path(), stage, jobs, p.log, o.progress);
     } else if (vendor) {
         TempDir build(p.out.dir);
-        build_cann_package(p.g, *p.plan, p.soc, p.soc_dir, o.name, build.path(), stage, jobs, p.log,
-                           o.progress);
+        build_cann_package(p.g, *p.plan, p.soc, p.soc_dir, o.name, build.path(), stage,
+                           p.release ? p.release->version : codegen::k_default_cann_version, jobs,
+                           p.log, o.progress);
     } else if (p.npu_fusion) {
         TempDir build(p.out.dir);
         build_npu_package(p.g, *p.plan, p.target(), o.name, p.soc_dir, build.path(), stage, jobs,

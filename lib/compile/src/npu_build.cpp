@@ -65,7 +65,7 @@ Stages bisheng_stages(const graph::Graph& g, const fusion::Plan& plan,
         // Checked here, so the bisheng commands' gen/, obj/ and lib/ paths of this name are too.
         write_text(support::path_beneath(build, "gen/" + s.name + ".cpp"),
                    codegen::npu_entry_source(g, s, target));
-        write_vendor_compiler_inputs(g, plan, s, build / "gen", log);
+        write_vendor_compiler_inputs(g, plan, s, build / "gen", target.cann, log);
         auto cmds = codegen::bisheng_commands(g, s, target);
         if (st.commands.size() < cmds.size()) {
             st.commands.resize(cmds.size());
@@ -118,8 +118,8 @@ void write_npu_sources(const graph::Graph& g, const fusion::Plan& plan,
         auto meta = superkernel_meta(g, s, npu_files(g, s, target, soc_dir), "");
         write_text(support::path_beneath(out_dir, dir + s.name + ".json"),
                    support::dump_json(meta, 2) + "\n");
-        write_vendor_compiler_inputs(g, plan, s,
-                                     support::path_beneath(out_dir, soc_dir + "/SuperKernel"), log);
+        write_vendor_compiler_inputs(
+            g, plan, s, support::path_beneath(out_dir, soc_dir + "/SuperKernel"), target.cann, log);
         log += "SuperKernel " + s.name + ": " + std::to_string(s.ops.size()) + " sub-kernels -> " +
                dir + s.name + ".{cpp,json}\n";
     }

@@ -18,8 +18,23 @@ const kernel::KernelMeta& sub_kernel_meta(const graph::Graph& g, const Segment& 
     return g.kernels[static_cast<std::size_t>(op.kernel_index)].meta;
 }
 
-NpuLaunch npu_launch(const graph::Graph& g, const Segment& s, std::string_view soc,
-                     std::string_view npu_arch) {
+namespace {
+
+// The vendor's choice of kernel type and block count from the most cores of each kind.
+NpuLaunch launch_of(std::uint32_t aic, std::uint32_t aiv, bool vector_only, bool cube_only,
+                    bool all_one_to_one) {
+    if (vector_only)
+        return {KernelType::mix_aiv_1_0, aiv};
+    if (cube_only)
+        return {KernelType::mix_aic_1_0, aic};
+    if (all_one_to_one || aiv <= aic)
+        return {KernelType::mix_aic_1_1, aic};
+    return {KernelType::mix_aic_1_2, std::max(aic, (aiv + 1) / 2)};
+}
+
+} // namespace
+
+NpuLaunch sub_kernel_launch(const graph::Graph& g, const Segment& s) {
     // Which kinds of sub-kernel there are, and the most cores of each kind they ask for (a 1:2
     // sub-kernel asks for two vector cores per block).
     bool vector_only = true, cube_only = true, all_one_to_one = true;
@@ -35,25 +50,20 @@ NpuLaunch npu_launch(const graph::Graph& g, const Segment& s, std::string_view s
         if (!kernel::is_cube_only(t))
             aiv = std::max(aiv, t == KernelType::mix_aic_1_2 ? 2 * bd : bd);
     }
+    return launch_of(aic, aiv, vector_only, cube_only, all_one_to_one);
+}
+
+NpuLaunch npu_launch(const graph::Graph& g, const Segment& s, std::string_view soc,
+                     std::string_view npu_arch) {
+    NpuLaunch l = sub_kernel_launch(g, s);
     if (s.options.debug_aic_num.value_or(0) > 0 || s.options.debug_aiv_num.value_or(0) > 0) {
-        aic = static_cast<std::uint32_t>(s.options.debug_aic_num.value_or(0));
-        aiv = static_cast<std::uint32_t>(s.options.debug_aiv_num.value_or(0));
-        vector_only = aic == 0;
-        cube_only = aiv == 0;
-        all_one_to_one = aic == aiv;
+        auto aic = static_cast<std::uint32_t>(s.options.debug_aic_num.value_or(0));
+        auto aiv = static_cast<std::uint32_t>(s.options.debug_aiv_num.value_or(0));
+        l = launch_of(aic, aiv, aic == 0, aiv == 0, aic == aiv);
     }
-    NpuLaunch l;
-    if (vector_only)
-        l = {KernelType::mix_aiv_1_0, aiv};
-    else if (cube_only)
-        l = {KernelType::mix_aic_1_0, aic};
-    else if (all_one_to_one || aiv <= aic)
-        l = {KernelType::mix_aic_1_1, aic};
-    else
-        l = {KernelType::mix_aic_1_2, std::max(aic, (aiv + 1) / 2)};
     // The cap is skforge's: the vendor launches what the counts say.
     auto cores = kernel::soc_cores(soc, npu_arch);
-    auto cap = static_cast<std::uint32_t>(vector_only ? cores.aiv : cores.aic);
+    auto cap = static_cast<std::uint32_t>(kernel::is_vector_only(l.type) ? cores.aiv : cores.aic);
     l.block_dim = std::max<std::uint32_t>(1, std::min(l.block_dim, cap));
     return l;
 }

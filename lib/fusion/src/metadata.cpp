@@ -332,8 +332,12 @@ void vendor_sub_kernel(json_text::Out& out, const graph::Graph& g, const Segment
     // sub-kernel's JSON, false when absent (compile_op.py _update_super_dfx_info).
     flag(out, "sub_operator_call_dcci_after_kernel_end", meta.call_dcci_after_kernel_end);
     flag(out, "sub_operator_call_dcci_before_kernel_start", meta.call_dcci_before_kernel_start);
-    if (keys.dcci_disable) // asc-devkit 9.0.0 on, copied from the sub-kernel's JSON
-        flag(out, "sub_operator_call_dcci_disable_on_kernel", meta.call_dcci_disable_on_kernel);
+    // asc-devkit 9.0.0 on, copied from the sub-kernel's JSON, which the op compiler sets for the
+    // OpTypes the scope's dcci-disable-on-kernel names (so does the copy --sk-backend cann
+    // hands the vendor, codegen::cann_json_copies).
+    if (keys.dcci_disable)
+        flag(out, "sub_operator_call_dcci_disable_on_kernel",
+             meta.call_dcci_disable_on_kernel || (p < s.subs.size() && s.subs[p].dcci_disabled));
     flag(out, "sub_operator_early_start_set_flag", meta.early_start_set_flag);
     flag(out, "sub_operator_early_start_wait_flag", meta.early_start_wait_flag);
     jt::text(out, "sub_operator_kernel_type", kernel::kernel_type_name(*meta.kernel_type));

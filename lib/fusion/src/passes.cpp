@@ -4,6 +4,7 @@
 #include "skforge/fusion/plan.hpp"
 
 #include "skforge/kernel/kernel_meta.hpp"
+#include "skforge/kernel/soc.hpp"
 #include "sync_order.hpp"
 
 #include <algorithm>
@@ -69,6 +70,55 @@ void check_debug_cores(const PlanContext& ctx, const Segment& s, graph::Diagnost
     }
 }
 
+// The vendor's SuperKernel compiler of the 9.0 line refuses debug-aic-num/debug-aiv-num above
+// the SoC's cores (check_debug_aic_aiv_num_exceed_platform_num_blocks) and below the block count
+// the sub-kernels give the launch, for each kind of core that launch uses
+// (check_debug_aic_aiv_num_exceed_sub_op_aic_aiv_num: a 1:2 launch needs twice the vector
+// cores). Reports the first, in the vendor's order.
+void check_debug_cores_in_range(const PlanContext& ctx, const Segment& s,
+                                graph::Diagnostics& diags) {
+    const auto aic = static_cast<std::uint32_t>(*s.options.debug_aic_num);
+    const auto aiv = static_cast<std::uint32_t>(*s.options.debug_aiv_num);
+    const auto* scope = ctx.graph.find_scope(s.scope);
+    const auto& where = scope ? scope->where : op_at(ctx, s, 0).where;
+    const std::string vendor =
+        "CANN's SuperKernel compiler (" + std::string(ctx.checks.release) + " line) refuses ";
+    const auto cores = kernel::soc_cores(ctx.graph.soc_version, ctx.arch);
+    const std::string soc =
+        ctx.graph.soc_version.empty() ? std::string(ctx.arch) : ctx.graph.soc_version;
+    auto above = [&](const char* key, std::uint32_t value, int limit, const char* kind) {
+        diags.error(where,
+                    "SuperKernel " + s.name + ": " + key + "=" + std::to_string(value) +
+                        " exceeds the " + std::to_string(limit) + " " + kind + " cores of " + soc +
+                        ": " + vendor + "a debug core count above the SoC's",
+                    std::string("give ") + key + " at most " + std::to_string(limit));
+    };
+    if (aic > static_cast<std::uint32_t>(cores.aic))
+        return above("debug-aic-num", aic, cores.aic, "cube");
+    if (aiv > static_cast<std::uint32_t>(cores.aiv))
+        return above("debug-aiv-num", aiv, cores.aiv, "vector");
+    const NpuLaunch l = sub_kernel_launch(ctx.graph, s);
+    const std::uint32_t need_aic = kernel::is_vector_only(l.type) ? 0 : l.block_dim;
+    const std::uint32_t need_aiv = kernel::is_cube_only(l.type)
+                                       ? 0
+                                       : (l.type == KernelType::mix_aic_1_2 ? 2 : 1) * l.block_dim;
+    auto below = [&](const char* key, std::uint32_t value, std::uint32_t need, const char* kind) {
+        diags.error(where,
+                    "SuperKernel " + s.name + ": " + key + "=" + std::to_string(value) +
+                        " is below the " + std::to_string(need) + " " + kind +
+                        " cores its sub-kernels need (a " +
+                        std::string(kernel::kernel_type_name(l.type)) + " launch of " +
+                        std::to_string(l.block_dim) + " blocks): " + vendor +
+                        "a debug core count below the sub-kernels' largest block count",
+                    std::string("give ") + key + " at least " + std::to_string(need) +
+                        ", or remove debug-aic-num and debug-aiv-num");
+    };
+    if (aic < need_aic)
+        return below("debug-aic-num", aic, need_aic, "cube");
+    if (aiv < need_aiv)
+        return below("debug-aiv-num", aiv, need_aiv, "vector");
+}
+
 // A sub-kernel that synchronises all cores would wait forever for cores of the launch it does
 // not run on, unless those cores are fed the matching SyncAll. Compared with the launch, as the
 // vendor's compiler decides whether to feed (graph-autofusion super_kernel.py,
@@ -113,7 +163,11 @@ void cores_pass(const PlanContext& ctx, Segment& s, graph::Diagnostics& diags) {
     }
     if (s.options.debug_aic_num) {
         s.task_ration = reduced_ratio(*s.options.debug_aic_num, *s.options.debug_aiv_num);
-        check_debug_cores(ctx, s, diags);
+        graph::Diagnostics own;
+        check_debug_cores(ctx, s, own);
+        if (!own.has_errors() && ctx.checks.debug_cores_in_range && ctx.arch != "host")
+            check_debug_cores_in_range(ctx, s, own);
+        diags.append(own);
     } else if (cube && vector) {
         s.task_ration = one_to_one && !one_to_two ? "1:1" : "1:2";
     } else {

@@ -391,10 +391,10 @@ Plan make_plan(const graph::Graph& graph, graph::Diagnostics& diags, PlanDepth d
 
 Plan make_plan(const graph::Graph& graph, const graph::Dependencies& deps,
                graph::Diagnostics& diags, PlanDepth depth, std::string_view arch,
-               const graph::ScopeOptions* option_defaults) {
-    PlanContext ctx{graph, diags,
-                    deps,  arch.empty() ? std::string_view(graph.npu_arch) : arch,
-                    {},    option_defaults};
+               const graph::ScopeOptions* option_defaults, ReleaseChecks checks) {
+    PlanContext ctx{
+        graph, diags,           deps,  arch.empty() ? std::string_view(graph.npu_arch) : arch,
+        {},    option_defaults, checks};
     // 1. Cut scopes into segments.
     segment_pass(ctx);
     // Events between operators beside the cores and the others: notify/wait pairs, and what

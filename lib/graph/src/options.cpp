@@ -157,9 +157,15 @@ ScopeOptions parse_scope_options(std::string_view text, const ScopeOptions& base
             diags.error(where, "unknown scope option '" + key + "'",
                         "see graph-format.md in /usr/share/doc/skforge/ for the keys");
     }
-    if (o.debug_aic_num.has_value() != o.debug_aiv_num.has_value())
-        diags.error(where, "debug-aic-num and debug-aiv-num must be given together");
-    else if (o.debug_aic_num && !ratio_ok(*o.debug_aic_num, *o.debug_aiv_num))
+    // One count alone: the other kind gets no cores, as CANN's SuperKernel compiler reads an
+    // absent count (super_kernel_op_infos.py, op_options.get('debug-aic-num', 0)).
+    if (o.debug_aic_num.has_value() != o.debug_aiv_num.has_value()) {
+        if (!o.debug_aic_num)
+            o.debug_aic_num = 0;
+        else
+            o.debug_aiv_num = 0;
+    }
+    if (o.debug_aic_num && !ratio_ok(*o.debug_aic_num, *o.debug_aiv_num))
         diags.error(where,
                     "debug-aic-num:debug-aiv-num is " + std::to_string(*o.debug_aic_num) + ":" +
                         std::to_string(*o.debug_aiv_num),

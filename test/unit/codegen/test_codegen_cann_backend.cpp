@@ -248,6 +248,9 @@ TEST_CASE("super_kernel_options: skforge's own parser reads it back to the same 
     o.split_mode = 64;
     o.debug_aic_num = 0;
     o.debug_aiv_num = 2;
+    // The vendor's parser refuses a count of 0 and reads an absent one as 0: left out.
+    CHECK_THAT(codegen::cann_options_string(o),
+               Catch::Contains("debug-aiv-num=2") && !Catch::Contains("debug-aic-num"));
     auto back = parse_back(codegen::cann_options_string(o));
     CHECK(back.func_align == 0);
     CHECK(back.preload_code == graph::PreloadCode::none);
@@ -290,4 +293,78 @@ TEST_CASE("the vendor call: kernel name, driver command and probe", "[codegen][c
     const std::string driver = codegen::cann_driver_program();
     CHECK(driver.find("super_kernel.compile(kernel_info, kernel_name)") != std::string::npos);
     CHECK(driver.find("kernel_meta_parent_dir") != std::string::npos);
+}
+
+TEST_CASE("kernel_info: dcci-disable-on-kernel is handed as each line's vendor takes it",
+          "[codegen][cann]") {
+    // graph-autofusion e1cbeb9b reads a sub-kernel's dcci-disable only from its JSON
+    // (super_kernel_sub_op_infos.py, sub_operator_call_dcci_disable_on_kernel), which asc-devkit
+    // 1ea13f3b's op compiler sets from the scope's option (super_kernel_sub_op_compile.py): a
+    // sub-kernel the scope names whose JSON does not say so is handed a copy that does. asc-devkit
+    // eeb99217's option parser refuses the key, and 423ae264 has no such flag.
+    test::GraphFixture f;
+    fusion::Plan p;
+    const auto& s = plan_one(f, p,
+                             test::header("scopes: {s: \"dcci-disable-on-kernel=Tcube\"}\n") +
+                                 npu_op("a", "vec", "x", "scope: s") +
+                                 npu_op("b", "cube", "a_out", "scope: s"));
+    REQUIRE(s.subs.size() == 2);
+    CHECK(s.subs[1].dcci_disabled);
+    const auto& r90 = codegen::cann_release(codegen::CannVersion::v9_0);
+    auto copies = codegen::cann_json_copies(f.graph, s, r90);
+    REQUIRE(copies.size() == 1);
+    CHECK(copies[0].position == 1);
+    CHECK(copies[0].file == "sub_kernel_1.json");
+    json copy = json::parse(copies[0].text);
+    CHECK(copy["sub_operator_call_dcci_disable_on_kernel"] == true);
+    json original = json::parse(test::read_text(f.dir / "kernels/cube.json"));
+    copy.erase("sub_operator_call_dcci_disable_on_kernel");
+    CHECK(copy == original); // nothing else changed
+    json info = json::parse(codegen::cann_kernel_info(f.graph, p, s, "/elsewhere", r90));
+    CHECK_THAT(info["op_list"][0]["json_path"].get<std::string>(),
+               Catch::EndsWith("/kernels/vec.json"));
+    CHECK(info["op_list"][1]["json_path"] == "sub_kernel_1.json"); // beside the kernel_info
+    CHECK_THAT(info["super_kernel_options"].get<std::string>(),
+               Catch::Contains("dcci-disable-on-kernel=Tcube"));
+    // skforge's own SuperKernel JSON says what the vendor's then says (the copy's flag).
+    json lists = json::parse(fusion::kernel_meta_json(
+        f.graph, s, "dav-2201", r90.kernel_list))["SuperkernelInfo"]["kernelList"];
+    int seen = 0;
+    for (const auto& [core, entries] : lists.items())
+        for (const auto& e : entries) {
+            INFO(core << " " << e.dump());
+            CHECK(e["sub_operator_call_dcci_disable_on_kernel"] == (e["func_name"] == "cube"));
+            ++seen;
+        }
+    CHECK(seen == 2);
+
+    // A JSON that says so already is handed as it is.
+    test::write_text(f.dir / "kernels/cube.json",
+                     original.dump().substr(0, original.dump().size() - 1) +
+                         ",\"sub_operator_call_dcci_disable_on_kernel\":true}");
+    test::GraphFixture g;
+    fusion::Plan q;
+    test::write_text(g.dir / "kernels/cube.json", test::read_text(f.dir / "kernels/cube.json"));
+    const auto& t = plan_one(g, q,
+                             test::header("scopes: {s: \"dcci-disable-on-kernel=Tcube\"}\n") +
+                                 npu_op("a", "vec", "x", "scope: s") +
+                                 npu_op("b", "cube", "a_out", "scope: s"));
+    CHECK(codegen::cann_json_copies(g.graph, t, r90).empty());
+
+    // 8.5: refused, naming the option and the line; without the option nothing changes.
+    const auto& r85 = codegen::cann_release(codegen::CannVersion::v8_5);
+    CHECK(codegen::cann_json_copies(f.graph, s, r85).empty());
+    CHECK_THROWS_WITH(
+        codegen::cann_kernel_info(f.graph, p, s, "/", r85),
+        Catch::Contains("SuperKernel 's' has dcci-disable-on-kernel=Tcube: CANN 8.5's "
+                        "SuperKernel compiler refuses the option") &&
+            Catch::Contains("--cann-version 9.0"));
+    test::GraphFixture h;
+    fusion::Plan hp;
+    const auto& u = plan_one(h, hp,
+                             test::header("scopes: {s: \"early-start=1\"}\n") +
+                                 npu_op("a", "vec", "x", "scope: s") +
+                                 npu_op("b", "cube", "a_out", "scope: s"));
+    CHECK_NOTHROW(codegen::cann_kernel_info(h.graph, hp, u, "/", r85));
+    CHECK(codegen::cann_json_copies(h.graph, u, r90).empty());
 }

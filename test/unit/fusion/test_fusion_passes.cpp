@@ -543,6 +543,72 @@ TEST_CASE("cores: debug core counts that leave a kernel type no cores are an err
     }
 }
 
+TEST_CASE("cores: the 9.0 line refuses debug core counts above the SoC's or below the "
+          "sub-kernels' blocks",
+          "[fusion][passes]") {
+    // graph-autofusion e1cbeb9b super_kernel_op_infos.py: check_debug_aic_aiv_num_exceed_
+    // platform_num_blocks (Ascend910B1: 24 cube, 48 vector cores), then ..._exceed_sub_op_aic_
+    // aiv_num against the launch the sub-kernels ask for (vec: MIX_AIV_1_0 of 48; cube:
+    // MIX_AIC_1_0 of 24; mix: MIX_AIC_1_2 of 24 blocks, so 48 vector cores). 423ae264 checks
+    // neither: the 8.5 line's checks (the default) accept every case.
+    struct Case {
+        const char* options;
+        const char* kernel;
+        const char* message; // empty: accepted
+    };
+    for (const Case& c : {
+             Case{"debug-aic-num=25:debug-aiv-num=50", "cube",
+                  "debug-aic-num=25 exceeds the 24 cube cores of Ascend910B1: CANN's SuperKernel "
+                  "compiler (9.0 line) refuses a debug core count above the SoC's"},
+             Case{"debug-aic-num=0:debug-aiv-num=49", "vec",
+                  "debug-aiv-num=49 exceeds the 48 vector cores of Ascend910B1"},
+             Case{"debug-aic-num=12:debug-aiv-num=24", "vec",
+                  "debug-aiv-num=24 is below the 48 vector cores its sub-kernels need (a "
+                  "KERNEL_TYPE_MIX_AIV_1_0 launch of 48 blocks): CANN's SuperKernel compiler "
+                  "(9.0 line) refuses a debug core count below the sub-kernels' largest block "
+                  "count"},
+             Case{"debug-aic-num=12:debug-aiv-num=0", "cube",
+                  "debug-aic-num=12 is below the 24 cube cores its sub-kernels need (a "
+                  "KERNEL_TYPE_MIX_AIC_1_0 launch of 24 blocks)"},
+             Case{"debug-aic-num=12:debug-aiv-num=24", "mix",
+                  "debug-aic-num=12 is below the 24 cube cores"},
+             Case{"debug-aic-num=24:debug-aiv-num=24", "mix",
+                  "debug-aiv-num=24 is below the 48 vector cores its sub-kernels need (a "
+                  "KERNEL_TYPE_MIX_AIC_1_2 launch of 24 blocks)"},
+             Case{"debug-aic-num=24:debug-aiv-num=48", "mix", ""},
+             Case{"debug-aic-num=0:debug-aiv-num=48", "vec", ""},
+             Case{"debug-aic-num=24:debug-aiv-num=48", "vec", ""},
+             Case{"debug-aic-num=24:debug-aiv-num=0", "cube", ""},
+         }) {
+        INFO(c.options << " " << c.kernel);
+        for (bool nine : {true, false}) {
+            test::GraphFixture f;
+            REQUIRE(f.load(header(std::string("scopes: {s: \"") + c.options + "\"}\n") +
+                           op("a", c.kernel, "x", "scope: s")));
+            fusion::ReleaseChecks checks;
+            if (nine)
+                checks = {true, "9.0"};
+            fusion::make_plan(f.graph, graph::dependencies(f.graph), f.diags,
+                              fusion::PlanDepth::full, {}, nullptr, checks);
+            if (*c.message == 0 || !nine) {
+                CHECK_FALSE(f.diags.has_errors());
+                continue;
+            }
+            CHECK_THAT(f.first(), Catch::Contains("g.yaml:") &&
+                                      Catch::Contains("SuperKernel s: ") &&
+                                      Catch::Contains(c.message));
+        }
+    }
+    // The host target launches every sub-kernel on its own blocks: nothing to check.
+    test::GraphFixture h;
+    std::string host = header("scopes: {s: \"debug-aic-num=12:debug-aiv-num=24\"}\n");
+    host.replace(host.find("dav-2201"), 8, "host");
+    REQUIRE(h.load(host + op("a", "vec", "x", "scope: s")));
+    fusion::make_plan(h.graph, graph::dependencies(h.graph), h.diags, fusion::PlanDepth::full, {},
+                      nullptr, {true, "9.0"});
+    CHECK_FALSE(h.diags.has_errors());
+}
+
 TEST_CASE("properties with ignored operators between members: every dependency is ordered",
           "[fusion][passes][property]") {
     // The SuperKernel is launched where its first operator was and everything outside it runs

@@ -60,7 +60,7 @@ TEST_CASE("scope option rule: a pair without '=' is a warning", "[graph][options
 TEST_CASE("scope option rule: values are range-checked", "[graph][options]") {
     for (const char* bad : {"func-align=3", "func-align=1", "preload-code=some", "early-start=3",
                             "profiling=2", "strict-scope-check=maybe", "split-mode=0",
-                            "split-mode=65", "dcci-before-kernel-start=*x", "debug-aic-num=1"}) {
+                            "split-mode=65", "dcci-before-kernel-start=*x"}) {
         Diagnostics d;
         parse(bad, d);
         CHECK(d.has_errors());
@@ -77,11 +77,22 @@ TEST_CASE("scope option rule: debug core ratio", "[graph][options]") {
                                                    {"debug-aic-num=3:debug-aiv-num=3", true},
                                                    {"debug-aic-num=3:debug-aiv-num=6", true},
                                                    {"debug-aic-num=2:debug-aiv-num=3", false},
-                                                   {"debug-aic-num=0:debug-aiv-num=0", false}}) {
+                                                   {"debug-aic-num=0:debug-aiv-num=0", false},
+                                                   {"debug-aiv-num=0", false}}) {
         Diagnostics d;
         parse(text, d);
         CHECK(d.has_errors() == !good);
     }
+    // One count alone leaves the other kind of core none, as the vendor reads an absent count
+    // (vendor kernel_info options such as "debug-aiv-num=40").
+    Diagnostics d;
+    auto aic = parse("debug-aic-num=12", d);
+    CHECK(aic.debug_aic_num == 12);
+    CHECK(aic.debug_aiv_num == 0);
+    auto aiv = parse("debug-aiv-num=40", d);
+    CHECK(aiv.debug_aic_num == 0);
+    CHECK(aiv.debug_aiv_num == 40);
+    CHECK_FALSE(d.has_errors());
 }
 
 TEST_CASE("graph options validate, flatten and set scope defaults", "[graph][options]") {

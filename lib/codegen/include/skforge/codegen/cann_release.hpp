@@ -64,9 +64,9 @@ struct CannRelease {
     bool core_macros_by_chip = false;
     /// Extra synchronisations before a wait (graph-autofusion gen_wait_block_extra_sync).
     std::vector<WaitExtraSync> wait_extra_sync;
-    /// debug-aic-num/debug-aiv-num are refused above the SoC's cores or below the launch's
-    /// block count for a kind of core the SuperKernel uses.
-    bool refuses_debug_cores_out_of_range = false;
+    /// What the planner refuses as this line's generator does (debug-aic-num/debug-aiv-num
+    /// above the SoC's cores or below the launch's block count for a kind of core it uses).
+    fusion::ReleaseChecks plan_checks;
 };
 
 /// The row of `version`.

@@ -174,6 +174,18 @@ struct Plan {
 };
 
 /// Everything the planning passes share.
+/// What one CANN line's SuperKernel compiler refuses that the planner checks (the release table,
+/// codegen/cann_release.hpp, fills it; the default checks nothing more than skforge's own rules).
+struct ReleaseChecks {
+    /// debug-aic-num/debug-aiv-num above the SoC's cores, or below the block count the
+    /// sub-kernels give the launch for a kind of core it uses, are errors (graph-autofusion
+    /// e1cbeb9b super_kernel_op_infos.py, check_debug_aic_aiv_num_exceed_platform_num_blocks and
+    /// check_debug_aic_aiv_num_exceed_sub_op_aic_aiv_num).
+    bool debug_cores_in_range = false;
+    /// The line's name ("9.0"), for the messages.
+    std::string_view release;
+};
+
 struct PlanContext {
     const graph::Graph& graph;
     graph::Diagnostics& diags;
@@ -183,6 +195,8 @@ struct PlanContext {
     /// What a scope option neither the scope nor the graph sets is (nullptr: skforge's
     /// ScopeOptions defaults); on the NPU targets the CANN release's (codegen/cann_release.hpp).
     const graph::ScopeOptions* option_defaults = nullptr;
+    /// The CANN line's refusals the planner applies on the NPU targets.
+    ReleaseChecks checks{};
 };
 
 /// True for the OpTypes segmentation ignores (Send, Recv, Data, Variable, Const and their kin, as
@@ -211,6 +225,10 @@ const kernel::KernelMeta& sub_kernel_meta(const graph::Graph& g, const Segment& 
 
 NpuLaunch npu_launch(const graph::Graph& g, const Segment& s, std::string_view soc,
                      std::string_view npu_arch);
+
+/// The launch the sub-kernels of `s` ask for by the vendor's rule, before debug-aic-num /
+/// debug-aiv-num and the SoC's cap (the vendor's block count its debug counts are checked with).
+NpuLaunch sub_kernel_launch(const graph::Graph& g, const Segment& s);
 
 /// The taskRation (cube:vector) the runtime reads for a SuperKernel of kernel type `t`.
 std::string_view task_ration_of(kernel::KernelType t);
@@ -323,9 +341,10 @@ Plan make_plan(const graph::Graph& graph, graph::Diagnostics& diags,
 /// The same, with the graph's dependencies already found (validation needs them too), for
 /// target `arch` (what skc compile builds for; empty: the graph's npu_arch), whose rules
 /// npu_side_rules_pass applies, with `option_defaults` for what no scope or graph option sets
-/// (PlanContext::option_defaults).
+/// (PlanContext::option_defaults) and the CANN line's `checks` (PlanContext::checks).
 Plan make_plan(const graph::Graph& graph, const graph::Dependencies& deps,
                graph::Diagnostics& diags, PlanDepth depth = PlanDepth::full,
-               std::string_view arch = {}, const graph::ScopeOptions* option_defaults = nullptr);
+               std::string_view arch = {}, const graph::ScopeOptions* option_defaults = nullptr,
+               ReleaseChecks checks = {});
 
 } // namespace skforge::fusion
