@@ -13,8 +13,11 @@ namespace skforge::test {
 class ScopedTempDir {
   public:
     ScopedTempDir() {
+        // No '.' in the name: CANN's runtime (and the opbase-logic reader, opbase_reader.hpp)
+        // finds a kernel's JSON by cutting its path at the first ".o", so a directory such as
+        // "skforge-test.oXXXXX" (one mkdtemp name in 62) made kernel JSONs unreadable at random.
         std::string tmpl =
-            (std::filesystem::temp_directory_path() / "skforge-test.XXXXXX").string();
+            (std::filesystem::temp_directory_path() / "skforge-test-XXXXXX").string();
         std::vector<char> buf(tmpl.begin(), tmpl.end());
         buf.push_back('\0');
         if (::mkdtemp(buf.data()) == nullptr)
