@@ -125,7 +125,6 @@ void leave(FixReport& out, const PackageFinding& f, const std::string& why,
 // The .run `f` can be restored from, verified by repair's rules, or why there is none.
 std::optional<VerifiedPackage> restore_source(const InstallTree& tree, const PackageFinding& f,
                                               const Policy& policy, std::string& why) {
-    std::string shown = tree.shown() + "/" + f.name;
     std::optional<std::string> from;
     try {
         if (auto dir = open_dir_beneath(tree.ai_core(), f.name))
@@ -136,7 +135,7 @@ std::optional<VerifiedPackage> restore_source(const InstallTree& tree, const Pac
         why = "its install record names no .run to restore it from";
         return std::nullopt;
     }
-    if (!recorded_run(tree, f.name)) {
+    if (::access(from->c_str(), R_OK) != 0) {
         why = "the .run it was installed from, '" + *from + "', is gone (or unreadable)";
         return std::nullopt;
     }
@@ -241,11 +240,11 @@ void fix_derived(const InstallTree& tree, FixReport& out, support::Log& log) {
     if (!before)
         before = check_derived(tree);
     auto now = check_derived(tree);
-    if (!before->ok() || !now.ok()) {
-        for (const auto& w : rebuild_derived(tree, tree.install_order(), Sync::yes))
-            log.warn(w);
-        sync_record(tree);
-    }
+    if (before->ok() && now.ok())
+        return; // nothing stale before or after recover: no rebuild, nothing to judge again
+    for (const auto& w : rebuild_derived(tree, tree.install_order(), Sync::yes))
+        log.warn(w);
+    sync_record(tree);
     auto items = derived_items(*before, "rebuilt from the installed packages");
     for (auto& i : derived_items(now, "rebuilt from the installed packages"))
         if (std::none_of(items.begin(), items.end(),
