@@ -412,30 +412,56 @@ dynamic_case() {
 }
 
 # The crossed scenarios: four sub-kernels alternating streams 0 and 1, the second waiting for
-# the third (the vendor runs each kind of core's sub-kernels in op_list order, joins each event's
-# ends by a cross-core flag and drops the crossed one the other implies). skforge takes a graph's
-# list as its execution order and refuses a receive before its send, naming the vendor's rule
-# (why it is not built: cann-conformance.md, "The vendor's ST scenarios as skforge tests").
+# the third (each kind of core runs its own sub-kernels in op_list order; the vendor joins each
+# event's ends by a cross-core flag and drops the crossed one the other implies). The flag of a
+# direction counts, so a second wait for A's event would pass on C's set: one set, one wait.
+# crossed_case SENDER RECEIVER E1 E2: is_inf (SENDER kind, stream 0) sends E1 then E2, pows
+# (RECEIVER kind, stream 1) receives E2 then E1.
 crossed_case() {
     sk is_inf "$1" 24 x,y,workspace
     sk pows "$2" 1 x1,x2,y,workspace
     ki "compile-options=-g:stream-fusion=1:" is_inf@0@send=$3 pows@1@recv=$4 is_inf@0@send=$4 pows@1@recv=$3
-    refused 9.0 "operator 'op1' receives event $4 before any operator sends it" \
-        "CANN's SuperKernel compiler orders events per stream (stream-fusion=1) and removes crossed redundant flags"
-    # In op_list order (each wait after its notify) skforge builds it: a program per kind of core.
-    ki "compile-options=-g:stream-fusion=1:" is_inf@0@send=$3 pows@1@recv=$3 is_inf@0@send=$4 pows@1@recv=$4
     build 9.0
-    has 'void auto_gen_ki_superkernel_kernel_aic\(void\)' 'void auto_gen_ki_superkernel_kernel_aiv\(void\)'
+    has 'void auto_gen_ki_superkernel_kernel_aic\(void\)' 'void auto_gen_ki_superkernel_kernel_aiv\(void\)' \
+        '!NotifyFunc<(true|false)>\(' '!WaitFunc<(true|false)>\('
+    python3 - "$SRC/superkernel.cpp" "$(echo "$1" | tr A-Z a-z | cut -c1-3)" <<'PY'
+import sys
+src, send = open(sys.argv[1]).read(), sys.argv[2]
+recv = "aiv" if send == "aic" else "aic"
+def body(side):
+    start = src.index("void auto_gen_ki_superkernel_kernel_%s(void)" % side)
+    return src[start:src.index("void auto_gen_ki_superkernel_kernel", start + 10)]
+flag = "SYNC_AIC_AIV_FLAG" if send == "aic" else "SYNC_AIV_FLAG"
+s, r = body(send), body(recv)
+setf, wait = "GetffstMsg(0x02, AscendC::%s)" % flag, "wait_flag_dev(AscendC::%s);" % flag
+assert s.count(setf) == 1 and r.count(wait) == 1, (s.count(setf), r.count(wait))
+# A, C, then the set for B; the wait, B, then D.
+assert s.index("is_inf__kernel0_middle(1);") < s.index("is_inf__kernel0_middle(10);") < s.index(setf)
+assert r.index(wait) < r.index("pows__kernel0_middle(5);") < r.index("pows__kernel0_middle(14);")
+PY
+    # A receive before its send that closes a cycle is a deadlock; without stream fusion the one
+    # program would run the receiver first: both refused, naming what.
+    ki "compile-options=-g:stream-fusion=1:" is_inf@0@send=$3 pows@1@recv=$3,$4@send=7 is_inf@0@recv=7@send=$4
+    refused 9.0 "SuperKernel superkernel would deadlock"
+    ki "compile-options=-g:stream-fusion=0:" is_inf@0@send=$3 pows@1@recv=$3,$4@send=7 is_inf@0@recv=7@send=$4
+    refused 9.0 "'op1' of SuperKernel 'superkernel' receives event $4 from 'op2', listed after it" "it would wait for a sub-kernel that has not run"
+    # Within one stream the vendor refuses any event.
+    ki "compile-options=-g:stream-fusion=1:" is_inf@0@recv=$4 pows@1 is_inf@0@send=$4
+    refused 9.0 "operator 'op0' receives event $4 before any operator sends it" "self send/receive pair within 1 real stream"
 }
 
-@test "master test_sk_2_stream_4_ops_remove_crossed_cub_to_vec: crossed events refused; in order, two programs" {
+@test "master test_sk_2_stream_4_ops_remove_crossed_cub_to_vec: the crossed flag dropped, one set and one wait" {
     crossed_case AIC_ONLY AIV_ONLY 100 101
-    list 9.0 '{"list": {"dav-c220-cube": [("is_inf__kernel0", 24, 0, 1, 4, None, [100], []), ("is_inf__kernel0", 24, 0, 10, 13, None, [101], [])], "dav-c220-vec": [("pows__kernel0", 1, 1, 5, None, 9, [], [100]), ("pows__kernel0", 1, 1, 14, None, 18, [], [101])]}}'
+    ki "compile-options=-g:stream-fusion=1:" is_inf@0@send=100 pows@1@recv=101 is_inf@0@send=101 pows@1@recv=100
+    build 9.0
+    list 9.0 '{"list": {"dav-c220-cube": [("is_inf__kernel0", 24, 0, 1, 4, None, [100], []), ("is_inf__kernel0", 24, 0, 10, 13, None, [101], [])], "dav-c220-vec": [("pows__kernel0", 1, 1, 5, None, 9, [], [101]), ("pows__kernel0", 1, 1, 14, None, 18, [], [100])]}}'
 }
 
 @test "master test_sk_2_stream_4_ops_remove_crossed_vec_to_cub: the same from the vector to the cube cores" {
     crossed_case AIV_ONLY AIC_ONLY 200 201
-    list 9.0 '{"list": {"dav-c220-cube": [("pows__kernel0", 1, 1, 5, None, 9, [], [200]), ("pows__kernel0", 1, 1, 14, None, 18, [], [201])], "dav-c220-vec": [("is_inf__kernel0", 24, 0, 1, 4, None, [200], []), ("is_inf__kernel0", 24, 0, 10, 13, None, [201], [])]}}'
+    ki "compile-options=-g:stream-fusion=1:" is_inf@0@send=200 pows@1@recv=201 is_inf@0@send=201 pows@1@recv=200
+    build 9.0
+    list 9.0 '{"list": {"dav-c220-cube": [("pows__kernel0", 1, 1, 5, None, 9, [], [201]), ("pows__kernel0", 1, 1, 14, None, 18, [], [200])], "dav-c220-vec": [("is_inf__kernel0", 24, 0, 1, 4, None, [200], []), ("is_inf__kernel0", 24, 0, 10, 13, None, [201], [])]}}'
 }
 
 # ---- 8.5.0-beta.1 (8.5 line): one stream, two vector-only sub-kernels -----------------------

@@ -239,6 +239,30 @@ void refuse_unbuilt_features(const graph::Graph& g, const fusion::Segment& s) {
     }
 }
 
+// An event received by a sub-kernel listed before its sender (a vendor kernel_info's op_list
+// allows it): only two-stream mode, where each kind of core runs its own sub-kernels, can order
+// it. One program runs the sub-kernels in list order and would wait for one not yet run (the
+// vendor's generator takes the event as one with the outside and waits on a lock nobody sets
+// first), so it is refused.
+void refuse_backward_events(const graph::Graph& g, const fusion::Segment& s) {
+    for (std::size_t q = 0; q < s.ops.size(); ++q)
+        for (auto ev : op_at(g, s, q).recv_events)
+            for (std::size_t p = q + 1; p < s.ops.size(); ++p) {
+                const auto& sends = op_at(g, s, p).send_events;
+                if (std::find(sends.begin(), sends.end(), ev) == sends.end())
+                    continue;
+                throw support::Error(
+                    (g.file.empty() ? std::string() : g.file + ": ") + "'" + op_at(g, s, q).name +
+                    "' of SuperKernel '" + s.name + "' receives event " + std::to_string(ev) +
+                    " from '" + op_at(g, s, p).name +
+                    "', listed after it, and the SuperKernel runs its sub-kernels one after "
+                    "another in list order (stream-fusion=0, or no two neighbours on different "
+                    "streams without an event between them): it would wait for a sub-kernel that "
+                    "has not run (list the sender first, or give the scope stream-fusion=1 with "
+                    "the two streams interleaved)");
+            }
+}
+
 Entry entry_of(const graph::Graph& g, const fusion::Segment& s, const NpuTarget& t) {
     refuse_unbuilt_features(g, s);
     Entry e;
@@ -246,6 +270,8 @@ Entry entry_of(const graph::Graph& g, const fusion::Segment& s, const NpuTarget&
     e.launch = npu_launch(g, s, t);
     e.c310 = t.arch == "dav-3510";
     e.two_stream = two_stream_mode(g, s);
+    if (!e.two_stream)
+        refuse_backward_events(g, s);
     e.early = early_start_mode(g, s) ? EarlyStart::on : EarlyStart::off;
     e.preload = s.options.preload_code;
     e.debug_dcci_all = s.options.debug_dcci_all;
@@ -660,7 +686,9 @@ void sequential_program(Code& c, const Entry& e) {
 }
 
 // What must finish before what in two-stream mode: the next sub-kernel of the same stream, and
-// the receivers of events sent inside the SuperKernel.
+// the receivers of events sent inside the SuperKernel. A vendor kernel_info may list a receiver
+// before its sender on the other stream (each kind of core runs its own sub-kernels in list
+// order): that event is an edge backwards in the list.
 using Edges = std::set<std::pair<std::size_t, std::size_t>>;
 
 Edges edges_of(const graph::Graph& g, const fusion::Segment& s) {
@@ -669,9 +697,11 @@ Edges edges_of(const graph::Graph& g, const fusion::Segment& s) {
     for (std::size_t p = 0; p < s.ops.size(); ++p) {
         const auto& a = op_at(g, s, p);
         bool next_found = false;
-        for (std::size_t q = p + 1; q < s.ops.size(); ++q) {
+        for (std::size_t q = 0; q < s.ops.size(); ++q) {
+            if (q == p)
+                continue;
             const auto& b = op_at(g, s, q);
-            if (!next_found && b.stream_id == a.stream_id) {
+            if (q > p && !next_found && b.stream_id == a.stream_id) {
                 out.emplace(p, q);
                 next_found = true;
             }
@@ -680,6 +710,39 @@ Edges edges_of(const graph::Graph& g, const fusion::Segment& s) {
                                                       ev) != b.recv_events.end())
                     out.emplace(p, q);
         }
+    }
+    return out;
+}
+
+// The edges from one kind of core to the other that get a cross-core flag. Each direction has
+// one flag id (SYNC_AIC_AIV_FLAG, SYNC_AIV_FLAG) and the flag counts: the k-th wait of the
+// receiving kind passes on the k-th set of the sending kind, whichever edge either was meant
+// for. So only the edges no other edge of the direction implies are kept: (p, q) is implied by
+// (p2, q2) when p2 is p or after it and q2 is q or before it (p → p2 → q2 → q). What is left
+// rises on both sides, and each wait pairs with its own set; without this a crossed pair (p
+// before p2, q after q2) lets q2 start on p's set, before p2 is done. The vendor keeps the same
+// edges (graph-autofusion super_kernel_op_infos.py remove_crossed_line_sync,
+// remove_multi_send_info, remove_multi_recv_info; cann-conformance.md, "Two streams").
+struct CrossFlags {
+    Edges from_aic, from_aiv;
+    const Edges& of(Side from) const { return from == Side::aic ? from_aic : from_aiv; }
+};
+
+CrossFlags cross_flags(const Entry& e, const Edges& edges) {
+    CrossFlags out;
+    for (Side from : {Side::aic, Side::aiv}) {
+        Edges all;
+        for (const auto& [p, q] : edges)
+            if (runs_on(e.subs[p].type, from) &&
+                runs_on(e.subs[q].type, from == Side::aic ? Side::aiv : Side::aic))
+                all.emplace(p, q);
+        Edges& kept = from == Side::aic ? out.from_aic : out.from_aiv;
+        for (const auto& edge : all)
+            if (std::none_of(all.begin(), all.end(), [&](const auto& other) {
+                    return other != edge && other.first >= edge.first &&
+                           other.second <= edge.second;
+                }))
+                kept.insert(edge);
     }
     return out;
 }
@@ -694,15 +757,18 @@ Side other(Side s) {
 
 // After sub-kernel p on the cores of `side`: its kind synchronises when anything follows it,
 // and tells the other kind's followers through the cross flag.
-void send(Code& c, const Entry& e, const Edges& edges, std::size_t p, Side side,
-          bool last_of_side) {
+void send(Code& c, const Entry& e, const Edges& edges, const CrossFlags& flags, std::size_t p,
+          Side side, bool last_of_side) {
     bool any = !e.subs[p].notify.empty(); // the lock is set once the whole kind is done
     std::vector<std::size_t> cross;
     for (const auto& [from, to] : edges)
         if (from == p) {
-            any = true;
-            if (runs_on(e.subs[to].type, other(side)))
+            if (runs_on(e.subs[to].type, side))
+                any = true;
+            if (flags.of(side).count({from, to}) != 0) {
+                any = true;
                 cross.push_back(to);
+            }
         }
     if (!any) {
         if (!last_of_side && p + 1 < e.subs.size())
@@ -717,10 +783,11 @@ void send(Code& c, const Entry& e, const Edges& edges, std::size_t p, Side side,
     }
 }
 
-// Before sub-kernel q on the cores of `side`: one wait per predecessor part on the other kind.
-void receive(Code& c, const Entry& e, const Edges& edges, std::size_t q, Side side) {
-    for (const auto& [from, to] : edges)
-        if (to == q && runs_on(e.subs[from].type, other(side))) {
+// Before sub-kernel q on the cores of `side`: the wait of its edge from the other kind, if one
+// is kept (cross_flags).
+void receive(Code& c, const Entry& e, const CrossFlags& flags, std::size_t q, Side side) {
+    for (const auto& [from, to] : flags.of(other(side)))
+        if (to == q) {
             c.line("// wait for [" + std::to_string(from) + "] on the other kind of core");
             wait_flag(c, cross_flag(other(side)), e.c310);
         }
@@ -732,7 +799,7 @@ void side_debug_sync(Code& c, const Entry& e, Side side) {
 }
 
 // Two-stream mode: the program of one kind of core, its sub-kernels in plan order.
-void side_program(Code& c, const Entry& e, const Edges& edges, Side side) {
+void side_program(Code& c, const Entry& e, const Edges& edges, const CrossFlags& flags, Side side) {
     std::vector<std::size_t> mine;
     for (std::size_t p = 0; p < e.subs.size(); ++p)
         if (runs_on(e.subs[p].type, side))
@@ -754,7 +821,7 @@ void side_program(Code& c, const Entry& e, const Edges& edges, Side side) {
             if (i + 1 < mine.size())
                 call(c, e.subs[mine[i + 1]], {side}, Call::preload, false);
         }
-        receive(c, e, edges, p, side);
+        receive(c, e, flags, p, side);
         if (!cur.wait.empty()) { // all cores wait with the one that waits for the lock
             if (lock_side(cur.type) == side)
                 wait(c, cur);
@@ -767,7 +834,7 @@ void side_program(Code& c, const Entry& e, const Edges& edges, Side side) {
         feed_setup(c, e, p, feed);
         call(c, cur, {side}, Call::run, feed);
         after_call(c, e, [&] { side_debug_sync(c, e, side); });
-        send(c, e, edges, p, side, i + 1 == mine.size());
+        send(c, e, edges, flags, p, side, i + 1 == mine.size());
         if (lock_side(cur.type) == side)
             notify(c, cur);
     }
@@ -960,11 +1027,12 @@ std::string npu_entry_source(const graph::Graph& g, const fusion::Segment& s,
     c.line("");
     declarations(c, e);
     Edges edges = e.two_stream ? edges_of(g, s) : Edges{};
+    CrossFlags flags = cross_flags(e, edges);
     if (e.two_stream)
         for (Side side : k_both)
             if (std::any_of(e.subs.begin(), e.subs.end(),
                             [&](const Sub& sub) { return runs_on(sub.type, side); }))
-                side_program(c, e, edges, side);
+                side_program(c, e, edges, flags, side);
     c.line("");
     c.open("extern \"C\" __global__ " + align_attribute(e.func_align) +
            "__aicore__ void auto_gen_" + e.kernel + "_kernel(void)");

@@ -22,9 +22,10 @@ namespace {
 constexpr const char* k_info_outside =
     "CANN's SuperKernel compiler takes an event whose other end is not in op_list as a "
     "notify/wait with a task outside the SuperKernel; skforge needs both ends in op_list";
-constexpr const char* k_info_crossed =
-    "CANN's SuperKernel compiler orders events per stream (stream-fusion=1) and removes crossed "
-    "redundant flags; skforge needs each event sent earlier in op_list than it is received";
+constexpr const char* k_info_same_stream =
+    "CANN's SuperKernel compiler refuses an event between two sub-kernels of one stream ('self "
+    "send/receive pair within 1 real stream'); a receive before its send is taken only from the "
+    "other stream";
 
 // Happens-before between streams as vector clocks: clock[s][t] is the index of the latest
 // operator on stream t known to have finished before the current point of stream s.
@@ -249,16 +250,23 @@ void validate_graph(const Graph& g, const Dependencies& deps, Diagnostics& diags
     StreamClocks clocks(g);
     std::unordered_map<std::int64_t, EventSend> sent;
     sent.reserve(g.ops.size() / 4 + 16);
-    // Every event sent anywhere: needed only to word an error, so built on the first one.
-    std::optional<std::unordered_set<std::int64_t>> any_sent;
-    auto sent_anywhere = [&](std::int64_t e) {
+    // Every event sent anywhere, with the stream of its first sender: needed only for a receive
+    // before its send, so built on the first one.
+    std::optional<std::unordered_map<std::int64_t, std::uint32_t>> any_sent;
+    auto sender_stream = [&](std::int64_t e) -> const std::uint32_t* {
         if (!any_sent) {
             any_sent.emplace();
             for (const auto& o : g.ops)
-                any_sent->insert(o.send_events.begin(), o.send_events.end());
+                for (auto s : o.send_events)
+                    any_sent->emplace(s, o.stream_id);
         }
-        return any_sent->contains(e);
+        auto it = any_sent->find(e);
+        return it == any_sent->end() ? nullptr : &it->second;
     };
+    // A kernel_info's op_list is each kind of core's order, not one execution order: a receive
+    // may come before its send on the other stream. The plan's deadlock check and the entry
+    // (two-stream mode, or a refusal) order these.
+    std::unordered_set<std::int64_t> received_early;
     auto repeated = deps.repeated_outputs();
     auto next_repeated = repeated.begin(); // outputs come in order of their numbers
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
@@ -268,12 +276,17 @@ void validate_graph(const Graph& g, const Dependencies& deps, Diagnostics& diags
         for (auto e : op.recv_events) {
             auto it = sent.find(e);
             if (it == sent.end()) {
-                bool later = sent_anywhere(e);
+                const std::uint32_t* stream = sender_stream(e);
+                bool later = stream != nullptr;
+                if (g.from_kernel_info && later && *stream != op.stream_id) {
+                    received_early.insert(e);
+                    continue;
+                }
                 diags.error(
                     op.where,
                     "operator '" + op.name + "' receives event " + std::to_string(e) +
                         (later ? " before any operator sends it" : " that no operator sends"),
-                    g.from_kernel_info ? (later ? k_info_crossed : k_info_outside)
+                    g.from_kernel_info ? (later ? k_info_same_stream : k_info_outside)
                                        : (later ? "move the receiver after the sender"
                                                 : "add it to a send_event_list"));
                 continue;
@@ -333,7 +346,7 @@ void validate_graph(const Graph& g, const Dependencies& deps, Diagnostics& diags
                             "use a new event id");
                 continue;
             }
-            sent.emplace(e, EventSend{static_cast<int>(i), clock, false});
+            sent.emplace(e, EventSend{static_cast<int>(i), clock, received_early.contains(e)});
         }
     }
     std::vector<std::pair<std::int64_t, int>> unreceived; // reported by event id
