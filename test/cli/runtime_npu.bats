@@ -104,6 +104,31 @@ EOF
         "$SKC" compile "ex/$v/graph.yaml" --npu-arch dav-2201 -o out --name "$v" -q --sk-backend skforge >/dev/null
         "$SKINSTALL" install "out/$v.run" --install-path "$ROOT" --quiet
     done
+    # Events between a SuperKernel and ordinary operators outside it on another stream: head
+    # (stream 2) tells the first sub-kernel, the last one tells tail (stream 2).
+    mkdir ex/outside_events
+    cp -r ex/two_stream/kernels ex/outside_events/
+    cat >ex/outside_events/graph.yaml <<'EOF'
+name: outside_events
+npu_arch: dav-2201
+soc_version: Ascend910B1
+inputs:
+  - {name: x, shape: [16, 256], dtype: float16}
+  - {name: w, shape: [256, 256], dtype: float16}
+scopes:
+  sk: "stream-fusion=1"
+ops:
+  - {name: head, type: Add, stream_id: 2, kernel: {json_path: kernels/add.json, bin_path: kernels/add.o},
+     inputs: [x, x], outputs: [{name: t0, shape: [16, 256], dtype: float16}], send_event_list: [5]}
+  - {name: a, type: MatMul, stream_id: 0, kernel: {json_path: kernels/matmul.json, bin_path: kernels/matmul.o},
+     inputs: [x, w], outputs: [{name: h, shape: [16, 256], dtype: float16}], recv_event_list: [5], scope: sk}
+  - {name: b, type: Add, stream_id: 0, kernel: {json_path: kernels/add.json, bin_path: kernels/add.o},
+     inputs: [h, t0], outputs: [{name: h2, shape: [16, 256], dtype: float16}], send_event_list: [6], scope: sk}
+  - {name: tail, type: Add, stream_id: 2, kernel: {json_path: kernels/add.json, bin_path: kernels/add.o},
+     inputs: [h2, x], outputs: [{name: y, shape: [16, 256], dtype: float16}], recv_event_list: [6]}
+EOF
+    "$SKC" compile ex/outside_events/graph.yaml -o out --name outside_events -q >/dev/null
+    "$SKINSTALL" install out/outside_events.run --install-path "$ROOT" --quiet
     # The decoder whose AICPU tiling kernel is an AI-core binary.
     "$SKC" compile ex_notiling/decoder/graph.yaml --npu-arch dav-2201 -o out --name decoder_notiling \
         -q --sk-backend skforge >/dev/null
@@ -135,6 +160,57 @@ standin_python() {
     # The decoder fused and op by op: its AICPU tiling kernel launched on the AICPU, its
     # prefetches as CMO tasks, ordered with the SuperKernels by their locks.
     grep -q "^decoder: npu:0; fused 12 launches match 12 SuperKernel JSONs and 0 kernels, 1 AICPU tiling launches and 3 prefetches beside; op by op [0-9]* launches match [0-9]* kernel JSONs, 1 AICPU tiling launches and 3 prefetches beside; 12 SuperKernels alone match" <<<"$output"
+}
+
+@test "runtime_npu: events with ordinary operators outside a SuperKernel are ordered by the launches; the first sub-kernel's wait lock holds 1" {
+    run standin_python "$SKFORGE_SOURCE_DIR/test/python/npu_standin.py" "$ROOT" \
+        "$SKFORGE_ASCENDCL_STANDIN" outside_events
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"outside_events: npu:0; fused 3 launches match 1 SuperKernel JSONs and 2 kernels"* ]]
+    run standin_python - "$ROOT" "$SKFORGE_ASCENDCL_STANDIN" <<'EOF'
+import json, os, sys
+sys.path.insert(0, os.path.join(os.environ["SKFORGE_SOURCE_DIR"], "test", "python"))
+import npu_standin
+import skforge.runtime as skr
+root, lib = sys.argv[1], sys.argv[2]
+st = npu_standin.Standin(lib)
+base = os.path.join(root, "opp", "static_kernel", "ai_core", "outside_events")
+program = json.load(open(os.path.join(base, "npu", "program.json")))
+slot = {a["lock"]: a for a in program["segments"][0]["args"] if "lock" in a}
+assert slot[5]["role"] == "wait" and slot[5]["peer"] == "launch", slot
+assert slot[6]["role"] == "notify" and slot[6]["peer"] == "launch", slot
+pkg = skr.open(root, "outside_events", device="npu:0")
+for t in pkg.tensors:
+    pkg.bind(t.name, st.malloc(t.nbytes))
+st.reset()
+pkg.run()
+log = st.log()
+calls = [c for c in log["calls"] if c["fn"] != "aclrtKernelArgsInit"]
+runs = [i for i, c in enumerate(calls) if c["fn"] == "aclrtLaunchKernelWithConfig"]
+assert [calls[i]["function"] for i in runs][1] == "outside_events_sk" and len(runs) == 3, runs
+head, sk, tail = runs
+sk_launch = log["launches"][1]
+# The first sub-kernel's wait on head: its lock holds 1 before the launch, and the launch
+# waits on the stream for head's event (the lock alone would not order them).
+ones = [c for c in calls[:sk] if c["fn"] == "aclrtMemcpy" and c.get("value") == 1]
+assert [c["to"]["allocation"] for c in ones] == [sk_launch["where"][slot[5]["slot"]]["allocation"]], (ones, sk_launch["where"])
+assert ones[0]["to"]["offset"] == sk_launch["where"][slot[5]["slot"]]["offset"]
+def ordered(a, b):
+    rec = [c for c in calls[a + 1:b] if c["fn"] == "aclrtRecordEvent" and c["stream"] == calls[a]["stream"]]
+    waits = [c for c in calls[a + 1:b] if c["fn"] == "aclrtStreamWaitEvent" and c["stream"] == calls[b]["stream"]]
+    return calls[a]["stream"] != calls[b]["stream"] and any(w["event"] == r["event"] for r in rec for w in waits)
+assert ordered(head, sk), "the SuperKernel's stream does not wait for head"
+assert ordered(sk, tail), "tail's stream does not wait for the SuperKernel"
+# The last sub-kernel's notify: a lock of its own, not preset.
+assert sk_launch["where"][slot[6]["slot"]] != sk_launch["where"][slot[5]["slot"]]
+assert not any(c["fn"] == "aclrtMemcpy" and c.get("to") == sk_launch["where"][slot[6]["slot"]] for c in calls)
+pkg.close()
+print("outside events ordered by the launches")
+EOF
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "${lines[-1]}" = "outside events ordered by the launches" ]
 }
 
 @test "runtime_npu: an AICPU tiling operator whose kernel is an AI-core binary is refused, naming it" {
