@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "skforge/package/reader.hpp"
 
+#include "skforge/package/decompress.hpp"
 #include "skforge/package/generated.hpp"
 #include "skforge/support/error.hpp"
 
@@ -64,7 +65,7 @@ Error integrity(const std::string& path, const std::string& what) {
     return Error(path + ": " + what, ErrorKind::integrity);
 }
 
-// Feeds libarchive the payload range of the file and hashes every byte it hands over.
+// The payload range of the file, read in order; every byte read is hashed.
 struct RangeSource {
     int fd;
     const std::string& path;
@@ -73,44 +74,37 @@ struct RangeSource {
     support::Sha256 hash;
     std::vector<std::uint8_t> buf = std::vector<std::uint8_t>(1u << 20);
 
-    std::size_t next() {
-        std::size_t want =
-            static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), end - offset));
-        std::size_t n = support::pread_full(fd, std::span(buf.data(), want), offset, path);
+    // Reads the next bytes of the range into `out`, as many as fit (fewer only at its end).
+    std::size_t read(std::span<std::uint8_t> out) {
+        auto want = static_cast<std::size_t>(std::min<std::uint64_t>(out.size(), end - offset));
+        std::size_t n = support::pread_full(fd, out.first(want), offset, path);
         if (n != want)
             throw integrity(path, "the file ended inside the payload");
         offset += n;
-        hash.update(std::span<const std::uint8_t>(buf.data(), n));
+        hash.update(std::span<const std::uint8_t>(out.data(), n));
         return n;
     }
+    // Reads the next bytes into buf.
+    std::size_t next() { return read(buf); }
 };
 
-la_ssize_t range_read_cb(struct archive* a, void* client, const void** out) {
-    auto* src = static_cast<RangeSource*>(client);
-    try {
-        *out = src->buf.data();
-        return static_cast<la_ssize_t>(src->next());
-    } catch (const std::exception& e) {
-        archive_set_error(a, EIO, "%s", e.what());
-        return -1;
-    }
-}
-
+// The tar stream of the payload: decoded by PayloadStream (decompress.hpp: libdeflate for
+// gzip's 4 MiB members, libzstd, on a thread of its own when the whole payload is read) and
+// parsed by libarchive, which is given the decoded bytes and no filter of its own.
 class TarReader {
   public:
-    TarReader(const RunPackage& pkg, int fd)
+    TarReader(const RunPackage& pkg, int fd, Threading threading)
         : m_src{fd,
                 pkg.path(),
                 pkg.header().payload_offset,
                 pkg.header().payload_offset + pkg.header().payload_size,
                 {}},
+          m_stream(
+              pkg.header().compression, [this](std::span<std::uint8_t> b) { return m_src.read(b); },
+              pkg.path(), threading),
           m_owner(archive_read_new()), m_a(m_owner.get()), m_path(pkg.path()) {
-        if (pkg.header().compression == Compression::gzip)
-            archive_read_support_filter_gzip(m_a);
-        else
-            archive_read_support_filter_zstd(m_a);
         archive_read_support_format_tar(m_a);
-        if (archive_read_open(m_a, &m_src, nullptr, range_read_cb, nullptr) != ARCHIVE_OK)
+        if (archive_read_open(m_a, this, nullptr, read_cb, nullptr) != ARCHIVE_OK)
             fail("cannot read the payload");
     }
     TarReader(const TarReader&) = delete;
@@ -145,15 +139,33 @@ class TarReader {
             f(std::span<const std::uint8_t>(static_cast<const std::uint8_t*>(buf), len));
         }
     }
-    // Reads to the end of the payload range and returns its SHA-256.
+    // Reads to the end of the payload range and returns its SHA-256. What follows the end of
+    // the tar stream is hashed, not decoded (as when libarchive decoded it).
     support::Digest finish_digest() {
+        m_stream.stop();
         while (m_src.offset < m_src.end)
             m_src.next();
         return m_src.hash.finish();
     }
 
   private:
+    // The decoder's errors (a corrupt or truncated member, a read error) are kept and thrown
+    // as they are: they name the file and the payload byte.
+    static la_ssize_t read_cb(struct archive* a, void* client, const void** out) {
+        auto* self = static_cast<TarReader*>(client);
+        try {
+            auto block = self->m_stream.next();
+            *out = block.data();
+            return static_cast<la_ssize_t>(block.size());
+        } catch (const std::exception& e) {
+            self->m_read_error = std::current_exception();
+            archive_set_error(a, EIO, "%s", e.what());
+            return -1;
+        }
+    }
     [[noreturn]] void fail(const std::string& what) {
+        if (m_read_error)
+            std::rethrow_exception(m_read_error);
         const char* why = archive_error_string(m_a);
         throw integrity(m_path, what + (why ? std::string(": ") + why : std::string()));
     }
@@ -161,6 +173,8 @@ class TarReader {
         void operator()(archive* a) const { archive_read_free(a); }
     };
     RangeSource m_src;
+    PayloadStream m_stream; ///< reads m_src; its thread is joined before m_src goes
+    std::exception_ptr m_read_error;
     std::unique_ptr<archive, Free> m_owner;
     archive* m_a;
     const std::string& m_path;
@@ -389,13 +403,14 @@ SignatureState RunPackage::check_signature(const support::Digest& prefix_digest,
 
 Manifest RunPackage::read_manifest(const ReadLimits& limits) const {
     check_layout();
-    TarReader tar(*this, m_fd.get());
+    // The manifest is in the first piece: decoded here, nothing ahead of it.
+    TarReader tar(*this, m_fd.get(), Threading::caller);
     return read_manifest_entry(tar, *this, limits);
 }
 
 Manifest RunPackage::read_payload(EntrySink& sink, const ReadLimits& limits) const {
     check_layout();
-    TarReader tar(*this, m_fd.get());
+    TarReader tar(*this, m_fd.get(), Threading::own_thread);
     Manifest m = read_manifest_entry(tar, *this, limits);
     std::set<std::string> seen;
     while (archive_entry* e = tar.next()) {

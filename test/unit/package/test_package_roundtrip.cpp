@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <map>
+#include <zlib.h>
 
 using namespace skforge;
 using namespace skforge::package;
@@ -254,5 +255,123 @@ TEST_CASE("the payload's first piece is the manifest and the scripts, stored, wi
         Collect sink;
         RunPackage(dir / "demo.run").read_payload(sink);
         CHECK(sink.files["soc/Add/add.json"] == "{\"kernelName\":\"add\"}\n");
+    }
+}
+
+namespace {
+
+std::string payload_of(const std::string& run_path) {
+    RunPackage run(run_path);
+    return test::read_text(run_path).substr(run.header().payload_offset, run.header().payload_size);
+}
+
+// `run_path` with `payload` in place of its own; the header's size and digest follow it, so only
+// the decoder can object.
+void replace_payload(const std::string& run_path, const std::string& payload) {
+    StubHeader h = RunPackage(run_path).header();
+    h.payload_size = payload.size();
+    h.payload_sha256 = support::sha256_hex(payload);
+    test::write_text(run_path, render_stub(h) + payload);
+}
+
+// The tar stream of a gzip payload, decoded member after member with zlib.
+std::string gunzip(const std::string& in) {
+    std::string out;
+    std::size_t pos = 0;
+    while (pos < in.size()) {
+        z_stream zs{};
+        REQUIRE(inflateInit2(&zs, 16 + MAX_WBITS) == Z_OK);
+        zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data() + pos));
+        zs.avail_in = static_cast<uInt>(in.size() - pos);
+        std::vector<char> buf(1 << 16);
+        int rc;
+        do {
+            zs.next_out = reinterpret_cast<Bytef*>(buf.data());
+            zs.avail_out = static_cast<uInt>(buf.size());
+            rc = inflate(&zs, Z_NO_FLUSH);
+            REQUIRE((rc == Z_OK || rc == Z_STREAM_END));
+            out.append(buf.data(), buf.size() - zs.avail_out);
+        } while (rc != Z_STREAM_END);
+        pos += zs.total_in;
+        inflateEnd(&zs);
+    }
+    return out;
+}
+
+// One gzip member as zlib writes it (gzip(1) and most tools use zlib).
+std::string zlib_member(const std::string& data) {
+    z_stream zs{};
+    REQUIRE(deflateInit2(&zs, 9, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+    std::string out(deflateBound(&zs, static_cast<uLong>(data.size())), '\0');
+    zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+    zs.avail_in = static_cast<uInt>(data.size());
+    zs.next_out = reinterpret_cast<Bytef*>(out.data());
+    zs.avail_out = static_cast<uInt>(out.size());
+    REQUIRE(deflate(&zs, Z_FINISH) == Z_STREAM_END);
+    out.resize(zs.total_out);
+    deflateEnd(&zs);
+    return out;
+}
+
+std::string libdeflate_member(const std::string& data) {
+    auto m = gzip_member({reinterpret_cast<const std::uint8_t*>(data.data()), data.size()}, 6);
+    return {m.begin(), m.end()};
+}
+
+} // namespace
+
+TEST_CASE("gzip payloads other tools write read the same: one member, several, trailing bytes",
+          "[package][roundtrip]") {
+    test::ScopedTempDir dir;
+    make_tree(dir);
+    pack({dir / "src", dir / "demo.run", "1", "", ""});
+    Collect want;
+    RunPackage(dir / "demo.run").read_payload(want);
+    std::string tar = gunzip(payload_of(dir / "demo.run"));
+    std::vector<std::string> payloads = {
+        zlib_member(tar),
+        libdeflate_member(tar.substr(0, 1000)) + libdeflate_member(tar.substr(1000, 513)) +
+            zlib_member(tar.substr(1513)),
+        zlib_member(tar) + "trailing bytes, not a member\n",
+        zlib_member(tar) + std::string(10240, '\0'),
+    };
+    for (std::size_t i = 0; i < payloads.size(); ++i) {
+        INFO("payload " << i);
+        replace_payload(dir / "demo.run", payloads[i]);
+        RunPackage run(dir / "demo.run");
+        run.verify_digests();
+        Collect got;
+        CHECK(run.read_payload(got).entries.size() == run.header().file_count);
+        CHECK(got.files == want.files);
+    }
+}
+
+TEST_CASE("a corrupt or truncated member is refused, naming the file, though the digest matches",
+          "[package][roundtrip]") {
+    for (auto codec : {Compression::gzip, Compression::zstd}) {
+        INFO(compression_name(codec));
+        test::ScopedTempDir dir;
+        make_tree(dir);
+        PackOptions o{dir / "src", dir / "demo.run", "1", "", ""};
+        o.compression = codec;
+        pack(o);
+        std::string payload = payload_of(dir / "demo.run");
+        std::string path = dir / "demo.run";
+        std::string name = codec == Compression::gzip ? "gzip member" : "zstd frame";
+        replace_payload(path, payload.substr(0, payload.size() - 5));
+        CHECK_NOTHROW(RunPackage(path).verify_digests());
+        CHECK_THAT(refusal(path), Catch::StartsWith(path + ": the payload ends inside the " + name +
+                                                    " at payload byte ") &&
+                                      Catch::EndsWith("(truncated)"));
+        if (codec == Compression::gzip) { // the last member's CRC-32, which libarchive ignored
+            std::string bad = payload;
+            bad[bad.size() - 6] = static_cast<char>(bad[bad.size() - 6] ^ 0x40);
+            replace_payload(path, bad);
+            CHECK_THAT(refusal(path),
+                       Catch::StartsWith(path + ": the gzip member at payload byte ") &&
+                           Catch::EndsWith("is corrupt (incorrect data check)"));
+        }
+        // The manifest alone is still read from the intact first piece.
+        CHECK(RunPackage(path).read_manifest().name == "demo");
     }
 }

@@ -56,7 +56,8 @@ std::optional<std::string> signature_refusal(SignatureState state, bool keys_nam
                                              bool require_signature);
 
 /// A .run package opened for reading. Nothing in it is ever executed: the stub's header is parsed
-/// as text and the payload is read with libarchive.
+/// as text, the payload is decoded by PayloadStream (decompress.hpp) and its tar stream parsed
+/// with libarchive.
 class RunPackage {
   public:
     /// Opens `path` and parses its header; throws an Error naming the path when it is not a
