@@ -123,13 +123,9 @@ IndexRecord build_record(const std::vector<std::pair<std::string, PackageIndex>>
 
 namespace {
 
-// What changing one package does to one OpType's lines (already renumbered; the package's old
-// rank is k_gone, its new one `self`).
-struct OpChange {
-    std::vector<RecordLine> kept, restored;
-    std::unordered_map<std::string_view, std::vector<std::uint32_t>> hidden_of_new;
-};
-
+// Changes one OpType's lines (already renumbered; the package's old rank is k_gone, its new one
+// `self`) in place: the lines that stay move up over those that go, with no second copy of the
+// list (100,000 lines at fleet scale); restored ones are merged in, the package's own appended.
 void change_op(IndexRecord& r, const std::string& soc, const std::string& op,
                std::vector<RecordLine>& lines, const std::vector<Pick>* fresh, std::uint32_t self,
                const IndexLoader& load) {
@@ -137,15 +133,20 @@ void change_op(IndexRecord& r, const std::string& soc, const std::string& op,
     if (fresh)
         for (const auto& p : *fresh)
             new_keys.insert(p.key);
-    OpChange c;
-    for (auto& l : lines) {
+    std::unordered_map<std::string_view, std::vector<std::uint32_t>> hidden_of_new;
+    std::vector<RecordLine> restored;
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        RecordLine& l = lines[i];
         std::erase(l.hidden, k_gone);
-        if (new_keys.contains(l.key)) {
+        if (!new_keys.empty() && new_keys.contains(l.key)) {
             if (l.pkg != k_gone)
                 l.hidden.push_back(l.pkg);
-            c.hidden_of_new[l.key] = std::move(l.hidden);
+            hidden_of_new[l.key] = std::move(l.hidden);
         } else if (l.pkg != k_gone) {
-            c.kept.push_back(std::move(l));
+            if (kept != i)
+                lines[kept] = std::move(l);
+            ++kept;
         } else if (!l.hidden.empty()) {
             // The package won this key and no longer provides it: the newest other one does.
             l.pkg = l.hidden.back();
@@ -153,25 +154,26 @@ void change_op(IndexRecord& r, const std::string& soc, const std::string& op,
             Pick p = find_pick(load(r.packages[l.pkg].name, soc), op, l.key);
             l.idx = p.idx;
             l.text = r.store.emplace_back(p.text);
-            c.restored.push_back(std::move(l));
+            restored.push_back(std::move(l));
         }
     }
-    std::sort(c.restored.begin(), c.restored.end(), before);
-    std::vector<RecordLine> out;
-    out.reserve(c.kept.size() + c.restored.size() + (fresh ? fresh->size() : 0));
-    std::merge(std::make_move_iterator(c.kept.begin()), std::make_move_iterator(c.kept.end()),
-               std::make_move_iterator(c.restored.begin()),
-               std::make_move_iterator(c.restored.end()), std::back_inserter(out), before);
+    lines.resize(kept);
+    lines.reserve(kept + restored.size() + (fresh ? fresh->size() : 0));
+    if (!restored.empty()) {
+        std::sort(restored.begin(), restored.end(), before);
+        std::move(restored.begin(), restored.end(), std::back_inserter(lines));
+        std::inplace_merge(lines.begin(), lines.begin() + static_cast<std::ptrdiff_t>(kept),
+                           lines.end(), before);
+    }
     if (fresh)
         for (const auto& p : *fresh) {
-            auto h = c.hidden_of_new.find(p.key);
+            auto h = hidden_of_new.find(p.key);
             std::string_view key = r.store.emplace_back(p.key);
             std::string_view text = r.store.emplace_back(p.text);
-            out.push_back(
+            lines.push_back(
                 {key, text, self, p.idx,
-                 h == c.hidden_of_new.end() ? std::vector<std::uint32_t>{} : std::move(h->second)});
+                 h == hidden_of_new.end() ? std::vector<std::uint32_t>{} : std::move(h->second)});
         }
-    lines = std::move(out);
 }
 
 // Renumbers every line of `ops` by `remap` (old rank -> new rank, k_gone for the package
@@ -245,31 +247,70 @@ std::vector<std::string> apply_change(IndexRecord& r, const std::string& name,
     return touched;
 }
 
-std::string render_soc(const IndexRecord& r, const std::string& soc) {
-    std::string out = "{\n";
+std::uint64_t render_soc_pieces(const IndexRecord& r, const std::string& soc,
+                                const std::function<void(std::string_view)>& piece) {
+    // Lines of the old text that follow one another there are handed on as one piece.
+    std::string_view run;
+    bool run_old = false;
+    std::uint64_t size = 0;
+    auto add = [&](std::string_view s, bool from_old = false) {
+        size += s.size();
+        if (from_old && run_old && run.data() + run.size() == s.data()) {
+            run = std::string_view(run.data(), run.size() + s.size());
+            return;
+        }
+        if (!run.empty())
+            piece(run);
+        run = s;
+        run_old = from_old;
+    };
+    add("{\n");
     auto it = r.socs.find(soc);
-    if (it == r.socs.end()) {
-        out.append("}\n");
-        return out;
+    if (it != r.socs.end()) {
+        // A line read from the old global index is followed there by its separator when it was
+        // not its OpType's last: that ",\n" is used in place, so a run of such lines is one
+        // piece.
+        std::string_view old;
+        if (auto g = r.globals.find(soc); g != r.globals.end())
+            old = g->second;
+        std::less<const char*> lt;
+        auto in_old = [&](std::string_view text) {
+            const char* end = text.data() + text.size();
+            return !old.empty() && !lt(text.data(), old.data()) &&
+                   lt(end + 1, old.data() + old.size()) && end[0] == ',' && end[1] == '\n';
+        };
+        std::size_t left = it->second.size();
+        for (const auto& [op, lines] : it->second) {
+            add("\"");
+            add(op);
+            add("\":{\"staticList\":[\n");
+            for (std::size_t i = 0; i < lines.size(); ++i) {
+                std::string_view text = lines[i].text;
+                if (i + 1 == lines.size()) {
+                    add(text);
+                    add("\n");
+                } else if (in_old(text)) {
+                    add(std::string_view(text.data(), text.size() + 2), true);
+                } else {
+                    add(text);
+                    add(",\n");
+                }
+            }
+            add(--left > 0 ? "]},\n" : "]}\n");
+        }
     }
+    add("}\n");
+    piece(run);
+    return size;
+}
+
+std::string render_soc(const IndexRecord& r, const std::string& soc) {
     // Sized once: the index is the largest file skinstall writes (15 MB at 100,000 entries), so
     // it is neither regrown nor copied on return.
-    std::size_t size = out.size() + 2;
-    for (const auto& [op, lines] : it->second) {
-        size += op.size() + 20;
-        for (const auto& l : lines)
-            size += l.text.size() + 2;
-    }
-    out.reserve(size);
-    std::size_t left = it->second.size();
-    for (const auto& [op, lines] : it->second) {
-        out.append("\"").append(op).append("\":{\"staticList\":[\n");
-        for (std::size_t i = 0; i < lines.size(); ++i)
-            out.append(lines[i].text).append(i + 1 < lines.size() ? ",\n" : "\n");
-        out.append(--left > 0 ? "]},\n" : "]}\n");
-    }
-    out.append("}\n");
-    return out; // not `return out.append(...)`: that would copy the whole text
+    std::string out;
+    out.reserve(render_soc_pieces(r, soc, [](std::string_view) {}));
+    render_soc_pieces(r, soc, [&](std::string_view s) { out.append(s); });
+    return out;
 }
 
 namespace {
@@ -290,7 +331,24 @@ std::string joined(const std::vector<std::string>& items) {
 } // namespace
 
 std::string serialize_record(const IndexRecord& r) {
-    std::string out(k_magic);
+    // Sized once (3.5 MB at 100,000 entries): an entry line is its key and at most 35 bytes
+    // besides, and 11 a hidden provider.
+    std::size_t size = k_magic.size() + 128;
+    for (const auto& p : r.packages)
+        size += p.name.size() + p.stamp.size() + 32 + 16 * p.socs.size();
+    for (const auto& [soc, stamp] : r.soc_stamps)
+        size += soc.size() + stamp.size() + 4;
+    for (const auto& [soc, ops] : r.socs) {
+        size += soc.size() + 3;
+        for (const auto& [op, lines] : ops) {
+            size += op.size() + 16;
+            for (const auto& l : lines)
+                size += l.key.size() + 35 + 11 * l.hidden.size();
+        }
+    }
+    std::string out;
+    out.reserve(size);
+    out.append(k_magic);
     for (const auto& p : r.packages)
         out += "p\t" + p.name + "\t" + (p.damaged ? "damaged" : "ok") + "\t" + p.stamp + "\t" +
                joined(p.socs) + "\n";
@@ -420,7 +478,8 @@ bool parse_entry(std::string_view line, std::size_t packages, RecordLine& l) {
 bool parse_op(Lines& in, Lines* g, std::uint32_t n, std::size_t packages,
               std::vector<RecordLine>& lines) {
     std::string_view line, gline;
-    lines.reserve(lines.size() + n);
+    // With room for a package or two more: an install appends its entries without moving these.
+    lines.reserve(lines.size() + n + n / 16 + 256);
     for (std::uint32_t k = 0; k < n; ++k) {
         RecordLine l{};
         if (!in.next(line) || !parse_entry(line, packages, l))
@@ -471,15 +530,21 @@ bool parse_body(Lines& in, IndexRecord& r, const std::string& soc, Lines* g) {
 } // namespace
 
 std::optional<IndexRecord>
-parse_record(std::string_view text,
+parse_record(std::string text,
              const std::function<std::optional<std::string>(const std::string&)>& global,
-             RecordBody body) {
-    auto end = text.rfind("end\t");
-    if (!text.starts_with(k_magic) || end == std::string_view::npos ||
-        text.substr(end) != "end\t" + support::sha256_hex(text.substr(0, end)) + "\n")
+             RecordBody body, RecordDigest digest) {
+    std::string_view all = text;
+    auto end = all.rfind("end\t");
+    if (!all.starts_with(k_magic) || end == std::string_view::npos)
+        return std::nullopt;
+    std::string_view tail = all.substr(end);
+    if (digest == RecordDigest::check
+            ? tail != "end\t" + support::sha256_hex(all.substr(0, end)) + "\n"
+            : tail.size() != 4 + 64 + 1 || !tail.ends_with('\n'))
         return std::nullopt;
     IndexRecord r;
-    std::string_view own = r.store.emplace_back(text.substr(0, end));
+    // Kept, not copied: the entries' keys are views into it.
+    std::string_view own = std::string_view(r.store.emplace_back(std::move(text))).substr(0, end);
     Lines in{own, k_magic.size()};
     std::string_view line;
     for (; in.peek(line) && line.starts_with("p\t"); in.next(line)) {
@@ -513,6 +578,7 @@ parse_record(std::string_view text,
             if (!gtext)
                 return std::nullopt;
             g = Lines{r.store.emplace_back(std::move(*gtext))};
+            r.globals[soc] = g->s;
         }
         if (!parse_body(in, r, soc, g ? &*g : nullptr))
             return std::nullopt;

@@ -4,6 +4,7 @@
 #include "skforge/support/error.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -13,6 +14,7 @@
 #include <linux/openat2.h>
 #include <pwd.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 namespace skforge::install {
@@ -326,8 +328,67 @@ void sync_dir(const Dir& dir) {
         throw support::io_error("cannot fsync directory", dir.path, errno);
 }
 
+namespace {
+
+// Hands pieces to writev a few dozen at a time; the pieces stay valid until the file is written.
+class PieceWriter {
+  public:
+    PieceWriter(int fd, const std::string& path) : m_fd(fd), m_path(path) {}
+    void add(std::string_view s) {
+        if (s.empty())
+            return;
+        m_vec[m_n++] = {const_cast<char*>(s.data()), s.size()};
+        if (m_n == m_vec.size())
+            flush();
+    }
+    void flush() {
+        std::size_t i = 0;
+        while (i < m_n) {
+            ssize_t w = ::writev(m_fd, m_vec.data() + i, static_cast<int>(m_n - i));
+            if (w < 0) {
+                if (errno == EINTR)
+                    continue;
+                throw support::io_error("cannot write", m_path, errno);
+            }
+            auto left = static_cast<std::size_t>(w);
+            for (; i < m_n && left >= m_vec[i].iov_len; ++i)
+                left -= m_vec[i].iov_len;
+            if (left > 0) {
+                m_vec[i].iov_base = static_cast<char*>(m_vec[i].iov_base) + left;
+                m_vec[i].iov_len -= left;
+            }
+        }
+        m_n = 0;
+    }
+
+  private:
+    int m_fd;
+    const std::string& m_path;
+    std::array<iovec, 64> m_vec{};
+    std::size_t m_n = 0;
+};
+
+// Whether `old` is exactly the content the pieces give.
+bool same_content(std::string_view old, const Pieces& pieces) {
+    std::size_t at = 0;
+    bool same = true;
+    pieces([&](std::string_view s) {
+        same = same && old.substr(at, s.size()) == s;
+        at += s.size();
+    });
+    return same && at == old.size();
+}
+
+} // namespace
+
 void write_file_at(const Dir& dir, const std::string& name, std::string_view content, mode_t mode,
                    Sync sync) {
+    write_file_at(
+        dir, name, content.size(), [&](const auto& emit) { emit(content); }, mode, sync);
+}
+
+void write_file_at(const Dir& dir, const std::string& name, std::uint64_t size,
+                   const Pieces& pieces, mode_t mode, Sync sync) {
     auto st = stat_at(dir, name);
     if (st && !S_ISREG(st->st_mode))
         throw Error("refusing to replace '" + joined(dir, name) + "': it is " +
@@ -335,9 +396,9 @@ void write_file_at(const Dir& dir, const std::string& name, std::string_view con
     // Unchanged content is left alone: rebuilding derived files changes nothing (not even the
     // mode or owner another installing user gave them), so a refused command leaves the tree
     // byte-identical.
-    if (st && static_cast<std::uint64_t>(st->st_size) == content.size()) {
+    if (st && static_cast<std::uint64_t>(st->st_size) == size) {
         try {
-            if (read_file_at(dir, name, content.size()) == content)
+            if (auto old = read_file_at(dir, name, size); old && same_content(*old, pieces))
                 return;
         } catch (const Error&) {
             // unreadable for this user: replaced below like any other content
@@ -355,7 +416,10 @@ void write_file_at(const Dir& dir, const std::string& name, std::string_view con
         throw support::io_error("cannot create", joined(dir, tmp), errno);
     UniqueFd guard(fd);
     try {
-        support::write_all(fd, content, joined(dir, tmp));
+        std::string shown = joined(dir, tmp);
+        PieceWriter out(fd, shown);
+        pieces([&](std::string_view s) { out.add(s); });
+        out.flush();
         if (::fchmod(fd, mode) != 0 || (sync != Sync::no && ::fsync(fd) != 0))
             throw support::io_error("cannot finish", joined(dir, tmp), errno);
         if (::renameat(dir.fd.get(), tmp.c_str(), dir.fd.get(), name.c_str()) != 0)

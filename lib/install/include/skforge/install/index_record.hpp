@@ -47,6 +47,9 @@ struct IndexRecord {
     std::map<std::string, std::string> soc_stamps; ///< the global index of each SoC (stat)
     std::map<std::string, std::map<std::string, std::vector<RecordLine>>> socs;
     std::deque<std::string> store; ///< the text the views point into
+    /// Per SoC, the global index text parse_record paired the lines with (in `store`): a line
+    /// taken from it is followed there by its ",\n", so rendering writes runs of it whole.
+    std::map<std::string, std::string_view> globals;
 
     /// The order the record describes.
     std::vector<std::string> order() const;
@@ -68,18 +71,27 @@ std::vector<std::string> apply_change(IndexRecord& record, const std::string& na
 /// The global index text of one SoC of the record (merge_and_render's form).
 std::string render_soc(const IndexRecord& record, const std::string& soc);
 
+/// render_soc's text as pieces, in order, without assembling it: lines that follow one another
+/// in the global index parse_record read come as one piece (the 15 MB index of 100,000 entries
+/// is written from the old text in a few runs). Returns the text's size.
+std::uint64_t render_soc_pieces(const IndexRecord& record, const std::string& soc,
+                                const std::function<void(std::string_view)>& piece);
+
 /// The record as the text of static_kernel.keys (ending in its own SHA-256).
 std::string serialize_record(const IndexRecord& record);
 
-/// Parses static_kernel.keys; `global(soc)` gives the current text of that SoC's global index,
-/// whose lines the record's entries must be. nullopt when the text is not a whole record of this
-/// version or does not fit the global indexes. With `global` empty the entries are read without
-/// their text; with RecordBody::skip too, only the packages, the stamps and the SoCs' names (the
-/// digest still covers every line).
+/// Parses static_kernel.keys (the text is kept in the record, not copied); `global(soc)` gives
+/// the current text of that SoC's global index, whose lines the record's entries must be.
+/// nullopt when the text is not a whole record of this version or does not fit the global
+/// indexes. With `global` empty the entries are read without their text; with RecordBody::skip
+/// too, only the packages, the stamps and the SoCs' names (the digest still covers every line).
+/// RecordDigest::known skips the digest: for a caller that checked this same file's digest
+/// before, under the lock it still holds.
 enum class RecordBody { read, skip };
+enum class RecordDigest { check, known };
 std::optional<IndexRecord>
-parse_record(std::string_view text,
+parse_record(std::string text,
              const std::function<std::optional<std::string>(const std::string&)>& global,
-             RecordBody body = RecordBody::read);
+             RecordBody body = RecordBody::read, RecordDigest digest = RecordDigest::check);
 
 } // namespace skforge::install
