@@ -389,10 +389,17 @@ void write_outputs(const InstallTree& tree, IndexRecord&& rec, const std::vector
         }
         Dir dir = ensure_dir(config, soc, tree.modes().dir);
         // Written from the record's lines where they are (most of them runs of the old index's
-        // text), not assembled into a second 15 MB string first.
-        auto size = render_soc_pieces(rec, soc, [](std::string_view) {});
+        // text), not assembled into a second 15 MB string first. The pieces are views into the
+        // record and literals: collected in one walk over the lines, they give the size and the
+        // writes.
+        std::vector<std::string_view> parts;
+        auto size = render_soc_pieces(rec, soc, [&](std::string_view p) { parts.push_back(p); });
         write_file_at(
-            dir, k_index_file, size, [&](const auto& emit) { render_soc_pieces(rec, soc, emit); },
+            dir, k_index_file, size,
+            [&](const auto& emit) {
+                for (auto p : parts)
+                    emit(p);
+            },
             tree.modes().file(0644));
         rec.soc_stamps[soc] = stat_stamp(stat_at(dir, k_index_file));
     }
