@@ -723,6 +723,10 @@ Edges edges_of(const graph::Graph& g, const fusion::Segment& s) {
 // before p2, q after q2) lets q2 start on p's set, before p2 is done. The vendor keeps the same
 // edges (graph-autofusion super_kernel_op_infos.py remove_crossed_line_sync,
 // remove_multi_send_info, remove_multi_recv_info; cann-conformance.md, "Two streams").
+Side other(Side s) {
+    return s == Side::aic ? Side::aiv : Side::aic;
+}
+
 struct CrossFlags {
     Edges from_aic, from_aiv;
     const Edges& of(Side from) const { return from == Side::aic ? from_aic : from_aiv; }
@@ -733,8 +737,7 @@ CrossFlags cross_flags(const Entry& e, const Edges& edges) {
     for (Side from : {Side::aic, Side::aiv}) {
         Edges all;
         for (const auto& [p, q] : edges)
-            if (runs_on(e.subs[p].type, from) &&
-                runs_on(e.subs[q].type, from == Side::aic ? Side::aiv : Side::aic))
+            if (runs_on(e.subs[p].type, from) && runs_on(e.subs[q].type, other(from)))
                 all.emplace(p, q);
         Edges& kept = from == Side::aic ? out.from_aic : out.from_aiv;
         for (const auto& edge : all)
@@ -749,10 +752,6 @@ CrossFlags cross_flags(const Entry& e, const Edges& edges) {
 
 const CoreFlag& cross_flag(Side from) {
     return from == Side::aiv ? k_aiv_to_aic : k_aic_to_aiv;
-}
-
-Side other(Side s) {
-    return s == Side::aic ? Side::aiv : Side::aic;
 }
 
 // After sub-kernel p on the cores of `side`: its kind synchronises when anything follows it,
