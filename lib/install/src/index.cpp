@@ -209,27 +209,82 @@ std::string stat_stamp(const std::optional<struct stat>& st) {
            std::to_string(st->st_mtim.tv_nsec) + "." + std::to_string(st->st_mode);
 }
 
-// What a package's contribution is read from: its manifest.json and each index file, stamped;
-// nullopt when its directory is gone or cannot be walked.
+// The type and permissions of a directory on the way to what a package stamp covers.
+std::string mode_stamp(const std::optional<struct stat>& st) {
+    return st ? std::to_string(st->st_mode) : "-";
+}
+
+// What a package's contribution is read from, stamped: its directory, its manifest.json, its
+// config/ (whose mtime changes when a SoC directory comes or goes) and, for each SoC directory,
+// the directory and its index file; walked without following a symbolic link. nullopt when its
+// directory is gone or cannot be walked.
 std::optional<std::string> package_stamp(const Dir& ai, const std::string& name) {
     try {
         auto dir = open_dir_beneath(ai, name);
         if (!dir)
             return std::nullopt;
-        std::string out = stat_stamp(stat_at(*dir, std::string(package::k_manifest_path)));
+        std::string out = mode_stamp(stat_at(ai, name)) + "/" +
+                          stat_stamp(stat_at(*dir, std::string(package::k_manifest_path))) + "/" +
+                          stat_stamp(stat_at(*dir, k_config_dir));
         auto config = open_dir_beneath(*dir, k_config_dir);
         for (const auto& soc : config ? list_dir(*config) : std::vector<std::string>{}) {
             auto st = stat_at(*config, soc);
             if (!st || !S_ISDIR(st->st_mode) || package::check_soc_dir_name(soc))
                 continue;
             auto soc_dir = open_dir_beneath(*config, soc);
-            out += "/" + soc + ":" +
+            out += "/" + soc + ":" + mode_stamp(st) + ":" +
                    stat_stamp(soc_dir ? stat_at(*soc_dir, k_index_file) : std::nullopt);
         }
         return out;
     } catch (const Error&) {
         return std::nullopt;
     }
+}
+
+// Whether package `name` still has the stamp `stamp` (package_stamp's), from one fstatat per
+// file and directory it names (5 for a package of one SoC, where the walk takes about 14 calls:
+// the tree's other packages are checked at every command). A symbolic link anywhere on the way
+// shows as a mode that differs from the directory the stamp saw; a SoC directory added or
+// removed changes config/'s mtime; so the answer is package_stamp(ai, name) == stamp.
+bool stamp_holds(const Dir& ai, const std::string& name, const std::string& stamp) {
+    auto at = [&](const std::string& rel) -> std::optional<struct stat> {
+        struct stat st {};
+        if (::fstatat(ai.fd.get(), rel.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
+            return st;
+        return std::nullopt;
+    };
+    if (package::check_package_name(name))
+        return false;
+    std::string base = name + "/";
+    std::string config = base + std::string(k_config_dir) + "/";
+    std::string out = mode_stamp(at(name)) + "/" +
+                      stat_stamp(at(base + std::string(package::k_manifest_path))) + "/" +
+                      stat_stamp(at(base + std::string(k_config_dir)));
+    // The SoC directories the stamp names, in its order.
+    std::string_view rest(stamp);
+    for (int k = 0; k < 3; ++k) {
+        auto slash = rest.find('/');
+        if (slash == std::string_view::npos) {
+            rest = {};
+            if (k < 2)
+                return false;
+            break;
+        }
+        rest.remove_prefix(slash + 1);
+    }
+    while (!rest.empty()) {
+        auto colon = rest.find(':');
+        auto slash = rest.find('/');
+        if (colon == std::string_view::npos || colon > slash)
+            return false;
+        std::string soc(rest.substr(0, colon));
+        if (package::check_soc_dir_name(soc))
+            return false;
+        out += "/" + soc + ":" + mode_stamp(at(config + soc)) + ":" +
+               stat_stamp(at(config + soc + "/" + std::string(k_index_file)));
+        rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+    }
+    return out == stamp;
 }
 
 // The global index of every SoC directory of config/ that has one, stamped.
@@ -275,23 +330,28 @@ void prove(const Dir& ai, const Dir& config, const std::string& except) {
 }
 
 // The record this process wrote last, kept with the lock generation and the file's stamp then:
-// while both still hold, the file is that record, so the next commit of the same command and
-// the shadow report take it from memory instead of reading, hashing and parsing 3.5 MB and the
-// 15 MB global index again (filling a tree with 499 packages in one command commits 499 times).
+// while both still hold, the file is that text, so the next commit of the same command and the
+// shadow report take it from memory instead of reading and hashing 3.5 MB again (filling a tree
+// with 499 packages in one command commits 499 times).
 struct Written {
     std::uint64_t generation;
     std::string ai;
     std::string record_stamp;
-    IndexRecord rec;
+    std::string text;
 };
 std::optional<Written> g_written;
 
-IndexRecord* written_record(const Dir& ai, const Dir& config) {
+const std::string* written_text(const Dir& ai, const Dir& config) {
     if (g_written && g_written->generation == TreeLock::generation() && g_written->ai == ai.path &&
         g_written->record_stamp == record_stamp(config))
-        return &g_written->rec;
+        return &g_written->text;
     g_written.reset();
     return nullptr;
+}
+
+void keep_written(const InstallTree& tree, const Dir& config, std::string text) {
+    g_written =
+        Written{TreeLock::generation(), tree.ai_core().path, record_stamp(config), std::move(text)};
 }
 
 // Whether `rec` describes the tree: config.ini, the top files and every global index are what
@@ -319,7 +379,7 @@ bool describes(const Dir& ai, const Dir& config, const IndexRecord& rec,
         return std::none_of(rec.packages.begin(), rec.packages.end(),
                             [&](const RecordPackage& p) { return p.name != except && p.damaged; });
     for (const auto& p : rec.packages)
-        if (p.name != except && (p.damaged || package_stamp(ai, p.name) != p.stamp))
+        if (p.name != except && (p.damaged || !stamp_holds(ai, p.name, p.stamp)))
             return false;
     prove(ai, config, except);
     return true;
@@ -327,35 +387,29 @@ bool describes(const Dir& ai, const Dir& config, const IndexRecord& rec,
 
 constexpr std::uint64_t k_record_max = 1ull << 30;
 
-// The record, when it describes the tree (but for package `except`); with `entries`, each entry
-// paired with its line of the global index.
+// The record, when it describes the tree (but for package `except`): with RecordBody::skip its
+// packages, stamps and SoCs, each SoC's lines left as text (IndexRecord::bodies).
 std::optional<IndexRecord> load_record(const InstallTree& tree, const std::string& except,
-                                       bool entries, RecordBody body = RecordBody::read) {
+                                       RecordBody body) {
     try {
         auto config = open_dir_beneath(tree.ai_core(), k_config_dir);
         if (!config)
             return std::nullopt;
-        if (IndexRecord* w = written_record(tree.ai_core(), *config)) {
-            if (!describes(tree.ai_core(), *config, *w, except))
-                return std::nullopt;
-            IndexRecord rec = std::move(*w);
-            g_written.reset();
-            return rec;
+        // The text this process wrote, or one whose digest it checked, still the same file
+        // under the same lock, is not hashed again.
+        std::optional<std::string> text;
+        RecordDigest digest = RecordDigest::check;
+        if (const std::string* w = written_text(tree.ai_core(), *config)) {
+            text = *w;
+            digest = RecordDigest::known;
+        } else {
+            if (proven(tree.ai_core(), *config, except))
+                digest = RecordDigest::known;
+            text = read_file_at(*config, k_record_file, k_record_max);
         }
-        // A record whose digest this process checked, still the same file under the same lock,
-        // is not hashed again.
-        RecordDigest digest =
-            proven(tree.ai_core(), *config, except) ? RecordDigest::known : RecordDigest::check;
-        auto text = read_file_at(*config, k_record_file, k_record_max);
         if (!text)
             return std::nullopt;
-        std::function<std::optional<std::string>(const std::string&)> global;
-        if (entries)
-            global = [&](const std::string& soc) -> std::optional<std::string> {
-                auto dir = open_dir_beneath(*config, soc);
-                return dir ? read_file_at(*dir, k_index_file, k_record_max) : std::nullopt;
-            };
-        auto rec = parse_record(std::move(*text), global, body, digest);
+        auto rec = parse_record(std::move(*text), {}, body, digest);
         if (!rec || !describes(tree.ai_core(), *config, *rec, except))
             return std::nullopt;
         return rec;
@@ -408,16 +462,63 @@ void write_outputs(const InstallTree& tree, IndexRecord&& rec, const std::vector
     write_global_files(tree, order, Sync::file);
     if (top == Sync::yes)
         sync_dir(tree.ai_core());
-    write_file_at(config, k_record_file, serialize_record(rec), tree.modes().file(0644), record);
+    std::string text = serialize_record(rec);
+    write_file_at(config, k_record_file, text, tree.modes().file(0644), record);
     // Every package's stamp in `rec` was proven or taken just now, under the lock.
     if (std::none_of(rec.packages.begin(), rec.packages.end(),
                      [](const RecordPackage& p) { return p.damaged; })) {
         prove(tree.ai_core(), config, "");
-        g_written = Written{TreeLock::generation(), tree.ai_core().path, record_stamp(config),
-                            std::move(rec)};
+        keep_written(tree, config, std::move(text));
     } else {
         g_proven.reset();
     }
+}
+
+// Writes what patch_record made of `head`: each SoC it touched, its global index from ranges of
+// the old one; then config.ini and the top files, then the record, as write_outputs does.
+// False, with nothing written, when an old global index is not the size the record gives it.
+bool write_patch(const InstallTree& tree, const IndexRecord& head, RecordPatch&& patch,
+                 const std::vector<std::string>& order) {
+    Dir config = tree.config_dir();
+    std::map<std::string, support::UniqueFd> old;
+    for (const auto& [soc, ps] : patch.socs) {
+        if (!ps || !ps->has_old)
+            continue;
+        auto dir = open_dir_beneath(config, soc);
+        auto fd =
+            dir ? open_beneath(*dir, k_index_file, O_RDONLY | O_NONBLOCK) : support::UniqueFd();
+        struct stat st {};
+        if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
+            static_cast<std::uint64_t>(st.st_size) != ps->old_size)
+            return false;
+        old.emplace(soc, std::move(fd));
+    }
+    g_written.reset();
+    auto stamps = head.soc_stamps;
+    auto bodies = head.bodies;
+    for (const auto& [soc, ps] : patch.socs) {
+        if (!ps) {
+            remove_global(config, soc);
+            stamps.erase(soc);
+            bodies.erase(soc);
+            continue;
+        }
+        Dir dir = ensure_dir(config, soc, tree.modes().dir);
+        auto fd = old.find(soc);
+        write_file_from(dir, k_index_file, fd == old.end() ? -1 : fd->second.get(), ps->global,
+                        tree.modes().file(0644));
+        stamps[soc] = stat_stamp(stat_at(dir, k_index_file));
+        bodies[soc] = ps->body;
+    }
+    sync_dir(config);
+    tree.write_install_order(order, Sync::file);
+    write_global_files(tree, order, Sync::file);
+    std::string text = assemble_record(patch.packages, stamps, bodies);
+    write_file_at(config, k_record_file, text, tree.modes().file(0644), Sync::no);
+    // Every package's stamp was proven (describes) or taken just now, under the lock.
+    prove(tree.ai_core(), config, "");
+    keep_written(tree, config, std::move(text));
+    return true;
 }
 
 } // namespace
@@ -515,9 +616,9 @@ DerivedState check_derived(const InstallTree& tree) {
     auto text = config ? read_file_at(*config, k_record_file, k_record_max) : std::nullopt;
     if (!text)
         out.record = "missing";
-    else if (!parse_record(*text, {}))
+    else if (auto canonical = canonical_record(*text); !canonical)
         out.record = "damaged (cut short, a wrong digest, or not a record of this version)";
-    else if (*text != serialize_record(rec))
+    else if (*canonical != serialize_record(rec))
         out.record = "out of date (it does not describe the installed packages and indexes)";
     return out;
 }
@@ -525,7 +626,7 @@ DerivedState check_derived(const InstallTree& tree) {
 std::vector<std::string> update_derived(const InstallTree& tree,
                                         const std::vector<std::string>& order,
                                         const std::string& name) {
-    auto rec = load_record(tree, name, true);
+    auto rec = load_record(tree, name, RecordBody::skip);
     bool present = std::find(order.begin(), order.end(), name) != order.end();
     std::vector<std::string> expected;
     if (rec) {
@@ -557,29 +658,34 @@ std::vector<std::string> update_derived(const InstallTree& tree,
         }
         return it->second;
     };
-    std::vector<std::string> socs;
+    RecordPatch patch;
     try {
-        socs = apply_change(*rec, name, index ? &*index : nullptr, load);
+        patch = patch_record(*rec, name, index ? &*index : nullptr, load);
     } catch (const Error&) {
         return rebuild_derived(tree, order);
     }
     if (present)
-        rec->packages.back().stamp = stamp;
-    write_outputs(tree, std::move(*rec), socs, order, Sync::file);
+        patch.packages.back().stamp = stamp;
+    if (!write_patch(tree, *rec, std::move(patch), order))
+        return rebuild_derived(tree, order);
     return {};
 }
 
 bool derived_current(const InstallTree& tree) {
-    if (auto config = open_dir_beneath(tree.ai_core(), k_config_dir))
-        if (const IndexRecord* w = written_record(tree.ai_core(), *config))
-            return describes(tree.ai_core(), *config, *w, "");
-    return load_record(tree, "", false, RecordBody::skip).has_value();
+    return load_record(tree, "", RecordBody::skip).has_value();
 }
 
 std::vector<KeyUse> shadows_by(const InstallTree& tree, const std::set<std::string>& winners) {
-    auto rec = load_record(tree, "", false);
+    auto rec = load_record(tree, "", RecordBody::skip);
     std::vector<KeyUse> out;
-    if (!rec) {
+    std::vector<ShadowLine> lines;
+    try {
+        if (rec)
+            lines = record_shadows(*rec, std::vector<std::string>(winners.begin(), winners.end()));
+    } catch (const Error&) {
+        rec.reset();
+    }
+    if (!rec) { // no record that describes the tree: what the packages say
         std::vector<std::string> skipped;
         for (auto& u :
              shadowed_keys(key_uses(installed_indexes(tree, tree.install_order(), skipped))))
@@ -587,17 +693,13 @@ std::vector<KeyUse> shadows_by(const InstallTree& tree, const std::set<std::stri
                 out.push_back(std::move(u));
         return out;
     }
-    std::map<std::tuple<std::string, std::string, std::string_view>, const RecordLine*> found;
-    for (const auto& [soc, ops] : rec->socs)
-        for (const auto& [op, lines] : ops)
-            for (const auto& l : lines)
-                if (!l.hidden.empty() && winners.contains(rec->packages[l.pkg].name))
-                    found[{soc, op, l.key}] = &l;
-    for (const auto& [where, l] : found) {
-        KeyUse u = key_use(std::get<0>(where), std::get<1>(where), std::string(l->key));
-        for (auto h : l->hidden)
-            u.providers.emplace_back(rec->packages[h].name, "");
-        u.providers.emplace_back(rec->packages[l->pkg].name, "");
+    std::sort(lines.begin(), lines.end(), [](const ShadowLine& a, const ShadowLine& b) {
+        return std::tie(a.soc, a.op, a.key) < std::tie(b.soc, b.op, b.key);
+    });
+    for (const auto& l : lines) {
+        KeyUse u = key_use(l.soc, l.op, l.key);
+        for (const auto& p : l.providers)
+            u.providers.emplace_back(p, "");
         out.push_back(std::move(u));
     }
     return out;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <charconv>
 #include <limits>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -14,7 +15,7 @@ namespace skforge::install {
 
 namespace {
 
-constexpr std::string_view k_magic = "skforge-index-record 1\n";
+constexpr std::string_view k_magic = "skforge-index-record 2\n";
 constexpr std::uint32_t k_gone = std::numeric_limits<std::uint32_t>::max();
 
 // One package's entries for one OpType as the merge takes them: the last entry of each key, at
@@ -34,6 +35,13 @@ std::vector<Pick> picks(const std::vector<IndexEntry>& entries) {
         if (last[entries[i].key] == i)
             out.push_back({entries[i].key, entries[i].text, i});
     return out;
+}
+
+std::uint32_t text_size(std::string_view text) {
+    if (text.size() >= std::numeric_limits<std::uint32_t>::max())
+        throw support::Error("an index entry of " + std::to_string(text.size()) +
+                             " bytes is larger than the per-key record can describe");
+    return static_cast<std::uint32_t>(text.size());
 }
 
 bool before(const RecordLine& a, const RecordLine& b) {
@@ -92,7 +100,7 @@ IndexRecord build_record(const std::vector<std::pair<std::string, PackageIndex>>
         where;
     for (std::uint32_t rank = 0; rank < packages.size(); ++rank) {
         const auto& [name, index] = packages[rank];
-        r.packages.push_back({name, "", socs_of(index), false});
+        r.packages.push_back({rank, name, "", socs_of(index), false});
         for (const auto& [soc, doc] : index) {
             auto& ops = r.socs[soc];
             for (const auto& [op, entries] : doc) {
@@ -101,13 +109,14 @@ IndexRecord build_record(const std::vector<std::pair<std::string, PackageIndex>>
                     auto& lines = ops[op];
                     auto [it, fresh] = at.emplace(p.key, lines.size());
                     if (fresh) {
-                        lines.push_back({p.key, p.text, rank, p.idx, {}});
+                        lines.push_back({p.key, p.text, rank, p.idx, {}, text_size(p.text)});
                         continue;
                     }
                     RecordLine& l = lines[it->second];
                     l.hidden.push_back(l.pkg);
                     l.key = p.key;
                     l.text = p.text;
+                    l.len = text_size(p.text);
                     l.pkg = rank;
                     l.idx = p.idx;
                 }
@@ -154,6 +163,7 @@ void change_op(IndexRecord& r, const std::string& soc, const std::string& op,
             Pick p = find_pick(load(r.packages[l.pkg].name, soc), op, l.key);
             l.idx = p.idx;
             l.text = r.store.emplace_back(p.text);
+            l.len = text_size(l.text);
             restored.push_back(std::move(l));
         }
     }
@@ -172,7 +182,8 @@ void change_op(IndexRecord& r, const std::string& soc, const std::string& op,
             std::string_view text = r.store.emplace_back(p.text);
             lines.push_back(
                 {key, text, self, p.idx,
-                 h == hidden_of_new.end() ? std::vector<std::uint32_t>{} : std::move(h->second)});
+                 h == hidden_of_new.end() ? std::vector<std::uint32_t>{} : std::move(h->second),
+                 text_size(text)});
         }
 }
 
@@ -211,7 +222,10 @@ std::vector<std::string> apply_change(IndexRecord& r, const std::string& name,
     }
     auto self = static_cast<std::uint32_t>(packages.size());
     if (index) {
-        packages.push_back({name, "", socs_of(*index), false});
+        std::uint32_t seq = packages.empty() ? 0 : packages.back().seq + 1;
+        if (!packages.empty() && packages.back().seq >= k_gone - 1)
+            throw support::Error("the per-key record has run out of package numbers");
+        packages.push_back({seq, name, "", socs_of(*index), false});
         for (const auto& soc : packages.back().socs)
             touched.push_back(soc);
     }
@@ -328,6 +342,22 @@ std::string joined(const std::vector<std::string>& items) {
     return out.empty() ? "-" : out;
 }
 
+// The magic line, the packages' and the global indexes' lines.
+void append_head(std::string& out, const std::vector<RecordPackage>& packages,
+                 const std::map<std::string, std::string>& soc_stamps) {
+    out.append(k_magic);
+    for (const auto& p : packages)
+        out += "p\t" + std::to_string(p.seq) + "\t" + p.name + "\t" +
+               (p.damaged ? "damaged" : "ok") + "\t" + p.stamp + "\t" + joined(p.socs) + "\n";
+    for (const auto& [soc, stamp] : soc_stamps)
+        out += "s\t" + soc + "\t" + stamp + "\n";
+}
+
+void append_digest(std::string& out) {
+    std::string digest = support::sha256_hex(out);
+    out.append("end\t").append(digest).append("\n");
+}
+
 } // namespace
 
 std::string serialize_record(const IndexRecord& r) {
@@ -335,7 +365,7 @@ std::string serialize_record(const IndexRecord& r) {
     // besides, and 11 a hidden provider.
     std::size_t size = k_magic.size() + 128;
     for (const auto& p : r.packages)
-        size += p.name.size() + p.stamp.size() + 32 + 16 * p.socs.size();
+        size += p.name.size() + p.stamp.size() + 44 + 16 * p.socs.size();
     for (const auto& [soc, stamp] : r.soc_stamps)
         size += soc.size() + stamp.size() + 4;
     for (const auto& [soc, ops] : r.socs) {
@@ -343,17 +373,12 @@ std::string serialize_record(const IndexRecord& r) {
         for (const auto& [op, lines] : ops) {
             size += op.size() + 16;
             for (const auto& l : lines)
-                size += l.key.size() + 35 + 11 * l.hidden.size();
+                size += l.key.size() + 46 + 11 * l.hidden.size();
         }
     }
     std::string out;
     out.reserve(size);
-    out.append(k_magic);
-    for (const auto& p : r.packages)
-        out += "p\t" + p.name + "\t" + (p.damaged ? "damaged" : "ok") + "\t" + p.stamp + "\t" +
-               joined(p.socs) + "\n";
-    for (const auto& [soc, stamp] : r.soc_stamps)
-        out += "s\t" + soc + "\t" + stamp + "\n";
+    append_head(out, r.packages, r.soc_stamps);
     for (const auto& [soc, ops] : r.socs) {
         out += "b\t" + soc + "\n";
         for (const auto& [op, lines] : ops) {
@@ -361,7 +386,7 @@ std::string serialize_record(const IndexRecord& r) {
             // One entry a line, appended in place (100,000 lines at fleet scale: no temporaries).
             for (const auto& l : lines) {
                 out.append("e\t");
-                append_number(out, l.pkg);
+                append_number(out, r.packages[l.pkg].seq);
                 out.push_back('\t');
                 append_number(out, l.idx);
                 out.push_back('\t');
@@ -370,15 +395,16 @@ std::string serialize_record(const IndexRecord& r) {
                 for (std::size_t k = 0; k < l.hidden.size(); ++k) {
                     if (k > 0)
                         out.push_back(',');
-                    append_number(out, l.hidden[k]);
+                    append_number(out, r.packages[l.hidden[k]].seq);
                 }
+                out.push_back('\t');
+                append_number(out, l.len);
                 out.push_back('\t');
                 out.append(l.key).append("\n");
             }
         }
     }
-    std::string digest = support::sha256_hex(out);
-    out.append("end\t").append(digest).append("\n");
+    append_digest(out);
     return out;
 }
 
@@ -451,18 +477,31 @@ bool next_field(std::string_view& line, std::string_view& field, bool last = fal
     return true;
 }
 
-// An "e" line, without allocating (the record has one a kernel).
-bool parse_entry(std::string_view line, std::size_t packages, RecordLine& l) {
-    std::string_view tag, pkg, idx, hidden, key;
+// The position in the record's order of the package numbered `seq` (the numbers rise along
+// it); false when no package has that number.
+bool rank_of(const std::vector<std::uint32_t>& seqs, std::uint32_t seq, std::uint32_t& rank) {
+    auto it = std::lower_bound(seqs.begin(), seqs.end(), seq);
+    if (it == seqs.end() || *it != seq)
+        return false;
+    rank = static_cast<std::uint32_t>(it - seqs.begin());
+    return true;
+}
+
+// An "e" line, without allocating (the record has one a kernel): its package numbers become
+// positions in the order.
+bool parse_entry(std::string_view line, const std::vector<std::uint32_t>& seqs, RecordLine& l) {
+    std::string_view tag, pkg, idx, hidden, len, key;
+    std::uint32_t seq = 0;
     if (!next_field(line, tag) || !next_field(line, pkg) || !next_field(line, idx) ||
-        !next_field(line, hidden) || !next_field(line, key, true) || tag != "e" ||
-        !number(pkg, l.pkg) || !number(idx, l.idx) || l.pkg >= packages)
+        !next_field(line, hidden) || !next_field(line, len) || !next_field(line, key, true) ||
+        tag != "e" || !number(pkg, seq) || !rank_of(seqs, seq, l.pkg) || !number(idx, l.idx) ||
+        !number(len, l.len))
         return false;
     if (hidden != "-")
         for (;;) {
             auto c = hidden.find(',');
             std::uint32_t v = 0;
-            if (!number(hidden.substr(0, c), v) || v >= packages)
+            if (!number(hidden.substr(0, c), seq) || !rank_of(seqs, seq, v))
                 return false;
             l.hidden.push_back(v);
             if (c == std::string_view::npos)
@@ -475,20 +514,22 @@ bool parse_entry(std::string_view line, std::size_t packages, RecordLine& l) {
 
 // The entries of one OpType: `n` record lines, each paired with its line of the global index
 // (when `g` reads one).
-bool parse_op(Lines& in, Lines* g, std::uint32_t n, std::size_t packages,
+bool parse_op(Lines& in, Lines* g, std::uint32_t n, const std::vector<std::uint32_t>& seqs,
               std::vector<RecordLine>& lines) {
     std::string_view line, gline;
     // With room for a package or two more: an install appends its entries without moving these.
     lines.reserve(lines.size() + n + n / 16 + 256);
     for (std::uint32_t k = 0; k < n; ++k) {
         RecordLine l{};
-        if (!in.next(line) || !parse_entry(line, packages, l))
+        if (!in.next(line) || !parse_entry(line, seqs, l))
             return false;
         if (g) {
             bool last = k + 1 == n;
             if (!g->next(gline) || (!last && (gline.empty() || gline.back() != ',')))
                 return false;
             l.text = last ? gline : gline.substr(0, gline.size() - 1);
+            if (l.text.size() != l.len)
+                return false;
         }
         lines.push_back(std::move(l));
     }
@@ -497,7 +538,8 @@ bool parse_op(Lines& in, Lines* g, std::uint32_t n, std::size_t packages,
 
 // The body of one SoC: its OpTypes in byte order, each with its entries; with `g`, the global
 // index must be exactly these lines in merge_and_render's form.
-bool parse_body(Lines& in, IndexRecord& r, const std::string& soc, Lines* g) {
+bool parse_body(Lines& in, IndexRecord& r, const std::string& soc,
+                const std::vector<std::uint32_t>& seqs, Lines* g) {
     auto& ops = r.socs[soc];
     std::string_view line, gline;
     if (g && (!g->next(gline) || gline != "{"))
@@ -515,7 +557,7 @@ bool parse_body(Lines& in, IndexRecord& r, const std::string& soc, Lines* g) {
             return false;
         if (g && (!g->next(gline) || gline != "\"" + op + "\":{\"staticList\":["))
             return false;
-        if (!parse_op(in, g, n, r.packages.size(), ops[op]))
+        if (!parse_op(in, g, n, seqs, ops[op]))
             return false;
         if (g && !g->next(closing))
             return false;
@@ -547,12 +589,16 @@ parse_record(std::string text,
     std::string_view own = std::string_view(r.store.emplace_back(std::move(text))).substr(0, end);
     Lines in{own, k_magic.size()};
     std::string_view line;
+    std::vector<std::uint32_t> seqs;
     for (; in.peek(line) && line.starts_with("p\t"); in.next(line)) {
-        auto f = fields(line, 5);
-        if (f.size() != 5 || (f[2] != "ok" && f[2] != "damaged"))
+        auto f = fields(line, 6);
+        std::uint32_t seq = 0;
+        if (f.size() != 6 || !number(f[1], seq) || (!seqs.empty() && seq <= seqs.back()) ||
+            (f[3] != "ok" && f[3] != "damaged"))
             return std::nullopt;
+        seqs.push_back(seq);
         r.packages.push_back(
-            {std::string(f[1]), std::string(f[3]), split_commas(f[4]), f[2] == "damaged"});
+            {seq, std::string(f[2]), std::string(f[4]), split_commas(f[5]), f[3] == "damaged"});
     }
     for (; in.peek(line) && line.starts_with("s\t"); in.next(line)) {
         auto f = fields(line, 3);
@@ -560,16 +606,21 @@ parse_record(std::string text,
             return std::nullopt;
         r.soc_stamps[std::string(f[1])] = std::string(f[2]);
     }
-    while (in.next(line)) {
+    while (true) {
+        std::size_t start = in.i;
+        if (!in.next(line))
+            break;
         auto f = fields(line, 2);
         if (f.size() != 2 || f[0] != "b" || r.socs.contains(std::string(f[1])))
             return std::nullopt;
         std::string soc(f[1]);
         if (body == RecordBody::skip &&
-            !global) { // the SoC's name only: its OpType and entry lines are skipped
+            !global) { // the SoC's name only: its OpType and entry lines are left as text
             r.socs[soc];
-            while (in.peek(line) && (line.starts_with("o\t") || line.starts_with("e\t")))
-                in.next(line);
+            // The next "b" line, or the end: the entry lines are not looked at one by one.
+            auto next = own.find("\nb\t", in.i - 1);
+            in.i = next == std::string_view::npos ? own.size() : next + 1;
+            r.bodies[soc] = own.substr(start, in.i - start);
             continue;
         }
         std::optional<Lines> g;
@@ -580,12 +631,459 @@ parse_record(std::string text,
             g = Lines{r.store.emplace_back(std::move(*gtext))};
             r.globals[soc] = g->s;
         }
-        if (!parse_body(in, r, soc, g ? &*g : nullptr))
+        if (!parse_body(in, r, soc, seqs, g ? &*g : nullptr))
             return std::nullopt;
     }
     if (!in.done())
         return std::nullopt;
     return r;
+}
+
+namespace {
+
+// The fixed text of merge_and_render's form around the entries.
+constexpr std::string_view k_open = "{\n";
+constexpr std::string_view k_close = "}\n";
+constexpr std::string_view k_op_open = "\":{\"staticList\":[\n"; // after `"<op>`
+constexpr std::string_view k_op_close_more = "]},\n";
+constexpr std::string_view k_op_close_last = "]}\n";
+
+// One "e" line of the record's text, its fields as views.
+struct TextLine {
+    std::string_view raw; ///< without its newline
+    std::uint32_t seq = 0;
+    std::uint32_t idx = 0;
+    std::string_view hidden; ///< "-" or seqs joined by ','
+    std::uint32_t len = 0;
+    std::string_view key;
+};
+
+bool parse_text_line(std::string_view raw, TextLine& l) {
+    l.raw = raw;
+    std::string_view tag, seq, idx, len;
+    return next_field(raw, tag) && next_field(raw, seq) && next_field(raw, idx) &&
+           next_field(raw, l.hidden) && next_field(raw, len) && next_field(raw, l.key, true) &&
+           tag == "e" && number(seq, l.seq) && number(idx, l.idx) && number(len, l.len) &&
+           !l.hidden.empty();
+}
+
+std::vector<std::uint32_t> seq_list(std::string_view hidden) {
+    std::vector<std::uint32_t> out;
+    if (hidden == "-")
+        return out;
+    for (;;) {
+        auto c = hidden.find(',');
+        std::uint32_t v = 0;
+        if (!number(hidden.substr(0, c), v))
+            throw support::Error("the per-key record has a malformed entry line");
+        out.push_back(v);
+        if (c == std::string_view::npos)
+            return out;
+        hidden.remove_prefix(c + 1);
+    }
+}
+
+void append_seqs(std::string& out, const std::vector<std::uint32_t>& seqs) {
+    if (seqs.empty())
+        out.push_back('-');
+    for (std::size_t k = 0; k < seqs.size(); ++k) {
+        if (k > 0)
+            out.push_back(',');
+        append_number(out, seqs[k]);
+    }
+}
+
+void append_entry(std::string& out, std::uint32_t seq, std::uint32_t idx,
+                  const std::vector<std::uint32_t>& hidden, std::uint32_t len,
+                  std::string_view key) {
+    out.append("e\t");
+    append_number(out, seq);
+    out.push_back('\t');
+    append_number(out, idx);
+    out.push_back('\t');
+    append_seqs(out, hidden);
+    out.push_back('\t');
+    append_number(out, len);
+    out.push_back('\t');
+    out.append(key).push_back('\n');
+}
+
+// The pieces of a file being written: text, and ranges of the old file, adjacent ranges joined.
+struct PieceList {
+    std::vector<FilePiece> pieces;
+    std::uint64_t size = 0;
+
+    void text(std::string_view s) {
+        if (s.empty())
+            return;
+        size += s.size();
+        pieces.push_back({s, 0, 0});
+    }
+    void range(std::uint64_t from, std::uint64_t len) {
+        if (len == 0)
+            return;
+        size += len;
+        if (!pieces.empty() && pieces.back().len > 0 &&
+            pieces.back().from + pieces.back().len == from)
+            pieces.back().len += len;
+        else
+            pieces.push_back({{}, from, len});
+    }
+};
+
+// One OpType of a SoC's body in the record's text.
+struct TextOp {
+    std::string_view name;
+    std::uint32_t n = 0;
+    std::string_view lines; ///< its "e" lines, each with its newline
+};
+
+std::vector<TextOp> text_ops(std::string_view body, std::string_view& soc) {
+    Lines in{body};
+    std::string_view line;
+    if (!in.next(line) || !line.starts_with("b\t"))
+        throw support::Error("the per-key record has a malformed SoC line");
+    soc = line.substr(2);
+    std::vector<TextOp> ops;
+    while (in.next(line)) {
+        auto f = fields(line, 3);
+        TextOp op;
+        if (f.size() != 3 || f[0] != "o" || !number(f[1], op.n) || op.n == 0 ||
+            (!ops.empty() && !(ops.back().name < f[2])))
+            throw support::Error("the per-key record has a malformed OpType line");
+        op.name = f[2];
+        std::size_t start = in.i;
+        for (std::uint32_t k = 0; k < op.n; ++k)
+            if (!in.next(line) || !line.starts_with("e\t"))
+                throw support::Error("the per-key record has fewer entry lines than it says");
+        op.lines = body.substr(start, in.i - start);
+        ops.push_back(op);
+    }
+    return ops;
+}
+
+// A line the change gives back to an older provider.
+struct Restored {
+    std::uint32_t seq;
+    std::uint32_t idx;
+    std::vector<std::uint32_t> hidden;
+    std::string_view key;
+    std::string_view text;
+};
+
+struct PatchContext {
+    const IndexRecord& head;
+    std::vector<std::uint32_t> seqs; ///< of head.packages
+    bool has_old = false;
+    std::uint32_t old_seq = 0; ///< the package's number before the change, when has_old
+    std::uint32_t new_seq = 0; ///< its number after, when it stays
+    const IndexLoader& load;
+    RecordPatch& out;
+
+    const std::string& name_of(std::uint32_t seq) const {
+        std::uint32_t rank = 0;
+        if (!rank_of(seqs, seq, rank))
+            throw support::Error("the per-key record names a package it does not list");
+        return head.packages[rank].name;
+    }
+};
+
+// One OpType changed: its old lines (from the record's text; their OpType's text in the old
+// global index starts at `offset`, which advances past it) and the package's picks become the
+// new record's lines (appended to `body`) and the pieces of the new global index (`global`;
+// `open` says whether an OpType before this one still needs its "]},"). An OpType left with
+// no entries goes.
+void patch_op(PatchContext& c, const std::string& soc, std::string_view op, const TextOp* old,
+              const std::vector<Pick>* fresh, bool old_last, std::uint64_t& offset,
+              std::string& body, PieceList& global, bool& open) {
+    std::unordered_set<std::string_view> new_keys;
+    if (fresh)
+        for (const auto& p : *fresh)
+            new_keys.insert(p.key);
+    std::unordered_map<std::string_view, std::vector<std::uint32_t>> hidden_of_new;
+    std::vector<Restored> restored;
+    std::uint32_t kept = 0;
+    std::string opname(op);
+    auto drops_old = [&](const std::vector<std::uint32_t>& h) {
+        return c.has_old && std::find(h.begin(), h.end(), c.old_seq) != h.end();
+    };
+    // First walk: what goes, what comes back, what the package's new lines hide.
+    if (old) {
+        Lines in{old->lines};
+        std::string_view raw;
+        while (in.next(raw)) {
+            TextLine l;
+            if (!parse_text_line(raw, l))
+                throw support::Error("the per-key record has a malformed entry line");
+            bool mine = c.has_old && l.seq == c.old_seq;
+            if (!new_keys.empty() && new_keys.contains(l.key)) {
+                auto h = seq_list(l.hidden);
+                if (c.has_old)
+                    std::erase(h, c.old_seq);
+                if (!mine)
+                    h.push_back(l.seq);
+                hidden_of_new[l.key] = std::move(h);
+            } else if (mine) {
+                auto h = seq_list(l.hidden);
+                if (h.empty())
+                    continue;
+                // It won this key and no longer provides it: the newest other one does.
+                Restored back{h.back(), 0, {}, l.key, {}};
+                h.pop_back();
+                back.hidden = std::move(h);
+                Pick p = find_pick(c.load(c.name_of(back.seq), soc), opname, l.key);
+                back.idx = p.idx;
+                back.text = c.out.store.emplace_back(p.text);
+                restored.push_back(std::move(back));
+            } else {
+                ++kept;
+            }
+        }
+    }
+    std::sort(restored.begin(), restored.end(), [](const Restored& a, const Restored& b) {
+        return a.seq != b.seq ? a.seq < b.seq : a.idx < b.idx;
+    });
+    std::uint32_t count = kept + static_cast<std::uint32_t>(restored.size()) +
+                          (fresh ? static_cast<std::uint32_t>(fresh->size()) : 0);
+    if (old)
+        offset += 1 + old->name.size() + k_op_open.size(); // `"<op>":{"staticList":[`
+    if (count > 0) {
+        if (open)
+            global.text(k_op_close_more);
+        open = true;
+        body.append("o\t");
+        append_number(body, count);
+        body.append("\t").append(op).push_back('\n');
+        global.text("\"");
+        global.text(op);
+        global.text(k_op_open);
+    }
+    std::string& op_lines = body;
+    // Second walk: the lines in order, the restored ones merged in by (package, position).
+    std::uint32_t written = 0;
+    std::size_t r = 0;
+    auto separator = [&] { return ++written < count ? std::string_view(",\n") : "\n"; };
+    auto emit_restored = [&](const Restored& x) {
+        append_entry(op_lines, x.seq, x.idx, x.hidden, text_size(x.text), x.key);
+        global.text(x.text);
+        global.text(separator());
+    };
+    if (old) {
+        Lines in{old->lines};
+        std::string_view raw;
+        std::uint32_t k = 0;
+        while (in.next(raw)) {
+            TextLine l;
+            parse_text_line(raw, l); // checked in the first walk
+            bool old_comma = ++k < old->n;
+            std::uint64_t at = offset;
+            offset += l.len + (old_comma ? 2 : 1);
+            bool mine = c.has_old && l.seq == c.old_seq;
+            if ((!new_keys.empty() && new_keys.contains(l.key)) || mine)
+                continue;
+            while (r < restored.size() && (restored[r].seq < l.seq ||
+                                           (restored[r].seq == l.seq && restored[r].idx < l.idx)))
+                emit_restored(restored[r++]);
+            if (c.has_old && l.hidden != "-") {
+                auto h = seq_list(l.hidden);
+                if (drops_old(h)) {
+                    std::erase(h, c.old_seq);
+                    append_entry(op_lines, l.seq, l.idx, h, l.len, l.key);
+                } else {
+                    op_lines.append(raw).push_back('\n');
+                }
+            } else {
+                op_lines.append(raw).push_back('\n');
+            }
+            std::string_view sep = separator();
+            bool new_comma = sep.size() == 2;
+            if (old_comma == new_comma) {
+                global.range(at, l.len + sep.size());
+            } else {
+                global.range(at, l.len);
+                global.text(sep);
+            }
+        }
+        if (k != old->n)
+            throw support::Error("the per-key record has fewer entry lines than it says");
+        offset += old_last ? k_op_close_last.size() : k_op_close_more.size();
+    }
+    while (r < restored.size())
+        emit_restored(restored[r++]);
+    if (fresh)
+        for (const auto& p : *fresh) {
+            auto h = hidden_of_new.find(p.key);
+            std::string_view key = c.out.store.emplace_back(p.key);
+            std::string_view text = c.out.store.emplace_back(p.text);
+            append_entry(op_lines, c.new_seq, p.idx,
+                         h == hidden_of_new.end() ? std::vector<std::uint32_t>{} : h->second,
+                         text_size(text), key);
+            global.text(text);
+            global.text(separator());
+        }
+}
+
+} // namespace
+
+namespace {
+
+// One SoC changed: its body in the old record (none when it had none) and the package's picks
+// for it, by OpType.
+PatchedSoc patch_soc(PatchContext& c, const std::string& soc, const std::string_view* old_body,
+                     const std::map<std::string, std::vector<Pick>>& fresh) {
+    PatchedSoc out;
+    std::vector<TextOp> old;
+    if (old_body) {
+        std::string_view named;
+        old = text_ops(*old_body, named);
+        if (named != soc)
+            throw support::Error("the per-key record's SoC lines are out of place");
+        out.has_old = true;
+        out.body.reserve(old_body->size() + 64 * 1024);
+    }
+    out.body.append("b\t").append(soc).push_back('\n');
+    PieceList global;
+    global.text(k_open);
+    std::uint64_t offset = k_open.size();
+    bool open = false;
+    auto o = old.begin();
+    auto f = fresh.begin();
+    while (o != old.end() || f != fresh.end()) {
+        // The OpTypes in byte order, the old ones and the package's merged.
+        bool take_old = f == fresh.end() || (o != old.end() && o->name <= f->first);
+        bool take_fresh = f != fresh.end() && (o == old.end() || f->first <= o->name);
+        std::string_view name =
+            take_old ? o->name : std::string_view(c.out.store.emplace_back(f->first));
+        patch_op(c, soc, name, take_old ? &*o : nullptr, take_fresh ? &f->second : nullptr,
+                 take_old && o + 1 == old.end(), offset, out.body, global, open);
+        if (take_old)
+            ++o;
+        if (take_fresh)
+            ++f;
+    }
+    if (open)
+        global.text(k_op_close_last);
+    global.text(k_close);
+    offset += k_close.size();
+    out.old_size = out.has_old ? offset : 0;
+    out.global = std::move(global.pieces);
+    return out;
+}
+
+} // namespace
+
+RecordPatch patch_record(const IndexRecord& head, const std::string& name,
+                         const PackageIndex* index, const IndexLoader& load) {
+    RecordPatch out;
+    PatchContext c{head, {}, false, 0, 0, load, out};
+    std::vector<std::string> touched;
+    for (const auto& p : head.packages) {
+        c.seqs.push_back(p.seq);
+        if (p.name == name) {
+            c.has_old = true;
+            c.old_seq = p.seq;
+            touched = p.socs;
+            continue;
+        }
+        out.packages.push_back(p);
+    }
+    if (index) {
+        if (!head.packages.empty() && head.packages.back().seq >= k_gone - 1)
+            throw support::Error("the per-key record has run out of package numbers");
+        c.new_seq = head.packages.empty() ? 0 : head.packages.back().seq + 1;
+        out.packages.push_back({c.new_seq, name, "", socs_of(*index), false});
+        for (const auto& soc : out.packages.back().socs)
+            touched.push_back(soc);
+    }
+    std::sort(touched.begin(), touched.end());
+    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+    for (const auto& soc : touched) {
+        bool kept = std::any_of(out.packages.begin(), out.packages.end(), [&](const auto& p) {
+            return std::find(p.socs.begin(), p.socs.end(), soc) != p.socs.end();
+        });
+        if (!kept) {
+            out.socs[soc] = std::nullopt;
+            continue;
+        }
+        std::map<std::string, std::vector<Pick>> fresh;
+        if (index)
+            if (auto it = index->find(soc); it != index->end())
+                for (const auto& [op, entries] : it->second)
+                    fresh[op] = picks(entries);
+        auto b = head.bodies.find(soc);
+        if (b == head.bodies.end() && head.socs.contains(soc))
+            throw support::Error("the per-key record was read without its SoCs' lines");
+        out.socs[soc] = patch_soc(c, soc, b == head.bodies.end() ? nullptr : &b->second, fresh);
+    }
+    return out;
+}
+
+std::string assemble_record(const std::vector<RecordPackage>& packages,
+                            const std::map<std::string, std::string>& soc_stamps,
+                            const std::map<std::string, std::string_view>& bodies) {
+    std::size_t size = k_magic.size() + 128;
+    for (const auto& p : packages)
+        size += p.name.size() + p.stamp.size() + 44 + 16 * p.socs.size();
+    for (const auto& [soc, stamp] : soc_stamps)
+        size += soc.size() + stamp.size() + 4;
+    for (const auto& [soc, body] : bodies)
+        size += body.size();
+    std::string out;
+    out.reserve(size);
+    append_head(out, packages, soc_stamps);
+    for (const auto& [soc, body] : bodies)
+        out.append(body);
+    append_digest(out);
+    return out;
+}
+
+std::optional<std::string> canonical_record(const std::string& text) {
+    auto r = parse_record(text, {});
+    if (!r)
+        return std::nullopt;
+    for (std::uint32_t rank = 0; rank < r->packages.size(); ++rank)
+        r->packages[rank].seq = rank;
+    return serialize_record(*r);
+}
+
+std::vector<ShadowLine> record_shadows(const IndexRecord& head,
+                                       const std::vector<std::string>& winners) {
+    std::vector<std::uint32_t> seqs;
+    std::set<std::uint32_t> wanted;
+    for (const auto& p : head.packages) {
+        seqs.push_back(p.seq);
+        if (std::find(winners.begin(), winners.end(), p.name) != winners.end())
+            wanted.insert(p.seq);
+    }
+    auto name_of = [&](std::uint32_t seq) -> const std::string& {
+        std::uint32_t rank = 0;
+        if (!rank_of(seqs, seq, rank))
+            throw support::Error("the per-key record names a package it does not list");
+        return head.packages[rank].name;
+    };
+    std::vector<ShadowLine> out;
+    if (wanted.empty())
+        return out;
+    for (const auto& [soc, body] : head.bodies) {
+        std::string_view named;
+        for (const auto& op : text_ops(body, named)) {
+            Lines in{op.lines};
+            std::string_view raw;
+            while (in.next(raw)) {
+                TextLine l;
+                if (!parse_text_line(raw, l))
+                    throw support::Error("the per-key record has a malformed entry line");
+                if (l.hidden == "-" || !wanted.contains(l.seq))
+                    continue;
+                ShadowLine s{soc, std::string(op.name), std::string(l.key), {}};
+                for (auto h : seq_list(l.hidden))
+                    s.providers.push_back(name_of(h));
+                s.providers.push_back(name_of(l.seq));
+                out.push_back(std::move(s));
+            }
+        }
+    }
+    return out;
 }
 
 } // namespace skforge::install

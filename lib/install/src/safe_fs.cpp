@@ -387,8 +387,15 @@ void write_file_at(const Dir& dir, const std::string& name, std::string_view con
         dir, name, content.size(), [&](const auto& emit) { emit(content); }, mode, sync);
 }
 
-void write_file_at(const Dir& dir, const std::string& name, std::uint64_t size,
-                   const Pieces& pieces, mode_t mode, Sync sync) {
+namespace {
+
+// Replaces `dir/name` by `size` bytes that `fill` writes to a temporary file (a temporary name in
+// `dir`, fsync, rename, fsync of `dir`, as `sync` says), unless `same(old)` says the file of that
+// size there already holds them.
+void replace_file(const Dir& dir, const std::string& name, std::uint64_t size,
+                  const std::function<bool(std::string_view)>& same,
+                  const std::function<void(int, const std::string&)>& fill, mode_t mode,
+                  Sync sync) {
     auto st = stat_at(dir, name);
     if (st && !S_ISREG(st->st_mode))
         throw Error("refusing to replace '" + joined(dir, name) + "': it is " +
@@ -398,7 +405,7 @@ void write_file_at(const Dir& dir, const std::string& name, std::uint64_t size,
     // byte-identical.
     if (st && static_cast<std::uint64_t>(st->st_size) == size) {
         try {
-            if (auto old = read_file_at(dir, name, size); old && same_content(*old, pieces))
+            if (auto old = read_file_at(dir, name, size); old && same(*old))
                 return;
         } catch (const Error&) {
             // unreadable for this user: replaced below like any other content
@@ -416,10 +423,7 @@ void write_file_at(const Dir& dir, const std::string& name, std::uint64_t size,
         throw support::io_error("cannot create", joined(dir, tmp), errno);
     UniqueFd guard(fd);
     try {
-        std::string shown = joined(dir, tmp);
-        PieceWriter out(fd, shown);
-        pieces([&](std::string_view s) { out.add(s); });
-        out.flush();
+        fill(fd, joined(dir, tmp));
         if (::fchmod(fd, mode) != 0 || (sync != Sync::no && ::fsync(fd) != 0))
             throw support::io_error("cannot finish", joined(dir, tmp), errno);
         if (::renameat(dir.fd.get(), tmp.c_str(), dir.fd.get(), name.c_str()) != 0)
@@ -430,6 +434,98 @@ void write_file_at(const Dir& dir, const std::string& name, std::uint64_t size,
     }
     if (sync == Sync::yes)
         sync_dir(dir);
+}
+
+// Copies `len` bytes at `from` of `source` to the end of `fd`: copy_file_range (the kernel moves
+// the bytes, none pass through this process), or pread and write where the file system or
+// kernel cannot.
+void copy_range(int source, std::uint64_t from, std::uint64_t len, int fd,
+                const std::string& shown) {
+    auto off = static_cast<off64_t>(from);
+    while (len > 0) {
+        ssize_t n = ::copy_file_range(source, &off, fd, nullptr, len, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP))
+            break;
+        if (n < 0)
+            throw support::io_error("cannot copy into", shown, errno);
+        if (n == 0)
+            throw Error("cannot copy into '" + shown + "': the file it is copied from is shorter");
+        len -= static_cast<std::uint64_t>(n);
+    }
+    std::vector<char> buf(len > 0 ? std::min<std::uint64_t>(len, 1u << 20) : 0);
+    while (len > 0) {
+        ssize_t n = ::pread(source, buf.data(), std::min<std::uint64_t>(len, buf.size()), off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            throw Error("cannot copy into '" + shown + "': " +
+                        (n == 0 ? "the file it is copied from is shorter" : std::strerror(errno)));
+        for (ssize_t done = 0; done < n;) {
+            ssize_t w = ::write(fd, buf.data() + done, static_cast<std::size_t>(n - done));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w < 0)
+                throw support::io_error("cannot write", shown, errno);
+            done += w;
+        }
+        off += n;
+        len -= static_cast<std::uint64_t>(n);
+    }
+}
+
+} // namespace
+
+void write_file_at(const Dir& dir, const std::string& name, std::uint64_t size,
+                   const Pieces& pieces, mode_t mode, Sync sync) {
+    replace_file(
+        dir, name, size, [&](std::string_view old) { return same_content(old, pieces); },
+        [&](int fd, const std::string& shown) {
+            PieceWriter out(fd, shown);
+            pieces([&](std::string_view s) { out.add(s); });
+            out.flush();
+        },
+        mode, sync);
+}
+
+void write_file_from(const Dir& dir, const std::string& name, int source,
+                     const std::vector<FilePiece>& pieces, mode_t mode, Sync sync) {
+    std::uint64_t size = 0;
+    for (const auto& p : pieces)
+        size += p.len > 0 ? p.len : p.text.size();
+    auto same = [&](std::string_view old) {
+        std::uint64_t at = 0;
+        std::string range;
+        for (const auto& p : pieces) {
+            if (p.len > 0) {
+                range.resize(p.len);
+                if (::pread(source, range.data(), p.len, static_cast<off_t>(p.from)) !=
+                    static_cast<ssize_t>(p.len))
+                    return false;
+            }
+            std::string_view s = p.len > 0 ? std::string_view(range) : p.text;
+            if (old.substr(at, s.size()) != s)
+                return false;
+            at += s.size();
+        }
+        return at == old.size();
+    };
+    replace_file(
+        dir, name, size, same,
+        [&](int fd, const std::string& shown) {
+            PieceWriter out(fd, shown);
+            for (const auto& p : pieces) {
+                if (p.len == 0) {
+                    out.add(p.text);
+                    continue;
+                }
+                out.flush();
+                copy_range(source, p.from, p.len, fd, shown);
+            }
+            out.flush();
+        },
+        mode, sync);
 }
 
 bool is_temporary_name(std::string_view name) {

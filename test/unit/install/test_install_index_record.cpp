@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 #include <random>
+#include <set>
+#include <tuple>
 
 using namespace skforge::install;
 
@@ -65,6 +67,8 @@ TEST_CASE("the per-key record after random installs, upgrades and uninstalls ren
         std::mt19937 rng(seed);
         Packages installed;
         IndexRecord rec = build_record(installed);
+        std::string text_state = serialize_record(rec);
+        std::map<std::string, std::string> text_globals;
         for (int step = 0; step < 30; ++step) {
             std::string name = "p" + std::to_string(rng() % 6);
             auto at = std::find_if(installed.begin(), installed.end(),
@@ -92,9 +96,60 @@ TEST_CASE("the per-key record after random installs, upgrades and uninstalls ren
                          << name);
             REQUIRE(rendered(rec) == merge_indexes(installed));
             REQUIRE(rec.order().size() == installed.size());
-            // The record of the new state built from scratch is the same record.
+            // The record of the new state built from scratch is the same record, but for the
+            // packages' numbers (a full build numbers them 0, 1, ...).
             std::string text = serialize_record(rec);
-            REQUIRE(text == serialize_record(build_record(installed)));
+            REQUIRE(canonical_record(text) == serialize_record(build_record(installed)));
+
+            // The same change made on the text (what skinstall does): the same record and the
+            // same global indexes, each written from ranges of the old one.
+            auto old_head = parse_record(text_state, {}, RecordBody::skip);
+            REQUIRE(old_head);
+            RecordPatch patch = patch_record(*old_head, name, index ? &*index : nullptr, load);
+            auto bodies = old_head->bodies;
+            for (const auto& [soc, ps] : patch.socs) {
+                if (!ps) {
+                    text_globals.erase(soc);
+                    bodies.erase(soc);
+                    continue;
+                }
+                std::string old = text_globals.contains(soc) ? text_globals.at(soc) : "";
+                REQUIRE(ps->has_old == text_globals.contains(soc));
+                REQUIRE(ps->old_size == (ps->has_old ? old.size() : 0));
+                std::string now;
+                for (const auto& piece : ps->global) {
+                    if (piece.len > 0) {
+                        REQUIRE(piece.from + piece.len <= old.size());
+                        now += old.substr(piece.from, piece.len);
+                    } else {
+                        now += piece.text;
+                    }
+                }
+                text_globals[soc] = now;
+                bodies[soc] = ps->body;
+            }
+            text_state = assemble_record(patch.packages, old_head->soc_stamps, bodies);
+            REQUIRE(text_globals == merge_indexes(installed));
+            REQUIRE(canonical_record(text_state) == canonical_record(text));
+            // The shadow report read off the text: every line that hides another provider.
+            auto new_head = parse_record(text_state, {}, RecordBody::skip);
+            REQUIRE(new_head);
+            std::set<std::tuple<std::string, std::string, std::string, std::vector<std::string>>>
+                shadows, expected;
+            for (auto& l : record_shadows(*new_head, rec.order()))
+                shadows.emplace(l.soc, l.op, l.key, l.providers);
+            for (const auto& [soc, ops] : rec.socs)
+                for (const auto& [op, lines] : ops)
+                    for (const auto& l : lines) {
+                        if (l.hidden.empty())
+                            continue;
+                        std::vector<std::string> providers;
+                        for (auto h : l.hidden)
+                            providers.push_back(rec.packages[h].name);
+                        providers.push_back(rec.packages[l.pkg].name);
+                        expected.emplace(soc, op, std::string(l.key), providers);
+                    }
+            REQUIRE(shadows == expected);
             auto globals = rendered(rec);
             auto back = parse_record(text, [&](const std::string& soc) {
                 return std::optional<std::string>(globals.at(soc));

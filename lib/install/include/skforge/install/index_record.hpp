@@ -11,6 +11,7 @@
 // not match that state is rebuilt from the packages, and a missing or damaged record is too.
 
 #include "skforge/install/index_text.hpp"
+#include "skforge/install/safe_fs.hpp"
 
 #include <cstdint>
 #include <deque>
@@ -30,10 +31,15 @@ struct RecordLine {
     std::uint32_t pkg;     ///< the winner, as its position in the record's order
     std::uint32_t idx;     ///< where the winner's entry is in its own list for this OpType
     std::vector<std::uint32_t> hidden; ///< the other providers, oldest first
+    std::uint32_t len = 0;             ///< the size of `text` (kept when the text is not read)
 };
 
 /// One installed package as the record knows it.
 struct RecordPackage {
+    /// What the record's lines call it: numbers that rise along the install order, kept while
+    /// the package stays installed, so a change rewrites only the lines it touches (a full
+    /// build numbers the packages 0, 1, ...; an install takes the last number plus one).
+    std::uint32_t seq = 0;
     std::string name;
     std::string stamp;             ///< what its index files and manifest looked like (stat)
     std::vector<std::string> socs; ///< the SoCs it has an index file for
@@ -50,6 +56,9 @@ struct IndexRecord {
     /// Per SoC, the global index text parse_record paired the lines with (in `store`): a line
     /// taken from it is followed there by its ",\n", so rendering writes runs of it whole.
     std::map<std::string, std::string_view> globals;
+    /// Per SoC, its lines of the record text (its "b" line to its last entry line, each with its
+    /// newline): what parse_record with RecordBody::skip leaves unparsed for patch_record.
+    std::map<std::string, std::string_view> bodies;
 
     /// The order the record describes.
     std::vector<std::string> order() const;
@@ -93,5 +102,50 @@ std::optional<IndexRecord>
 parse_record(std::string text,
              const std::function<std::optional<std::string>(const std::string&)>& global,
              RecordBody body = RecordBody::read, RecordDigest digest = RecordDigest::check);
+
+/// What patch_record writes for one SoC it touches.
+struct PatchedSoc {
+    std::string body;              ///< its lines of the new record (IndexRecord::bodies' form)
+    std::vector<FilePiece> global; ///< its new global index: ranges of the old one, and text
+    std::uint64_t old_size = 0;    ///< the size the old global index has, by the record
+    bool has_old = false;          ///< whether the record had this SoC (and so an old index)
+};
+
+/// apply_change done on the record's text, for a record parsed with RecordBody::skip: the
+/// entry lines are walked once per SoC the change touches, those it does not touch are kept as
+/// they are in the text, and each global index comes out as ranges of the old one (whose
+/// offsets the lines' lengths give) around the entries that change, so that the cost of an
+/// install or uninstall is the package's, not the tree's (issue 22). The result, assembled by
+/// assemble_record, is serialize_record of apply_change's record. Throws when the record's text
+/// does not hold together.
+struct RecordPatch {
+    std::vector<RecordPackage> packages;                   ///< the new order
+    std::map<std::string, std::optional<PatchedSoc>> socs; ///< touched; nullopt: gone
+    std::deque<std::string> store;                         ///< text the pieces point into
+};
+RecordPatch patch_record(const IndexRecord& head, const std::string& name,
+                         const PackageIndex* index, const IndexLoader& load);
+
+/// The text of a record of `packages`, `soc_stamps` and, per SoC, its lines (`bodies`, in the
+/// form IndexRecord::bodies has them), with its digest.
+std::string assemble_record(const std::vector<RecordPackage>& packages,
+                            const std::map<std::string, std::string>& soc_stamps,
+                            const std::map<std::string, std::string_view>& bodies);
+
+/// A record's text with its packages renumbered 0, 1, ... (what a full build writes): two
+/// records describe the same state when their canonical texts are equal. nullopt when `text`
+/// is not a record.
+std::optional<std::string> canonical_record(const std::string& text);
+
+/// The lines of `head`'s record won by one of the packages named in `winners` that hide another
+/// provider: (soc, op, key, providers oldest first, the winner last), from the text.
+struct ShadowLine {
+    std::string soc;
+    std::string op;
+    std::string key;
+    std::vector<std::string> providers;
+};
+std::vector<ShadowLine> record_shadows(const IndexRecord& head,
+                                       const std::vector<std::string>& winners);
 
 } // namespace skforge::install

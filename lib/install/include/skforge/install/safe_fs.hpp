@@ -63,6 +63,20 @@ using Pieces = std::function<void(const std::function<void(std::string_view)>& e
 void write_file_at(const Dir& dir, const std::string& name, std::uint64_t size,
                    const Pieces& pieces, mode_t mode, Sync sync = Sync::yes);
 
+/// One piece of what write_file_from writes: `text`, or when `len` is not 0, the `len` bytes at
+/// offset `from` of the file it copies from.
+struct FilePiece {
+    std::string_view text;
+    std::uint64_t from = 0;
+    std::uint64_t len = 0;
+};
+
+/// write_file_at of the pieces, ranges of the file open at `source` copied by the kernel
+/// (copy_file_range; read and written where it cannot): the global index rewritten from the old
+/// one, whose 15 MB at fleet scale never pass through this process.
+void write_file_from(const Dir& dir, const std::string& name, int source,
+                     const std::vector<FilePiece>& pieces, mode_t mode, Sync sync = Sync::yes);
+
 /// True for the names write_file_at gives its temporaries (`.<name>.tmp.<pid>`): what a killed
 /// process leaves behind, never a file anyone else owns in skforge's directories.
 bool is_temporary_name(std::string_view name);
