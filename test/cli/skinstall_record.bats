@@ -152,3 +152,23 @@ same_as_rebuild() {
     [ "$status" -eq 0 ]
     [[ "$output" != *"out of date"* ]]
 }
+
+@test "an install reads no other package's index: one edited with its stamp kept (touch -r) is not seen until verify" {
+    mkpkg a 1 1 2
+    mkpkg b 1 2
+    mkpkg c 1 3
+    mkdir root
+    "$SKINSTALL" install a-1.run b-1.run --install-path "$W/root" -q
+    idx=root/$AI/a/config/soc/binary_info_config.json
+    cp -p "$idx" saved
+    # The same size, the same mtime: the stamp cannot tell (installer.md, "What a stamp cannot
+    # see"); the install merges from the record and so keeps a's entries as they were.
+    sed -i 's/Add\/1/Add\/9/' "$idx"
+    touch -r saved "$idx"
+    "$SKINSTALL" install c-1.run --install-path "$W/root" -q
+    grep -q '"simplifiedKey":"Add/1"' "root/$IDX"
+    ! grep -q '"simplifiedKey":"Add/9"' "root/$IDX"
+    # verify compares by content and says so; --fix rebuilds from the packages.
+    run "$SKINSTALL" verify --install-path "$W/root"
+    [ "$status" -ne 0 ]
+}

@@ -333,25 +333,25 @@ void prove(const Dir& ai, const Dir& config, const std::string& except) {
 // while both still hold, the file is that text, so the next commit of the same command and the
 // shadow report take it from memory instead of reading and hashing 3.5 MB again (filling a tree
 // with 499 packages in one command commits 499 times).
+// The text read under the lock (and found to describe the tree) is kept the same way.
 struct Written {
     std::uint64_t generation;
     std::string ai;
     std::string record_stamp;
-    std::string text;
+    std::shared_ptr<const std::string> text;
 };
 std::optional<Written> g_written;
 
-const std::string* written_text(const Dir& ai, const Dir& config) {
+std::shared_ptr<const std::string> written_text(const Dir& ai, const Dir& config) {
     if (g_written && g_written->generation == TreeLock::generation() && g_written->ai == ai.path &&
         g_written->record_stamp == record_stamp(config))
-        return &g_written->text;
+        return g_written->text;
     g_written.reset();
     return nullptr;
 }
 
-void keep_written(const InstallTree& tree, const Dir& config, std::string text) {
-    g_written =
-        Written{TreeLock::generation(), tree.ai_core().path, record_stamp(config), std::move(text)};
+void keep_written(const Dir& ai, const Dir& config, std::shared_ptr<const std::string> text) {
+    g_written = Written{TreeLock::generation(), ai.path, record_stamp(config), std::move(text)};
 }
 
 // Whether `rec` describes the tree: config.ini, the top files and every global index are what
@@ -397,21 +397,22 @@ std::optional<IndexRecord> load_record(const InstallTree& tree, const std::strin
             return std::nullopt;
         // The text this process wrote, or one whose digest it checked, still the same file
         // under the same lock, is not hashed again.
-        std::optional<std::string> text;
-        RecordDigest digest = RecordDigest::check;
-        if (const std::string* w = written_text(tree.ai_core(), *config)) {
-            text = *w;
-            digest = RecordDigest::known;
-        } else {
-            if (proven(tree.ai_core(), *config, except))
-                digest = RecordDigest::known;
-            text = read_file_at(*config, k_record_file, k_record_max);
+        auto text = written_text(tree.ai_core(), *config);
+        bool read = !text;
+        RecordDigest digest = RecordDigest::known;
+        if (read) {
+            if (!proven(tree.ai_core(), *config, except))
+                digest = RecordDigest::check;
+            auto file = read_file_at(*config, k_record_file, k_record_max);
+            if (!file)
+                return std::nullopt;
+            text = std::make_shared<const std::string>(std::move(*file));
         }
-        if (!text)
-            return std::nullopt;
-        auto rec = parse_record(std::move(*text), {}, body, digest);
+        auto rec = parse_record(text, {}, body, digest);
         if (!rec || !describes(tree.ai_core(), *config, *rec, except))
             return std::nullopt;
+        if (read)
+            keep_written(tree.ai_core(), *config, std::move(text));
         return rec;
     } catch (const Error&) {
         return std::nullopt; // unreadable: rebuilt like a missing one
@@ -468,7 +469,7 @@ void write_outputs(const InstallTree& tree, IndexRecord&& rec, const std::vector
     if (std::none_of(rec.packages.begin(), rec.packages.end(),
                      [](const RecordPackage& p) { return p.damaged; })) {
         prove(tree.ai_core(), config, "");
-        keep_written(tree, config, std::move(text));
+        keep_written(tree.ai_core(), config, std::make_shared<const std::string>(std::move(text)));
     } else {
         g_proven.reset();
     }
@@ -517,7 +518,7 @@ bool write_patch(const InstallTree& tree, const IndexRecord& head, RecordPatch&&
     write_file_at(config, k_record_file, text, tree.modes().file(0644), Sync::no);
     // Every package's stamp was proven (describes) or taken just now, under the lock.
     prove(tree.ai_core(), config, "");
-    keep_written(tree, config, std::move(text));
+    keep_written(tree.ai_core(), config, std::make_shared<const std::string>(std::move(text)));
     return true;
 }
 

@@ -17,6 +17,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -53,6 +54,9 @@ struct IndexRecord {
     std::map<std::string, std::string> soc_stamps; ///< the global index of each SoC (stat)
     std::map<std::string, std::map<std::string, std::vector<RecordLine>>> socs;
     std::deque<std::string> store; ///< the text the views point into
+    /// The record's text, which parse_record's views point into: shared, so that a process
+    /// keeps one copy of it however many of its commands read it.
+    std::shared_ptr<const std::string> text;
     /// Per SoC, the global index text parse_record paired the lines with (in `store`): a line
     /// taken from it is followed there by its ",\n", so rendering writes runs of it whole.
     std::map<std::string, std::string_view> globals;
@@ -86,7 +90,7 @@ std::string render_soc(const IndexRecord& record, const std::string& soc);
 std::uint64_t render_soc_pieces(const IndexRecord& record, const std::string& soc,
                                 const std::function<void(std::string_view)>& piece);
 
-/// The record as the text of static_kernel.keys (ending in its own SHA-256).
+/// The record as the text of static_kernel.keys (ending in its own CRC-32).
 std::string serialize_record(const IndexRecord& record);
 
 /// Parses static_kernel.keys (the text is kept in the record, not copied); `global(soc)` gives
@@ -100,6 +104,10 @@ enum class RecordBody { read, skip };
 enum class RecordDigest { check, known };
 std::optional<IndexRecord>
 parse_record(std::string text,
+             const std::function<std::optional<std::string>(const std::string&)>& global,
+             RecordBody body = RecordBody::read, RecordDigest digest = RecordDigest::check);
+std::optional<IndexRecord>
+parse_record(std::shared_ptr<const std::string> text,
              const std::function<std::optional<std::string>(const std::string&)>& global,
              RecordBody body = RecordBody::read, RecordDigest digest = RecordDigest::check);
 
