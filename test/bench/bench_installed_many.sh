@@ -9,7 +9,8 @@
 # (the parser CANN's runtime uses; test/bench/index_parse.cpp) and, as fast parsers, Python's
 # json and orjson (when installed).
 #   test/bench/bench_installed_many.sh [N] [K] [REPS]      (default 60 200 5)
-# SKC and SKINSTALL may point at a build (default: bench_build's release build).
+# SKC and SKINSTALL may point at a build (default: bench_build's release build). BENCH_FS=ext4
+# (root) puts the packages and the trees on a fresh journaled ext4 (common.sh, bench_workdir).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 N=${1:-60}
@@ -17,8 +18,9 @@ K=${2:-200}
 REPS=${3:-5}
 . test/bench/common.sh
 if [ -z "${SKC:-}" ] || [ -z "${SKINSTALL:-}" ]; then bench_build; fi
-W=$(mktemp -d "${TMPDIR:-/var/tmp}/skforge-bench-XXXXXX")
-trap 'rm -rf "$W"' EXIT
+# Room for the N package trees (two files of 4 KiB a kernel), later the full tree, and the
+# packages.
+bench_workdir $((N * K * 24 / 1024 + 1024)) $((N * (2 * K + 8) * 2 + 8192))
 export SOURCE_DATE_EPOCH=0
 
 # The N package trees, written by one python process, then packed.
@@ -55,6 +57,7 @@ cfg=$W/full/opp/static_kernel/ai_core/config
 index_size=$(stat -c %s "$cfg/ascend910b/binary_info_config.json")
 keys_size=$(stat -c %s "$cfg/static_kernel.keys" 2>/dev/null || echo "(none)")
 echo "$N packages x $K kernels (4 KiB objects, distinct keys); $(nproc) cores; median of $REPS runs, in turns; sync before each."
+echo "Trees on $W_FS."
 echo
 echo "| operation | empty tree | $((N - 1)) / $N installed | ratio |"
 echo "|---|---|---|---|"

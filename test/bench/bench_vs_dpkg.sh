@@ -9,15 +9,17 @@
 #   verify:  skinstall verify X              vs  dpkg --root R --verify x
 # The two tools take turns run by run; each number is the median of REPS runs; sync before each.
 #   test/bench/bench_vs_dpkg.sh [MiB] [REPS]          (default 256 5)
-# SKC and SKINSTALL may point at a build (default: bench_build's release build).
+# SKC and SKINSTALL may point at a build (default: bench_build's release build). BENCH_FS=ext4
+# (root) puts the payload and both roots on a fresh journaled ext4 (common.sh, bench_workdir).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 MB=${1:-256}
 REPS=${2:-5}
 . test/bench/common.sh
 if [ -z "${SKC:-}" ] || [ -z "${SKINSTALL:-}" ]; then bench_build; fi
-W=$(mktemp -d "${TMPDIR:-/var/tmp}/skforge-bench-XXXXXX")
-trap 'rm -rf "$W"' EXIT
+# Room for the tree, the two packages of each tool and, at the peak, the skinstall root with
+# version 2 beside dpkg's with both versions; a file of the payload is at least 8 KiB.
+bench_workdir $((MB * 10 + 1024)) $((MB * 128 * 5 + 8192))
 export SOURCE_DATE_EPOCH=0
 bench_payload "$W/tree" "$MB"
 cd "$W"
@@ -61,12 +63,16 @@ done
     fresh_dpkg && dp -i bench_1.deb && dp -i bench_2.deb && dp --verify bench-kernels
 } >/dev/null
 [ "$(dp -s bench-kernels | sed -n 's/^Version: //p')" = 2 ]
+# Both installed onto the file system the header names.
+[ "$(stat -c %d "$W/sk/opp/static_kernel/ai_core/bench_kernels/soc" \
+    "$W/dp/opt/static_kernel/bench_kernels/soc" | sort -u)" = "$(stat -c %d "$W")" ]
 dp -r bench-kernels >/dev/null && [ ! -e "$W/dp/opt/static_kernel/bench_kernels" ]
 
 m() { printf '%s\n' $1 | median; }
 ratio() { echo "scale=2; $1 / $2" | bc -l; }
 echo "Payload: $files ELF objects, $((total / 1048576)) MiB; gzip level 1 on both; $(nproc) cores;"
 echo "median of $REPS runs taken in turns; sync before each timed run. $(dpkg --version | head -1)."
+echo "Payload and both roots on $W_FS."
 echo
 echo "| step | skinstall | dpkg | skinstall / dpkg |"
 echo "|---|---|---|---|"
