@@ -181,6 +181,44 @@ std::optional<Problem> check_entry(const Dir& pkg, const ManifestEntry& e, const
     return std::nullopt;
 }
 
+// check_entry's answer for a file that keeps the stamp it was staged with, from one fstatat in
+// its directory (opened beneath the package, following no link, and kept for the next file of
+// the same directory) instead of an open, an fstat and a close: an uninstall checks each of the
+// package's 4,079 files. False whenever anything differs, for check_entry to say what.
+class StampCheck {
+  public:
+    bool holds(const Dir& pkg, const ManifestEntry& e, const Modes& modes,
+               const std::string& trusted) {
+        if (e.type != EntryType::file)
+            return false;
+        auto slash = e.path.rfind('/');
+        std::string parent = slash == std::string::npos ? "" : e.path.substr(0, slash);
+        try {
+            if (!m_dir || parent != m_parent) {
+                m_dir.reset();
+                m_parent = parent;
+                if (parent.empty())
+                    return false; // a file at the top: rare, check_entry does it
+                m_dir = open_dir_beneath(pkg, parent);
+            }
+        } catch (const Error&) {
+            m_dir.reset();
+            return false;
+        }
+        if (!m_dir)
+            return false;
+        std::string base = e.path.substr(slash + 1);
+        struct stat st {};
+        return ::fstatat(m_dir->fd.get(), base.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+               S_ISREG(st.st_mode) && (st.st_mode & 07777) == modes.entry(false, e.mode) &&
+               static_cast<std::uint64_t>(st.st_size) == e.size && file_stamp(st) == trusted;
+    }
+
+  private:
+    std::string m_parent;
+    std::optional<Dir> m_dir;
+};
+
 // The modes the package directory says it was installed with; an unknown mode is a problem
 // and the entries are then judged by a root install's modes.
 Modes package_modes(const Dir& pkg, std::vector<Problem>& problems) {
@@ -507,10 +545,14 @@ InstalledPackage check_installed(const InstallTree& tree, const std::string& nam
         progress->begin("verifying " + name, m->unpacked_size());
     support::on_threads(support::cores(), [&](unsigned thread) {
         std::vector<std::uint8_t> buf(1u << 20);
+        StampCheck quick;
         for (std::size_t i = next++; i < entries.size(); i = next++) {
             auto trusted = stamps.find(entries[i].path);
-            found[i] = check_entry(*dir, entries[i], modes, buf,
-                                   trusted == stamps.end() ? nullptr : &trusted->second);
+            if (trusted != stamps.end() && quick.holds(*dir, entries[i], modes, trusted->second))
+                found[i] = std::nullopt;
+            else
+                found[i] = check_entry(*dir, entries[i], modes, buf,
+                                       trusted == stamps.end() ? nullptr : &trusted->second);
             done += entries[i].size;
             if (progress && thread == 0) // one thread draws, so the bar needs no lock
                 progress->update(done);

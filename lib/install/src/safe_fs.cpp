@@ -209,12 +209,9 @@ void require_writable_tree(const Dir& dir, int depth) {
         throw Error(*why);
     if (depth <= 0)
         return;
-    for (const auto& name : list_dir(dir)) {
-        auto st = stat_at(dir, name);
-        if (st && S_ISDIR(st->st_mode))
-            if (auto sub = open_dir_beneath(dir, name))
-                require_writable_tree(*sub, depth - 1);
-    }
+    for (const auto& name : support::list_subdirectories(dir.fd.get(), dir.path))
+        if (auto sub = open_dir_beneath(dir, name))
+            require_writable_tree(*sub, depth - 1);
 }
 
 std::optional<struct stat> stat_at(const Dir& dir, const std::string& name) {

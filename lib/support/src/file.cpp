@@ -222,6 +222,34 @@ std::vector<std::string> list_directory(int dir_fd, const std::string& path) {
     return names;
 }
 
+std::vector<std::string> list_subdirectories(int dir_fd, const std::string& path) {
+    int dup = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR* d = dup < 0 ? nullptr : ::fdopendir(dup);
+    if (d == nullptr) {
+        int err = errno;
+        if (dup >= 0)
+            ::close(dup);
+        throw io_error("cannot list", path, err);
+    }
+    std::vector<std::string> names;
+    while (dirent* e = ::readdir(d)) {
+        std::string n = e->d_name;
+        if (n == "." || n == "..")
+            continue;
+        bool dir = e->d_type == DT_DIR;
+        if (e->d_type == DT_UNKNOWN) {
+            struct stat st {};
+            dir =
+                ::fstatat(dir_fd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+        }
+        if (dir)
+            names.push_back(std::move(n));
+    }
+    ::closedir(d);
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
 void fsync_directory(const std::string& dir) {
     int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)

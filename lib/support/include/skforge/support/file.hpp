@@ -103,6 +103,11 @@ void write_all(int fd, std::string_view text, std::string_view path);
 /// messages.
 std::vector<std::string> list_directory(int dir_fd, const std::string& path);
 
+/// The names of list_directory that are directories (not links to one), from the type readdir
+/// gives, with an fstatat only where the file system gives none: a walk down a package of
+/// 4,079 files needs its 65 directories, not a stat of every file.
+std::vector<std::string> list_subdirectories(int dir_fd, const std::string& path);
+
 /// fsyncs the directory at `dir` so a rename inside it is durable.
 void fsync_directory(const std::string& dir);
 
