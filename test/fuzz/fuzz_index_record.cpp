@@ -20,8 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                     "Mul":{"staticList":[{"binPath":"fz/soc/a.o"}]}})")}};
     static const install::SocIndex other = install::scan_index_text(
         R"({"Add":{"staticList":[{"simplifiedKey":"Add/1","binPath":"o/soc/a.o"}]}})");
-    install::IndexLoader load = [](const std::string&, const std::string& soc)
-        -> const install::SocIndex& {
+    install::IndexLoader load = [](const std::string&,
+                                   const std::string& soc) -> const install::SocIndex& {
         if (soc != "soc")
             throw support::Error("no index for " + soc);
         return other;
@@ -38,8 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         for (const auto& name : names)
             for (bool stays : {false, true}) {
                 try {
-                    auto patch =
-                        install::patch_record(*head, name, stays ? &fresh : nullptr, load);
+                    auto patch = install::patch_record(*head, name, stays ? &fresh : nullptr, load);
                     std::map<std::string, std::string_view> bodies = head->bodies;
                     for (const auto& [soc, ps] : patch.socs) {
                         if (!ps) {
