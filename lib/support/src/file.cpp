@@ -201,7 +201,12 @@ void write_all(int fd, std::string_view text, std::string_view path) {
     write_all(fd, std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()), path);
 }
 
-std::vector<std::string> list_directory(int dir_fd, const std::string& path) {
+namespace {
+
+// The names in the directory open at `dir_fd` (without "." and ".."), sorted, of the entries
+// `keep` takes (readdir's entry, with its name).
+template <class Keep>
+std::vector<std::string> read_directory(int dir_fd, const std::string& path, Keep keep) {
     // fdopendir takes ownership, so it gets its own descriptor of the same directory.
     int dup = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR* d = dup < 0 ? nullptr : ::fdopendir(dup);
@@ -214,7 +219,7 @@ std::vector<std::string> list_directory(int dir_fd, const std::string& path) {
     std::vector<std::string> names;
     while (dirent* e = ::readdir(d)) {
         std::string n = e->d_name;
-        if (n != "." && n != "..")
+        if (n != "." && n != ".." && keep(*e, n))
             names.push_back(std::move(n));
     }
     ::closedir(d);
@@ -222,32 +227,19 @@ std::vector<std::string> list_directory(int dir_fd, const std::string& path) {
     return names;
 }
 
+} // namespace
+
+std::vector<std::string> list_directory(int dir_fd, const std::string& path) {
+    return read_directory(dir_fd, path, [](const dirent&, const std::string&) { return true; });
+}
+
 std::vector<std::string> list_subdirectories(int dir_fd, const std::string& path) {
-    int dup = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    DIR* d = dup < 0 ? nullptr : ::fdopendir(dup);
-    if (d == nullptr) {
-        int err = errno;
-        if (dup >= 0)
-            ::close(dup);
-        throw io_error("cannot list", path, err);
-    }
-    std::vector<std::string> names;
-    while (dirent* e = ::readdir(d)) {
-        std::string n = e->d_name;
-        if (n == "." || n == "..")
-            continue;
-        bool dir = e->d_type == DT_DIR;
-        if (e->d_type == DT_UNKNOWN) {
-            struct stat st {};
-            dir =
-                ::fstatat(dir_fd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
-        }
-        if (dir)
-            names.push_back(std::move(n));
-    }
-    ::closedir(d);
-    std::sort(names.begin(), names.end());
-    return names;
+    return read_directory(dir_fd, path, [&](const dirent& e, const std::string& n) {
+        if (e.d_type != DT_UNKNOWN)
+            return e.d_type == DT_DIR;
+        struct stat st {};
+        return ::fstatat(dir_fd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+    });
 }
 
 void fsync_directory(const std::string& dir) {
