@@ -451,24 +451,15 @@ void copy_range(int source, std::uint64_t from, std::uint64_t len, int fd,
             throw Error("cannot copy into '" + shown + "': the file it is copied from is shorter");
         len -= static_cast<std::uint64_t>(n);
     }
-    std::vector<char> buf(len > 0 ? std::min<std::uint64_t>(len, 1u << 20) : 0);
+    std::vector<std::uint8_t> buf(len > 0 ? std::min<std::uint64_t>(len, 1u << 20) : 0);
     while (len > 0) {
-        ssize_t n = ::pread(source, buf.data(), std::min<std::uint64_t>(len, buf.size()), off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            throw Error("cannot copy into '" + shown + "': " +
-                        (n == 0 ? "the file it is copied from is shorter" : std::strerror(errno)));
-        for (ssize_t done = 0; done < n;) {
-            ssize_t w = ::write(fd, buf.data() + done, static_cast<std::size_t>(n - done));
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w < 0)
-                throw support::io_error("cannot write", shown, errno);
-            done += w;
-        }
-        off += n;
-        len -= static_cast<std::uint64_t>(n);
+        std::span<std::uint8_t> chunk(buf.data(), std::min<std::uint64_t>(len, buf.size()));
+        std::size_t n = support::pread_full(source, chunk, static_cast<std::uint64_t>(off), shown);
+        if (n < chunk.size())
+            throw Error("cannot copy into '" + shown + "': the file it is copied from is shorter");
+        support::write_all(fd, chunk, shown);
+        off += static_cast<off64_t>(n);
+        len -= n;
     }
 }
 
