@@ -10,6 +10,7 @@
 #include <cstring>
 #include <libdeflate.h>
 #include <limits>
+#include <ranges>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -356,6 +357,35 @@ std::string joined(const std::vector<std::string>& items) {
     return out.empty() ? "-" : out;
 }
 
+// The numbers of a hidden field: "-" for none.
+template <class Seqs> void append_seqs(std::string& out, const Seqs& seqs) {
+    bool first = true;
+    for (std::uint32_t v : seqs) {
+        if (!first)
+            out.push_back(',');
+        append_number(out, v);
+        first = false;
+    }
+    if (first)
+        out.push_back('-');
+}
+
+// An "e" line, the one writer of what parse_text_line reads.
+template <class Seqs>
+void append_entry(std::string& out, std::uint32_t seq, std::uint32_t idx, const Seqs& hidden,
+                  std::uint32_t len, std::string_view key) {
+    out.append("e\t");
+    append_number(out, seq);
+    out.push_back('\t');
+    append_number(out, idx);
+    out.push_back('\t');
+    append_seqs(out, hidden);
+    out.push_back('\t');
+    append_number(out, len);
+    out.push_back('\t');
+    out.append(key).push_back('\n');
+}
+
 // The magic line, the packages' and the global indexes' lines.
 void append_head(std::string& out, const std::vector<RecordPackage>& packages,
                  const std::map<std::string, std::string>& soc_stamps) {
@@ -398,24 +428,11 @@ std::string serialize_record(const IndexRecord& r) {
         for (const auto& [op, lines] : ops) {
             out += "o\t" + std::to_string(lines.size()) + "\t" + op + "\n";
             // One entry a line, appended in place (100,000 lines at fleet scale: no temporaries).
-            for (const auto& l : lines) {
-                out.append("e\t");
-                append_number(out, r.packages[l.pkg].seq);
-                out.push_back('\t');
-                append_number(out, l.idx);
-                out.push_back('\t');
-                if (l.hidden.empty())
-                    out.push_back('-');
-                for (std::size_t k = 0; k < l.hidden.size(); ++k) {
-                    if (k > 0)
-                        out.push_back(',');
-                    append_number(out, r.packages[l.hidden[k]].seq);
-                }
-                out.push_back('\t');
-                append_number(out, l.len);
-                out.push_back('\t');
-                out.append(l.key).append("\n");
-            }
+            for (const auto& l : lines)
+                append_entry(out, r.packages[l.pkg].seq, l.idx,
+                             l.hidden | std::views::transform(
+                                            [&](std::uint32_t h) { return r.packages[h].seq; }),
+                             l.len, l.key);
         }
     }
     append_digest(out);
@@ -477,20 +494,6 @@ std::vector<std::string> split_commas(std::string_view s) {
     }
 }
 
-// `line`'s next tab-separated field (the rest when `last`); false when there is no tab.
-bool next_field(std::string_view& line, std::string_view& field, bool last = false) {
-    if (last) {
-        field = line;
-        return true;
-    }
-    auto tab = line.find('\t');
-    if (tab == std::string_view::npos)
-        return false;
-    field = line.substr(0, tab);
-    line.remove_prefix(tab + 1);
-    return true;
-}
-
 // The position in the record's order of the package numbered `seq` (the numbers rise along
 // it); false when no package has that number.
 bool rank_of(const std::vector<std::uint32_t>& seqs, std::uint32_t seq, std::uint32_t& rank) {
@@ -501,28 +504,90 @@ bool rank_of(const std::vector<std::uint32_t>& seqs, std::uint32_t seq, std::uin
     return true;
 }
 
-// An "e" line, without allocating (the record has one a kernel): its package numbers become
+// One "e" line of the record's text, its fields as views.
+struct TextLine {
+    std::string_view raw; ///< without its newline
+    std::uint32_t seq = 0;
+    std::uint32_t idx = 0;
+    std::string_view hidden; ///< "-" or seqs joined by ','
+    std::uint32_t len = 0;
+    std::string_view key;
+};
+
+// A decimal number of at most 32 bits and the tab after it; `p` moves past the tab.
+bool number_then_tab(const char*& p, const char* end, std::uint32_t& v) {
+    const char* start = p;
+    std::uint64_t x = 0;
+    while (p < end && *p >= '0' && *p <= '9' && p - start < 10)
+        x = x * 10 + static_cast<std::uint64_t>(*p++ - '0');
+    if (p == start || p == end || *p != '\t' || x > std::numeric_limits<std::uint32_t>::max())
+        return false;
+    ++p;
+    v = static_cast<std::uint32_t>(x);
+    return true;
+}
+
+// An "e" line, by hand: patch_record reads 100,000 of them per change, and this is most of its
+// time.
+bool parse_text_line(std::string_view raw, TextLine& l) {
+    l.raw = raw;
+    const char* p = raw.data();
+    const char* end = p + raw.size();
+    if (raw.size() < 2 || p[0] != 'e' || p[1] != '\t')
+        return false;
+    p += 2;
+    if (!number_then_tab(p, end, l.seq) || !number_then_tab(p, end, l.idx))
+        return false;
+    const char* hidden = p;
+    while (p < end && *p != '\t')
+        ++p;
+    if (p == end || p == hidden)
+        return false;
+    l.hidden = std::string_view(hidden, static_cast<std::size_t>(p - hidden));
+    ++p;
+    if (!number_then_tab(p, end, l.len))
+        return false;
+    l.key = std::string_view(p, static_cast<std::size_t>(end - p));
+    return true;
+}
+
+// The numbers of a hidden field ("-" or numbers joined by ','), into `out`.
+bool parse_seqs(std::string_view hidden, std::vector<std::uint32_t>& out) {
+    out.clear();
+    if (hidden == "-")
+        return true;
+    for (;;) {
+        auto c = hidden.find(',');
+        std::uint32_t v = 0;
+        if (!number(hidden.substr(0, c), v))
+            return false;
+        out.push_back(v);
+        if (c == std::string_view::npos)
+            return true;
+        hidden.remove_prefix(c + 1);
+    }
+}
+
+std::vector<std::uint32_t> seq_list(std::string_view hidden) {
+    std::vector<std::uint32_t> out;
+    if (!parse_seqs(hidden, out))
+        throw support::Error("the per-key record has a malformed entry line");
+    return out;
+}
+
+// An "e" line of the model (allocating only for hidden providers): its package numbers become
 // positions in the order.
 bool parse_entry(std::string_view line, const std::vector<std::uint32_t>& seqs, RecordLine& l) {
-    std::string_view tag, pkg, idx, hidden, len, key;
-    std::uint32_t seq = 0;
-    if (!next_field(line, tag) || !next_field(line, pkg) || !next_field(line, idx) ||
-        !next_field(line, hidden) || !next_field(line, len) || !next_field(line, key, true) ||
-        tag != "e" || !number(pkg, seq) || !rank_of(seqs, seq, l.pkg) || !number(idx, l.idx) ||
-        !number(len, l.len))
+    TextLine t;
+    if (!parse_text_line(line, t) || !rank_of(seqs, t.seq, l.pkg) ||
+        !parse_seqs(t.hidden, l.hidden))
         return false;
-    if (hidden != "-")
-        for (;;) {
-            auto c = hidden.find(',');
-            std::uint32_t v = 0;
-            if (!number(hidden.substr(0, c), seq) || !rank_of(seqs, seq, v))
-                return false;
-            l.hidden.push_back(v);
-            if (c == std::string_view::npos)
-                break;
-            hidden.remove_prefix(c + 1);
-        }
-    l.key = key;
+    for (auto& h : l.hidden)
+        if (!rank_of(seqs, h, h))
+            return false;
+    l.key = t.key;
+    l.idx = t.idx;
+    l.len = t.len;
     return true;
 }
 
@@ -668,94 +733,6 @@ constexpr std::string_view k_close = "}\n";
 constexpr std::string_view k_op_open = "\":{\"staticList\":[\n"; // after `"<op>`
 constexpr std::string_view k_op_close_more = "]},\n";
 constexpr std::string_view k_op_close_last = "]}\n";
-
-// One "e" line of the record's text, its fields as views.
-struct TextLine {
-    std::string_view raw; ///< without its newline
-    std::uint32_t seq = 0;
-    std::uint32_t idx = 0;
-    std::string_view hidden; ///< "-" or seqs joined by ','
-    std::uint32_t len = 0;
-    std::string_view key;
-};
-
-// A decimal number of at most 32 bits and the tab after it; `p` moves past the tab.
-bool number_then_tab(const char*& p, const char* end, std::uint32_t& v) {
-    const char* start = p;
-    std::uint64_t x = 0;
-    while (p < end && *p >= '0' && *p <= '9' && p - start < 10)
-        x = x * 10 + static_cast<std::uint64_t>(*p++ - '0');
-    if (p == start || p == end || *p != '\t' || x > std::numeric_limits<std::uint32_t>::max())
-        return false;
-    ++p;
-    v = static_cast<std::uint32_t>(x);
-    return true;
-}
-
-// An "e" line, by hand: patch_record reads 100,000 of them twice per change, and this is most
-// of its time.
-bool parse_text_line(std::string_view raw, TextLine& l) {
-    l.raw = raw;
-    const char* p = raw.data();
-    const char* end = p + raw.size();
-    if (raw.size() < 2 || p[0] != 'e' || p[1] != '\t')
-        return false;
-    p += 2;
-    if (!number_then_tab(p, end, l.seq) || !number_then_tab(p, end, l.idx))
-        return false;
-    const char* hidden = p;
-    while (p < end && *p != '\t')
-        ++p;
-    if (p == end || p == hidden)
-        return false;
-    l.hidden = std::string_view(hidden, static_cast<std::size_t>(p - hidden));
-    ++p;
-    if (!number_then_tab(p, end, l.len))
-        return false;
-    l.key = std::string_view(p, static_cast<std::size_t>(end - p));
-    return true;
-}
-
-std::vector<std::uint32_t> seq_list(std::string_view hidden) {
-    std::vector<std::uint32_t> out;
-    if (hidden == "-")
-        return out;
-    for (;;) {
-        auto c = hidden.find(',');
-        std::uint32_t v = 0;
-        if (!number(hidden.substr(0, c), v))
-            throw support::Error("the per-key record has a malformed entry line");
-        out.push_back(v);
-        if (c == std::string_view::npos)
-            return out;
-        hidden.remove_prefix(c + 1);
-    }
-}
-
-void append_seqs(std::string& out, const std::vector<std::uint32_t>& seqs) {
-    if (seqs.empty())
-        out.push_back('-');
-    for (std::size_t k = 0; k < seqs.size(); ++k) {
-        if (k > 0)
-            out.push_back(',');
-        append_number(out, seqs[k]);
-    }
-}
-
-void append_entry(std::string& out, std::uint32_t seq, std::uint32_t idx,
-                  const std::vector<std::uint32_t>& hidden, std::uint32_t len,
-                  std::string_view key) {
-    out.append("e\t");
-    append_number(out, seq);
-    out.push_back('\t');
-    append_number(out, idx);
-    out.push_back('\t');
-    append_seqs(out, hidden);
-    out.push_back('\t');
-    append_number(out, len);
-    out.push_back('\t');
-    out.append(key).push_back('\n');
-}
 
 // The pieces of a file being written: text, and ranges of the old file, adjacent ranges joined.
 struct PieceList {
