@@ -214,6 +214,19 @@ std::string mode_stamp(const std::optional<struct stat>& st) {
     return st ? std::to_string(st->st_mode) : "-";
 }
 
+// A package stamp is "<package dir>/<manifest.json>/<config/>" and, per SoC directory,
+// "/<soc>:<its dir>:<its index file>"; package_stamp and stamp_holds build it the same way.
+std::string stamp_head(const std::optional<struct stat>& dir,
+                       const std::optional<struct stat>& manifest,
+                       const std::optional<struct stat>& config) {
+    return mode_stamp(dir) + "/" + stat_stamp(manifest) + "/" + stat_stamp(config);
+}
+
+std::string stamp_soc(const std::string& soc, const std::optional<struct stat>& dir,
+                      const std::optional<struct stat>& index) {
+    return "/" + soc + ":" + mode_stamp(dir) + ":" + stat_stamp(index);
+}
+
 // What a package's contribution is read from, stamped: its directory, its manifest.json, its
 // config/ (whose mtime changes when a SoC directory comes or goes) and, for each SoC directory,
 // the directory and its index file; walked without following a symbolic link. nullopt when its
@@ -223,17 +236,16 @@ std::optional<std::string> package_stamp(const Dir& ai, const std::string& name)
         auto dir = open_dir_beneath(ai, name);
         if (!dir)
             return std::nullopt;
-        std::string out = mode_stamp(stat_at(ai, name)) + "/" +
-                          stat_stamp(stat_at(*dir, std::string(package::k_manifest_path))) + "/" +
-                          stat_stamp(stat_at(*dir, k_config_dir));
+        std::string out =
+            stamp_head(stat_at(ai, name), stat_at(*dir, std::string(package::k_manifest_path)),
+                       stat_at(*dir, k_config_dir));
         auto config = open_dir_beneath(*dir, k_config_dir);
         for (const auto& soc : config ? list_dir(*config) : std::vector<std::string>{}) {
             auto st = stat_at(*config, soc);
             if (!st || !S_ISDIR(st->st_mode) || package::check_soc_dir_name(soc))
                 continue;
             auto soc_dir = open_dir_beneath(*config, soc);
-            out += "/" + soc + ":" + mode_stamp(st) + ":" +
-                   stat_stamp(soc_dir ? stat_at(*soc_dir, k_index_file) : std::nullopt);
+            out += stamp_soc(soc, st, soc_dir ? stat_at(*soc_dir, k_index_file) : std::nullopt);
         }
         return out;
     } catch (const Error&) {
@@ -255,36 +267,24 @@ bool stamp_holds(const Dir& ai, const std::string& name, const std::string& stam
     };
     if (package::check_package_name(name))
         return false;
-    std::string base = name + "/";
-    std::string config = base + std::string(k_config_dir) + "/";
-    std::string out = mode_stamp(at(name)) + "/" +
-                      stat_stamp(at(base + std::string(package::k_manifest_path))) + "/" +
-                      stat_stamp(at(base + std::string(k_config_dir)));
-    // The SoC directories the stamp names, in its order.
-    std::string_view rest(stamp);
-    for (int k = 0; k < 3; ++k) {
-        auto slash = rest.find('/');
-        if (slash == std::string_view::npos) {
-            rest = {};
-            if (k < 2)
+    std::string config = name + "/" + std::string(k_config_dir);
+    std::string out =
+        stamp_head(at(name), at(name + "/" + std::string(package::k_manifest_path)), at(config));
+    // The SoC directories the stamp names, in its order: the name before the ':' of each of its
+    // '/'-separated fields after the first three.
+    std::size_t field = 0;
+    for (std::size_t from = 0; from <= stamp.size(); ++field) {
+        std::size_t to = std::min(stamp.find('/', from), stamp.size());
+        if (field >= 3) {
+            std::string soc = stamp.substr(from, std::min(stamp.find(':', from), to) - from);
+            if (package::check_soc_dir_name(soc))
                 return false;
-            break;
+            out += stamp_soc(soc, at(config + "/" + soc),
+                             at(config + "/" + soc + "/" + std::string(k_index_file)));
         }
-        rest.remove_prefix(slash + 1);
+        from = to + 1;
     }
-    while (!rest.empty()) {
-        auto colon = rest.find(':');
-        auto slash = rest.find('/');
-        if (colon == std::string_view::npos || colon > slash)
-            return false;
-        std::string soc(rest.substr(0, colon));
-        if (package::check_soc_dir_name(soc))
-            return false;
-        out += "/" + soc + ":" + mode_stamp(at(config + soc)) + ":" +
-               stat_stamp(at(config + soc + "/" + std::string(k_index_file)));
-        rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
-    }
-    return out == stamp;
+    return field >= 3 && out == stamp;
 }
 
 // The global index of every SoC directory of config/ that has one, stamped.
