@@ -851,6 +851,12 @@ class KeySet {
     std::array<std::uint64_t, k_words> bits_{};
 };
 
+// Where a line goes in its OpType: by its winner's number, then by its position in the
+// winner's list (the merge's order).
+template <class Line> std::pair<std::uint32_t, std::uint32_t> place(const Line& l) {
+    return {l.seq, l.idx};
+}
+
 // What the second walk of patch_op does with an old line.
 enum class Fate : std::uint8_t { keep, rewrite, drop };
 
@@ -892,8 +898,7 @@ void patch_op(PatchContext& c, const std::string& soc, std::string_view op, cons
             TextLine l;
             if (!parse_text_line(raw, l))
                 throw support::Error("the per-key record has a malformed entry line");
-            if (!lines.empty() && (lines.back().seq > l.seq ||
-                                   (lines.back().seq == l.seq && lines.back().idx >= l.idx)))
+            if (!lines.empty() && place(lines.back()) >= place(l))
                 throw support::Error("the per-key record's entries are out of order");
             OldLine o{raw.data(), static_cast<std::uint32_t>(raw.size()), l.seq, l.idx, l.len,
                       Fate::keep};
@@ -929,9 +934,8 @@ void patch_op(PatchContext& c, const std::string& soc, std::string_view op, cons
         if (lines.size() != old->n)
             throw support::Error("the per-key record has fewer entry lines than it says");
     }
-    std::sort(restored.begin(), restored.end(), [](const Restored& a, const Restored& b) {
-        return a.seq != b.seq ? a.seq < b.seq : a.idx < b.idx;
-    });
+    std::sort(restored.begin(), restored.end(),
+              [](const Restored& a, const Restored& b) { return place(a) < place(b); });
     std::uint32_t count = kept + static_cast<std::uint32_t>(restored.size()) +
                           (fresh ? static_cast<std::uint32_t>(fresh->size()) : 0);
     if (old)
@@ -973,8 +977,7 @@ void patch_op(PatchContext& c, const std::string& soc, std::string_view op, cons
         offset += o.len + (old_comma ? 2 : 1);
         if (o.fate == Fate::drop)
             continue;
-        while (r < restored.size() &&
-               (restored[r].seq < o.seq || (restored[r].seq == o.seq && restored[r].idx < o.idx)))
+        while (r < restored.size() && place(restored[r]) < place(o))
             emit_restored(restored[r++]);
         if (o.fate == Fate::rewrite) {
             TextLine l;
