@@ -10,7 +10,6 @@
 #include <cstring>
 #include <libdeflate.h>
 #include <limits>
-#include <ranges>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -357,33 +356,41 @@ std::string joined(const std::vector<std::string>& items) {
     return out.empty() ? "-" : out;
 }
 
-// The numbers of a hidden field: "-" for none.
-template <class Seqs> void append_seqs(std::string& out, const Seqs& seqs) {
-    bool first = true;
-    for (std::uint32_t v : seqs) {
-        if (!first)
-            out.push_back(',');
-        append_number(out, v);
-        first = false;
-    }
-    if (first)
+// The numbers of a hidden field, each `to_seq` of an element of `hidden`: "-" for none.
+template <class ToSeq>
+void append_seqs(std::string& out, const std::vector<std::uint32_t>& hidden, ToSeq to_seq) {
+    if (hidden.empty())
         out.push_back('-');
+    for (std::size_t k = 0; k < hidden.size(); ++k) {
+        if (k > 0)
+            out.push_back(',');
+        append_number(out, to_seq(hidden[k]));
+    }
 }
 
-// An "e" line, the one writer of what parse_text_line reads.
-template <class Seqs>
-void append_entry(std::string& out, std::uint32_t seq, std::uint32_t idx, const Seqs& hidden,
-                  std::uint32_t len, std::string_view key) {
+// An "e" line, the one writer of what parse_text_line reads; `to_seq` gives the number of
+// each hidden provider (the model keeps positions, the text patch numbers).
+template <class ToSeq>
+void append_entry(std::string& out, std::uint32_t seq, std::uint32_t idx,
+                  const std::vector<std::uint32_t>& hidden, ToSeq to_seq, std::uint32_t len,
+                  std::string_view key) {
     out.append("e\t");
     append_number(out, seq);
     out.push_back('\t');
     append_number(out, idx);
     out.push_back('\t');
-    append_seqs(out, hidden);
+    append_seqs(out, hidden, to_seq);
     out.push_back('\t');
     append_number(out, len);
     out.push_back('\t');
     out.append(key).push_back('\n');
+}
+
+void append_entry(std::string& out, std::uint32_t seq, std::uint32_t idx,
+                  const std::vector<std::uint32_t>& hidden, std::uint32_t len,
+                  std::string_view key) {
+    append_entry(
+        out, seq, idx, hidden, [](std::uint32_t s) { return s; }, len, key);
 }
 
 // The magic line, the packages' and the global indexes' lines.
@@ -429,10 +436,9 @@ std::string serialize_record(const IndexRecord& r) {
             out += "o\t" + std::to_string(lines.size()) + "\t" + op + "\n";
             // One entry a line, appended in place (100,000 lines at fleet scale: no temporaries).
             for (const auto& l : lines)
-                append_entry(out, r.packages[l.pkg].seq, l.idx,
-                             l.hidden | std::views::transform(
-                                            [&](std::uint32_t h) { return r.packages[h].seq; }),
-                             l.len, l.key);
+                append_entry(
+                    out, r.packages[l.pkg].seq, l.idx, l.hidden,
+                    [&](std::uint32_t h) { return r.packages[h].seq; }, l.len, l.key);
         }
     }
     append_digest(out);
