@@ -39,7 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             for (bool stays : {false, true}) {
                 try {
                     auto patch = install::patch_record(*head, name, stays ? &fresh : nullptr, load);
-                    std::map<std::string, std::string_view> bodies = head->bodies;
+                    auto bodies = install::body_pieces(*head);
                     for (const auto& [soc, ps] : patch.socs) {
                         if (!ps) {
                             bodies.erase(soc);
@@ -50,7 +50,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                 __builtin_trap();
                         bodies[soc] = ps->body;
                     }
-                    auto out = install::assemble_record(patch.packages, head->soc_stamps, bodies);
+                    auto out =
+                        install::assemble_record(patch.packages, head->soc_stamps, bodies).joined();
                     (void)install::parse_record(out, {}, install::RecordBody::skip);
                 } catch (const support::Error&) {
                 }

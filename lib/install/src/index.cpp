@@ -11,9 +11,13 @@
 #include "skforge/support/sha256.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <fcntl.h>
 #include <functional>
 #include <set>
+#include <system_error>
+#include <thread>
 #include <tuple>
 
 namespace skforge::install {
@@ -287,6 +291,49 @@ bool stamp_holds(const Dir& ai, const std::string& name, const std::string& stam
     return field >= 3 && out == stamp;
 }
 
+// Whether every package of `packages` keeps its stamp. At fleet scale (2,500 fstatat for 500
+// packages, at every command) the second half is checked by a second thread; either stops at
+// the first stamp that does not hold.
+bool stamps_hold(const Dir& ai, const std::vector<const RecordPackage*>& packages) {
+    std::atomic<bool> holds = true;
+    auto check = [&](std::size_t from, std::size_t to) {
+        for (std::size_t i = from; i < to && holds.load(std::memory_order_relaxed); ++i)
+            if (!stamp_holds(ai, packages[i]->name, packages[i]->stamp))
+                holds = false;
+    };
+    constexpr std::size_t k_alone = 64; // below this a thread costs more than it saves
+    std::size_t half = packages.size() < k_alone ? packages.size() : packages.size() / 2;
+    std::exception_ptr failed;
+    std::thread other;
+    if (half < packages.size()) {
+        try {
+            other = std::thread([&] {
+                try {
+                    check(half, packages.size());
+                } catch (...) {
+                    failed = std::current_exception();
+                    holds = false;
+                }
+            });
+        } catch (const std::system_error&) {
+            half = packages.size(); // no thread to be had (a process limit): all of them here
+        }
+    }
+    try {
+        check(0, half);
+    } catch (...) {
+        holds = false;
+        if (other.joinable())
+            other.join();
+        throw;
+    }
+    if (other.joinable())
+        other.join();
+    if (failed)
+        std::rethrow_exception(failed);
+    return holds;
+}
+
 // The global index of every SoC directory of config/ that has one, stamped.
 std::map<std::string, std::string> global_stamps(const Dir& config) {
     std::map<std::string, std::string> out;
@@ -333,25 +380,52 @@ void prove(const Dir& ai, const Dir& config, const std::string& except) {
 // while both still hold, the file is that text, so the next commit of the same command and the
 // shadow report take it from memory instead of reading and hashing 3.5 MB again (filling a tree
 // with 499 packages in one command commits 499 times).
-// The text read under the lock (and found to describe the tree) is kept the same way.
+// The text read under the lock (and found to describe the tree) is kept the same way. What
+// write_patch wrote is kept as its pieces, joined only when a later read in the same command
+// asks for it (an install's shadow report, the next commit of a multi-package install; an
+// uninstall never does).
 struct Written {
     std::uint64_t generation;
     std::string ai;
     std::string record_stamp;
     std::shared_ptr<const std::string> text;
+    std::function<std::string()> join; ///< gives `text` while it is null
+    /// `text` parsed with RecordBody::skip, once it has been: a command's recover, commit and
+    /// shadow report each load the record.
+    std::shared_ptr<const IndexRecord> parsed;
+    /// The lines of package `shadows_of`, installed by the change that wrote this record, that
+    /// hide another provider (RecordPatch::shadows): an install's shadow report, without the
+    /// record read again.
+    std::optional<std::string> shadows_of;
+    std::vector<ShadowLine> shadows;
 };
 std::optional<Written> g_written;
 
 std::shared_ptr<const std::string> written_text(const Dir& ai, const Dir& config) {
     if (g_written && g_written->generation == TreeLock::generation() && g_written->ai == ai.path &&
-        g_written->record_stamp == record_stamp(config))
+        g_written->record_stamp == record_stamp(config)) {
+        if (!g_written->text && g_written->join) {
+            g_written->text = std::make_shared<const std::string>(g_written->join());
+            g_written->join = nullptr;
+        }
         return g_written->text;
+    }
     g_written.reset();
     return nullptr;
 }
 
 void keep_written(const Dir& ai, const Dir& config, std::shared_ptr<const std::string> text) {
-    g_written = Written{TreeLock::generation(), ai.path, record_stamp(config), std::move(text)};
+    g_written = Written{.generation = TreeLock::generation(),
+                        .ai = ai.path,
+                        .record_stamp = record_stamp(config),
+                        .text = std::move(text)};
+}
+
+void keep_written(const Dir& ai, const Dir& config, std::function<std::string()> join) {
+    g_written = Written{.generation = TreeLock::generation(),
+                        .ai = ai.path,
+                        .record_stamp = record_stamp(config),
+                        .join = std::move(join)};
 }
 
 // Whether `rec` describes the tree: config.ini, the top files and every global index are what
@@ -378,9 +452,16 @@ bool describes(const Dir& ai, const Dir& config, const IndexRecord& rec,
     if (proven(ai, config, except))
         return std::none_of(rec.packages.begin(), rec.packages.end(),
                             [&](const RecordPackage& p) { return p.name != except && p.damaged; });
-    for (const auto& p : rec.packages)
-        if (p.name != except && (p.damaged || !stamp_holds(ai, p.name, p.stamp)))
+    std::vector<const RecordPackage*> stamped;
+    for (const auto& p : rec.packages) {
+        if (p.name == except)
+            continue;
+        if (p.damaged)
             return false;
+        stamped.push_back(&p);
+    }
+    if (!stamps_hold(ai, stamped))
+        return false;
     prove(ai, config, except);
     return true;
 }
@@ -408,11 +489,18 @@ std::optional<IndexRecord> load_record(const InstallTree& tree, const std::strin
                 return std::nullopt;
             text = std::make_shared<const std::string>(std::move(*file));
         }
-        auto rec = parse_record(text, {}, body, digest);
+        bool skip = body == RecordBody::skip;
+        std::optional<IndexRecord> rec;
+        if (!read && skip && g_written->parsed && g_written->parsed->text == text)
+            rec = *g_written->parsed; // its views point into `text`, which it shares
+        else
+            rec = parse_record(text, {}, body, digest);
         if (!rec || !describes(tree.ai_core(), *config, *rec, except))
             return std::nullopt;
         if (read)
-            keep_written(tree.ai_core(), *config, std::move(text));
+            keep_written(tree.ai_core(), *config, text);
+        if (skip && g_written && g_written->text == text && !g_written->parsed)
+            g_written->parsed = std::make_shared<const IndexRecord>(*rec);
         return rec;
     } catch (const Error&) {
         return std::nullopt; // unreadable: rebuilt like a missing one
@@ -496,7 +584,7 @@ bool write_patch(const InstallTree& tree, const IndexRecord& head, RecordPatch&&
     }
     g_written.reset();
     auto stamps = head.soc_stamps;
-    auto bodies = head.bodies;
+    auto bodies = body_pieces(head);
     for (const auto& [soc, ps] : patch.socs) {
         if (!ps) {
             remove_global(config, soc);
@@ -509,16 +597,27 @@ bool write_patch(const InstallTree& tree, const IndexRecord& head, RecordPatch&&
         write_file_from(dir, k_index_file, fd == old.end() ? -1 : fd->second.get(), ps->global,
                         tree.modes().file(0644));
         stamps[soc] = stat_stamp(stat_at(dir, k_index_file));
-        bodies[soc] = ps->body;
+        bodies[soc] = std::move(ps->body);
     }
     sync_dir(config);
     tree.write_install_order(order, Sync::file);
     write_global_files(tree, order, Sync::file);
-    std::string text = assemble_record(patch.packages, stamps, bodies);
-    write_file_at(config, k_record_file, text, tree.modes().file(0644), Sync::no);
+    // Written from its pieces: the untouched lines are views into the old record's text.
+    RecordText text = assemble_record(patch.packages, stamps, bodies);
+    write_file_at(
+        config, k_record_file, text.size(), [&](const auto& emit) { text.each(emit); },
+        tree.modes().file(0644), Sync::no);
     // Every package's stamp was proven (describes) or taken just now, under the lock.
     prove(tree.ai_core(), config, "");
-    keep_written(tree.ai_core(), config, std::make_shared<const std::string>(std::move(text)));
+    // The pieces, with the texts they point into (the deque's strings stay where they are).
+    struct Pending {
+        std::shared_ptr<const std::string> old;
+        std::deque<std::string> store;
+        RecordText text;
+    };
+    auto pending = std::make_shared<const Pending>(
+        Pending{head.text, std::move(patch.store), std::move(text)});
+    keep_written(tree.ai_core(), config, [pending] { return pending->text.joined(); });
     return true;
 }
 
@@ -667,8 +766,13 @@ std::vector<std::string> update_derived(const InstallTree& tree,
     }
     if (present)
         patch.packages.back().stamp = stamp;
+    auto shadows = std::move(patch.shadows);
     if (!write_patch(tree, *rec, std::move(patch), order))
         return rebuild_derived(tree, order);
+    if (present && g_written) {
+        g_written->shadows_of = name;
+        g_written->shadows = std::move(shadows);
+    }
     return {};
 }
 
@@ -676,17 +780,35 @@ bool derived_current(const InstallTree& tree) {
     return load_record(tree, "", RecordBody::skip).has_value();
 }
 
+// The shadow lines of `name` that the last change kept, when it installed `name` and the record
+// it wrote is still the file, under the same lock.
+std::optional<std::vector<ShadowLine>> written_shadows(const InstallTree& tree,
+                                                       const std::string& name) {
+    if (!g_written || g_written->shadows_of != name)
+        return std::nullopt;
+    auto config = open_dir_beneath(tree.ai_core(), k_config_dir);
+    if (!config || g_written->generation != TreeLock::generation() ||
+        g_written->ai != tree.ai_core().path || g_written->record_stamp != record_stamp(*config))
+        return std::nullopt;
+    return g_written->shadows;
+}
+
 std::vector<KeyUse> shadows_by(const InstallTree& tree, const std::set<std::string>& winners) {
-    auto rec = load_record(tree, "", RecordBody::skip);
     std::vector<KeyUse> out;
     std::vector<ShadowLine> lines;
+    auto known = winners.size() == 1 ? written_shadows(tree, *winners.begin()) : std::nullopt;
+    std::optional<IndexRecord> rec;
+    if (known)
+        lines = std::move(*known);
+    else
+        rec = load_record(tree, "", RecordBody::skip);
     try {
         if (rec)
             lines = record_shadows(*rec, std::vector<std::string>(winners.begin(), winners.end()));
     } catch (const Error&) {
         rec.reset();
     }
-    if (!rec) { // no record that describes the tree: what the packages say
+    if (!known && !rec) { // no record that describes the tree: what the packages say
         std::vector<std::string> skipped;
         for (auto& u :
              shadowed_keys(key_uses(installed_indexes(tree, tree.install_order(), skipped))))

@@ -25,11 +25,18 @@ constexpr std::uint32_t k_gone = std::numeric_limits<std::uint32_t>::max();
 // where SHA-256 took 3 ms, and the record is hashed at every command). It is there to catch a
 // record cut short or torn by a power cut, not a forgery: whoever can write config/ can write
 // the global index itself.
-std::string record_digest(std::string_view text) {
-    auto crc = libdeflate_crc32(0, text.data(), text.size());
+std::string digest_text(std::uint32_t crc) {
     char buf[9];
     std::snprintf(buf, sizeof buf, "%08x", static_cast<unsigned>(crc));
     return buf;
+}
+
+std::uint32_t crc_of(std::uint32_t crc, std::string_view text) {
+    return libdeflate_crc32(crc, text.data(), text.size());
+}
+
+std::string record_digest(std::string_view text) {
+    return digest_text(crc_of(0, text));
 }
 
 // One package's entries for one OpType as the merge takes them: the last entry of each key, at
@@ -811,6 +818,7 @@ struct PatchContext {
     std::uint32_t new_seq = 0; ///< its number after, when it stays
     const IndexLoader& load;
     RecordPatch& out;
+    const std::string& name; ///< the package changed
 
     const std::string& name_of(std::uint32_t seq) const {
         std::uint32_t rank = 0;
@@ -875,6 +883,27 @@ struct OldLine {
     Fate fate;
 };
 
+// The new lines of one SoC, as pieces: runs of the old record's text as views, and new text
+// gathered in `text` and kept, between runs, in the patch's store.
+struct BodyBuilder {
+    BodyPieces& out;
+    std::deque<std::string>& store;
+    std::string text;
+
+    void run(std::string_view old) {
+        if (old.empty())
+            return;
+        flush();
+        out.push_back(old);
+    }
+    void flush() {
+        if (text.empty())
+            return;
+        out.push_back(store.emplace_back(std::move(text)));
+        text.clear();
+    }
+};
+
 // One OpType changed: its old lines (from the record's text; their OpType's text in the old
 // global index starts at `offset`, which advances past it) and the package's picks become the
 // new record's lines (appended to `body`) and the pieces of the new global index (`global`;
@@ -882,7 +911,7 @@ struct OldLine {
 // no entries goes.
 void patch_op(PatchContext& c, const std::string& soc, std::string_view op, const TextOp* old,
               const std::vector<Pick>* fresh, bool old_last, std::uint64_t& offset,
-              std::string& body, PieceList& global, bool& open) {
+              BodyBuilder& body, PieceList& global, bool& open) {
     KeySet new_keys(fresh);
     std::unordered_map<std::string_view, std::vector<std::uint32_t>> hidden_of_new;
     std::vector<Restored> restored;
@@ -950,9 +979,9 @@ void patch_op(PatchContext& c, const std::string& soc, std::string_view op, cons
         if (open)
             global.text(k_op_close_more);
         open = true;
-        body.append("o\t");
-        append_number(body, count);
-        body.append("\t").append(op).push_back('\n');
+        body.text.append("o\t");
+        append_number(body.text, count);
+        body.text.append("\t").append(op).push_back('\n');
         global.text("\"");
         global.text(op);
         global.text(k_op_open);
@@ -967,12 +996,12 @@ void patch_op(PatchContext& c, const std::string& soc, std::string_view op, cons
     const char* run_end = nullptr;
     auto flush = [&] {
         if (run != run_end)
-            body.append(run, static_cast<std::size_t>(run_end - run));
+            body.run(std::string_view(run, static_cast<std::size_t>(run_end - run)));
         run = run_end = nullptr;
     };
     auto emit_restored = [&](const Restored& x) {
         flush();
-        append_entry(body, x.seq, x.idx, x.hidden, text_size(x.text), x.key);
+        append_entry(body.text, x.seq, x.idx, x.hidden, text_size(x.text), x.key);
         global.text(x.text);
         global.text(separator());
     };
@@ -991,7 +1020,7 @@ void patch_op(PatchContext& c, const std::string& soc, std::string_view op, cons
             auto h = seq_list(l.hidden);
             std::erase(h, c.old_seq);
             flush();
-            append_entry(body, l.seq, l.idx, h, l.len, l.key);
+            append_entry(body.text, l.seq, l.idx, h, l.len, l.key);
         } else if (run_end == o.raw) {
             run_end = o.raw + o.raw_len + 1; // with its newline
         } else {
@@ -1016,9 +1045,16 @@ void patch_op(PatchContext& c, const std::string& soc, std::string_view op, cons
     if (fresh)
         for (const auto& p : *fresh) {
             auto h = hidden_of_new.find(p.key);
+            if (h != hidden_of_new.end() && !h->second.empty()) {
+                ShadowLine s{soc, opname, std::string(p.key), {}};
+                for (auto seq : h->second)
+                    s.providers.push_back(c.name_of(seq));
+                s.providers.push_back(c.name);
+                c.out.shadows.push_back(std::move(s));
+            }
             std::string_view key = c.out.store.emplace_back(p.key);
             std::string_view text = c.out.store.emplace_back(p.text);
-            append_entry(body, c.new_seq, p.idx,
+            append_entry(body.text, c.new_seq, p.idx,
                          h == hidden_of_new.end() ? std::vector<std::uint32_t>{} : h->second,
                          text_size(text), key);
             global.text(text);
@@ -1042,9 +1078,9 @@ PatchedSoc patch_soc(PatchContext& c, const std::string& soc, const std::string_
         if (named != soc)
             throw support::Error("the per-key record's SoC lines are out of place");
         out.has_old = true;
-        out.body.reserve(old_body->size() + 64 * 1024);
     }
-    out.body.append("b\t").append(soc).push_back('\n');
+    BodyBuilder body{out.body, c.out.store, {}};
+    body.text.append("b\t").append(soc).push_back('\n');
     PieceList global;
     global.text(k_open);
     std::uint64_t offset = k_open.size();
@@ -1058,12 +1094,13 @@ PatchedSoc patch_soc(PatchContext& c, const std::string& soc, const std::string_
         std::string_view name =
             take_old ? o->name : std::string_view(c.out.store.emplace_back(f->first));
         patch_op(c, soc, name, take_old ? &*o : nullptr, take_fresh ? &f->second : nullptr,
-                 take_old && o + 1 == old.end(), offset, out.body, global, open);
+                 take_old && o + 1 == old.end(), offset, body, global, open);
         if (take_old)
             ++o;
         if (take_fresh)
             ++f;
     }
+    body.flush();
     if (open)
         global.text(k_op_close_last);
     global.text(k_close);
@@ -1078,7 +1115,7 @@ PatchedSoc patch_soc(PatchContext& c, const std::string& soc, const std::string_
 RecordPatch patch_record(const IndexRecord& head, const std::string& name,
                          const PackageIndex* index, const IndexLoader& load) {
     RecordPatch out;
-    PatchContext c{head, {}, false, 0, 0, load, out};
+    PatchContext c{head, {}, false, 0, 0, load, out, name};
     std::vector<std::string> touched;
     for (const auto& p : head.packages) {
         c.seqs.push_back(p.seq);
@@ -1121,22 +1158,46 @@ RecordPatch patch_record(const IndexRecord& head, const std::string& name,
     return out;
 }
 
-std::string assemble_record(const std::vector<RecordPackage>& packages,
-                            const std::map<std::string, std::string>& soc_stamps,
-                            const std::map<std::string, std::string_view>& bodies) {
-    std::size_t size = k_magic.size() + 128;
-    for (const auto& p : packages)
-        size += p.name.size() + p.stamp.size() + 44 + 16 * p.socs.size();
-    for (const auto& [soc, stamp] : soc_stamps)
-        size += soc.size() + stamp.size() + 4;
-    for (const auto& [soc, body] : bodies)
-        size += body.size();
+std::uint64_t RecordText::size() const {
+    std::uint64_t n = head.size() + end.size();
+    for (auto p : body)
+        n += p.size();
+    return n;
+}
+
+void RecordText::each(const std::function<void(std::string_view)>& emit) const {
+    emit(head);
+    for (auto p : body)
+        emit(p);
+    emit(end);
+}
+
+std::string RecordText::joined() const {
     std::string out;
-    out.reserve(size);
-    append_head(out, packages, soc_stamps);
+    out.reserve(size());
+    each([&](std::string_view p) { out.append(p); });
+    return out;
+}
+
+std::map<std::string, BodyPieces> body_pieces(const IndexRecord& r) {
+    std::map<std::string, BodyPieces> out;
+    for (const auto& [soc, body] : r.bodies)
+        out[soc] = {body};
+    return out;
+}
+
+RecordText assemble_record(const std::vector<RecordPackage>& packages,
+                           const std::map<std::string, std::string>& soc_stamps,
+                           const std::map<std::string, BodyPieces>& bodies) {
+    RecordText out;
+    append_head(out.head, packages, soc_stamps);
+    std::uint32_t crc = crc_of(0, out.head);
     for (const auto& [soc, body] : bodies)
-        out.append(body);
-    append_digest(out);
+        for (auto p : body) {
+            crc = crc_of(crc, p);
+            out.body.push_back(p);
+        }
+    out.end.append("end\t").append(digest_text(crc)).append("\n");
     return out;
 }
 

@@ -106,7 +106,7 @@ TEST_CASE("the per-key record after random installs, upgrades and uninstalls ren
             auto old_head = parse_record(text_state, {}, RecordBody::skip);
             REQUIRE(old_head);
             RecordPatch patch = patch_record(*old_head, name, index ? &*index : nullptr, load);
-            auto bodies = old_head->bodies;
+            auto bodies = body_pieces(*old_head);
             for (const auto& [soc, ps] : patch.socs) {
                 if (!ps) {
                     text_globals.erase(soc);
@@ -128,7 +128,7 @@ TEST_CASE("the per-key record after random installs, upgrades and uninstalls ren
                 text_globals[soc] = now;
                 bodies[soc] = ps->body;
             }
-            text_state = assemble_record(patch.packages, old_head->soc_stamps, bodies);
+            text_state = assemble_record(patch.packages, old_head->soc_stamps, bodies).joined();
             REQUIRE(text_globals == merge_indexes(installed));
             REQUIRE(canonical_record(text_state) == canonical_record(text));
             // The shadow report read off the text: every line that hides another provider.
@@ -150,6 +150,15 @@ TEST_CASE("the per-key record after random installs, upgrades and uninstalls ren
                         expected.emplace(soc, op, std::string(l.key), providers);
                     }
             REQUIRE(shadows == expected);
+            // The installed package's own shadow lines, as the patch gives them (skinstall's
+            // report after an install): what the new record's text says of it alone.
+            std::set<std::tuple<std::string, std::string, std::string, std::vector<std::string>>>
+                mine, of_patch;
+            for (auto& l : record_shadows(*new_head, {name}))
+                mine.emplace(l.soc, l.op, l.key, l.providers);
+            for (auto& l : patch.shadows)
+                REQUIRE(of_patch.emplace(l.soc, l.op, l.key, l.providers).second);
+            REQUIRE(of_patch == (index ? mine : decltype(mine){}));
             auto globals = rendered(rec);
             auto back = parse_record(text, [&](const std::string& soc) {
                 return std::optional<std::string>(globals.at(soc));

@@ -111,9 +111,22 @@ parse_record(std::shared_ptr<const std::string> text,
              const std::function<std::optional<std::string>(const std::string&)>& global,
              RecordBody body = RecordBody::read, RecordDigest digest = RecordDigest::check);
 
+/// A line of the record whose winner hides another provider: (soc, op, key, providers oldest
+/// first, the winner last).
+struct ShadowLine {
+    std::string soc;
+    std::string op;
+    std::string key;
+    std::vector<std::string> providers;
+};
+
 /// What patch_record writes for one SoC it touches.
+/// A SoC's lines of a record (IndexRecord::bodies' form) as pieces, in order: views into texts
+/// their holder keeps (the old record's text, RecordPatch::store).
+using BodyPieces = std::vector<std::string_view>;
+
 struct PatchedSoc {
-    std::string body;              ///< its lines of the new record (IndexRecord::bodies' form)
+    BodyPieces body;               ///< its lines of the new record, mostly runs of the old text
     std::vector<FilePiece> global; ///< its new global index: ranges of the old one, and text
     std::uint64_t old_size = 0;    ///< the size the old global index has, by the record
     bool has_old = false;          ///< whether the record had this SoC (and so an old index)
@@ -130,15 +143,35 @@ struct RecordPatch {
     std::vector<RecordPackage> packages;                   ///< the new order
     std::map<std::string, std::optional<PatchedSoc>> socs; ///< touched; nullopt: gone
     std::deque<std::string> store;                         ///< text the pieces point into
+    /// The package's own lines that hide another provider, when it stays: what record_shadows
+    /// of the new record gives for it alone, known without reading the record again.
+    std::vector<ShadowLine> shadows;
 };
 RecordPatch patch_record(const IndexRecord& head, const std::string& name,
                          const PackageIndex* index, const IndexLoader& load);
 
-/// The text of a record of `packages`, `soc_stamps` and, per SoC, its lines (`bodies`, in the
-/// form IndexRecord::bodies has them), with its digest.
-std::string assemble_record(const std::vector<RecordPackage>& packages,
-                            const std::map<std::string, std::string>& soc_stamps,
-                            const std::map<std::string, std::string_view>& bodies);
+/// A record's text in three parts: its head (magic, package and SoC-stamp lines) and its last
+/// line (the digest), which it holds, and between them the SoCs' lines, views it does not hold.
+/// Written as it is (writev), so the 4 MB of lines at fleet scale are not copied into a new
+/// string to be written once.
+struct RecordText {
+    std::string head;
+    BodyPieces body;
+    std::string end;
+
+    std::uint64_t size() const;
+    void each(const std::function<void(std::string_view)>& emit) const;
+    std::string joined() const;
+};
+
+/// Each SoC's lines of `r` (read with RecordBody::skip) as one piece.
+std::map<std::string, BodyPieces> body_pieces(const IndexRecord& r);
+
+/// The text of a record of `packages`, `soc_stamps` and, per SoC, its lines (`bodies`), with its
+/// digest, computed over the pieces as they are.
+RecordText assemble_record(const std::vector<RecordPackage>& packages,
+                           const std::map<std::string, std::string>& soc_stamps,
+                           const std::map<std::string, BodyPieces>& bodies);
 
 /// A record's text with its packages renumbered 0, 1, ... (what a full build writes): two
 /// records describe the same state when their canonical texts are equal. nullopt when `text`
@@ -147,12 +180,6 @@ std::optional<std::string> canonical_record(const std::string& text);
 
 /// The lines of `head`'s record won by one of the packages named in `winners` that hide another
 /// provider: (soc, op, key, providers oldest first, the winner last), from the text.
-struct ShadowLine {
-    std::string soc;
-    std::string op;
-    std::string key;
-    std::vector<std::string> providers;
-};
 std::vector<ShadowLine> record_shadows(const IndexRecord& head,
                                        const std::vector<std::string>& winners);
 
