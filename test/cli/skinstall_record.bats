@@ -172,25 +172,3 @@ same_as_rebuild() {
     run "$SKINSTALL" verify --install-path "$W/root"
     [ "$status" -ne 0 ]
 }
-
-@test "with 64 packages or more the stamps are checked in two halves, by two threads: an index edited in either is seen" {
-    runs=()
-    for i in $(seq 1 70); do
-        mkpkg "p$i" 1 "$i"
-        runs+=("p$i-1.run")
-    done
-    mkpkg z 1 z
-    mkdir root
-    "$SKINSTALL" install "${runs[@]}" --install-path "$W/root" -q
-    cp -a root root2
-    # p3 is in the first half of the record's packages, p68 in the second.
-    for t in "root p3" "root2 p68"; do
-        set -- $t
-        sed -i 's/"v":"1"/"v":"edited"/' "$1/$AI/$2/config/soc/binary_info_config.json"
-        run "$SKINSTALL" install z-1.run --install-path "$W/$1" -q
-        [ "$status" -eq 0 ]
-        [[ "$output" == *"package $2 contributes no kernels to the global index"* ]]
-        ! grep -q "\"$2/soc" "$1/$IDX"
-        grep -q '"z/soc' "$1/$IDX"
-    done
-}

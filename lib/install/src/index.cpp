@@ -11,13 +11,9 @@
 #include "skforge/support/sha256.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <exception>
 #include <fcntl.h>
 #include <functional>
 #include <set>
-#include <system_error>
-#include <thread>
 #include <tuple>
 
 namespace skforge::install {
@@ -291,49 +287,6 @@ bool stamp_holds(const Dir& ai, const std::string& name, const std::string& stam
     return field >= 3 && out == stamp;
 }
 
-// Whether every package of `packages` keeps its stamp. At fleet scale (2,500 fstatat for 500
-// packages, at every command) the second half is checked by a second thread; either stops at
-// the first stamp that does not hold.
-bool stamps_hold(const Dir& ai, const std::vector<const RecordPackage*>& packages) {
-    std::atomic<bool> holds = true;
-    auto check = [&](std::size_t from, std::size_t to) {
-        for (std::size_t i = from; i < to && holds.load(std::memory_order_relaxed); ++i)
-            if (!stamp_holds(ai, packages[i]->name, packages[i]->stamp))
-                holds = false;
-    };
-    constexpr std::size_t k_alone = 64; // below this a thread costs more than it saves
-    std::size_t half = packages.size() < k_alone ? packages.size() : packages.size() / 2;
-    std::exception_ptr failed;
-    std::thread other;
-    if (half < packages.size()) {
-        try {
-            other = std::thread([&] {
-                try {
-                    check(half, packages.size());
-                } catch (...) {
-                    failed = std::current_exception();
-                    holds = false;
-                }
-            });
-        } catch (const std::system_error&) {
-            half = packages.size(); // no thread to be had (a process limit): all of them here
-        }
-    }
-    try {
-        check(0, half);
-    } catch (...) {
-        holds = false;
-        if (other.joinable())
-            other.join();
-        throw;
-    }
-    if (other.joinable())
-        other.join();
-    if (failed)
-        std::rethrow_exception(failed);
-    return holds;
-}
-
 // The global index of every SoC directory of config/ that has one, stamped.
 std::map<std::string, std::string> global_stamps(const Dir& config) {
     std::map<std::string, std::string> out;
@@ -452,16 +405,9 @@ bool describes(const Dir& ai, const Dir& config, const IndexRecord& rec,
     if (proven(ai, config, except))
         return std::none_of(rec.packages.begin(), rec.packages.end(),
                             [&](const RecordPackage& p) { return p.name != except && p.damaged; });
-    std::vector<const RecordPackage*> stamped;
-    for (const auto& p : rec.packages) {
-        if (p.name == except)
-            continue;
-        if (p.damaged)
+    for (const auto& p : rec.packages)
+        if (p.name != except && (p.damaged || !stamp_holds(ai, p.name, p.stamp)))
             return false;
-        stamped.push_back(&p);
-    }
-    if (!stamps_hold(ai, stamped))
-        return false;
     prove(ai, config, except);
     return true;
 }
