@@ -3,9 +3,11 @@
 # What installing and uninstalling one package costs as the tree fills up (issue 22): N packages
 # of K static kernels each (distinct keys, 4 KiB objects, one index per package). Measured, each
 # the median of REPS runs: install and uninstall of one package in an empty tree, then with N-1
-# installed the install of the N-th and its uninstall, and one verify of all N; plus the time to
-# fill the tree (one skinstall command for N-1 packages), the sizes of the global index and the
-# per-key record, and what the runtime pays to parse that index at process start: nlohmann::json
+# installed the install of the N-th and its uninstall, and one verify of all N; the floor (what
+# rewriting the global index of N packages costs by itself, test/bench/index_floor.cpp) and the
+# least ratio it leaves the two; plus the time to fill the tree (one skinstall command for N-1
+# packages), the sizes of the global index and the per-key record, and what the runtime pays to
+# parse that index at process start: nlohmann::json
 # (the parser CANN's runtime uses; test/bench/index_parse.cpp) and, as fast parsers, Python's
 # json and orjson (when installed).
 #   test/bench/bench_installed_many.sh [N] [K] [REPS]      (default 60 200 5)
@@ -42,9 +44,15 @@ mkdir -p "$W/full"
 runs=()
 for i in $(seq 1 $((N - 1))); do runs+=("$W/p$i.run"); done
 fill=$(timed ":" sk install "${runs[@]}" --install-path "$W/full")
-insN=() unN=()
+# The floor, in the same turns: what rewriting the global index of N packages costs by itself
+# (test/bench/index_floor.cpp: copy_file_range, fsync, rename, close; nothing else).
+c++ -O2 -std=c++20 -o "$W/index_floor" test/bench/index_floor.cpp
+mkdir -p "$W/floor"
+index=$W/full/opp/static_kernel/ai_core/config/ascend910b/binary_info_config.json
+insN=() unN=() flo=()
 for _ in $(seq 1 "$REPS"); do
     insN+=("$(timed ":" sk install "$W/p$N.run" --install-path "$W/full")")
+    flo+=("$("$W/index_floor" "$index" "$W/floor")")
     unN+=("$(timed ":" sk uninstall "p$N" --install-path "$W/full")")
 done
 sk install "$W/p$N.run" --install-path "$W/full"
@@ -63,8 +71,11 @@ echo "| operation | empty tree | $((N - 1)) / $N installed | ratio |"
 echo "|---|---|---|---|"
 printf '| install one package | %.3f s | %.3f s | %s |\n' "$(m "${ins0[@]}")" "$(m "${insN[@]}")" "$(ratio "$(m "${insN[@]}")" "$(m "${ins0[@]}")")"
 printf '| uninstall one package | %.3f s | %.3f s | %s |\n' "$(m "${un0[@]}")" "$(m "${unN[@]}")" "$(ratio "$(m "${unN[@]}")" "$(m "${un0[@]}")")"
+printf '| floor: the global index of %d packages rewritten alone | | %.3f s | |\n' "$N" "$(m "${flo[@]}")"
 printf '| verify all %d packages | | %.2f s | |\n' "$N" "$ver"
 printf '| install %d packages in one command | | %.2f s | |\n' $((N - 1)) "$fill"
+echo
+echo "The least ratio the global index alone allows (empty tree + floor) / empty tree: install $(ratio "$(echo "$(m "${ins0[@]}") + $(m "${flo[@]}")" | bc -l)" "$(m "${ins0[@]}")"), uninstall $(ratio "$(echo "$(m "${un0[@]}") + $(m "${flo[@]}")" | bc -l)" "$(m "${un0[@]}")")."
 echo
 echo "global index: $index_size bytes for $((N * K)) entries; per-key record: $keys_size bytes"
 c++ -O2 -std=c++20 -o "$W/index_parse" test/bench/index_parse.cpp
