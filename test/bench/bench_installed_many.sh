@@ -60,7 +60,7 @@ ver=$(measure ":" "$SKINSTALL" verify --install-path "$W/full" -q)
 "$SKINSTALL" verify --install-path "$W/full" -q
 
 m() { printf '%s\n' "$@" | median; }
-ratio() { echo "scale=2; $1 / $2" | bc -l; }
+ratio() { echo "scale=2; $1 / $2" | bc -l | sed "s/^\./0./"; }
 cfg=$W/full/opp/static_kernel/ai_core/config
 index_size=$(stat -c %s "$cfg/ascend910b/binary_info_config.json")
 keys_size=$(stat -c %s "$cfg/static_kernel.keys" 2>/dev/null || echo "(none)")
