@@ -610,7 +610,9 @@ bool parse_op(Lines& in, Lines* g, std::uint32_t n, const std::vector<std::uint3
               std::vector<RecordLine>& lines) {
     std::string_view line, gline;
     // With room for a package or two more: an install appends its entries without moving these.
-    lines.reserve(lines.size() + n + n / 16 + 256);
+    // (n is the record's word: no more than the text left can hold, 11 bytes an entry line.)
+    std::size_t room = std::min<std::size_t>(n, (in.s.size() - in.i) / 11);
+    lines.reserve(lines.size() + room + room / 16 + 256);
     for (std::uint32_t k = 0; k < n; ++k) {
         RecordLine l{};
         if (!in.next(line) || !parse_entry(line, seqs, l))
@@ -774,28 +776,53 @@ struct PieceList {
 struct TextOp {
     std::string_view name;
     std::uint32_t n = 0;
-    std::string_view lines; ///< its "e" lines, each with its newline
+    /// Its "e" lines, each with its newline; from OpCursor, the rest of the body, whose first
+    /// `n` lines are its own.
+    std::string_view lines;
+};
+
+// The OpTypes of a SoC's body, one "o" line at a time: the caller walks each one's `n` lines
+// and skips them, so a body is walked once, not once to split it and again to patch it.
+class OpCursor {
+  public:
+    OpCursor(std::string_view body, std::string_view& soc) : m_in{body} {
+        std::string_view line;
+        if (!m_in.next(line) || !line.starts_with("b\t"))
+            throw support::Error("the per-key record has a malformed SoC line");
+        soc = line.substr(2);
+    }
+    // The next OpType's header, or false at the end of the body.
+    bool next(TextOp& op) {
+        std::string_view line;
+        if (!m_in.next(line))
+            return false;
+        auto f = fields(line, 3);
+        if (f.size() != 3 || f[0] != "o" || !number(f[1], op.n) || op.n == 0 ||
+            (!m_last.empty() && !(m_last < f[2])))
+            throw support::Error("the per-key record has a malformed OpType line");
+        op.name = m_last = f[2];
+        op.lines = m_in.s.substr(m_in.i);
+        return true;
+    }
+    void skip(std::size_t bytes) { m_in.i += bytes; }
+
+  private:
+    Lines m_in;
+    std::string_view m_last;
 };
 
 std::vector<TextOp> text_ops(std::string_view body, std::string_view& soc) {
-    Lines in{body};
-    std::string_view line;
-    if (!in.next(line) || !line.starts_with("b\t"))
-        throw support::Error("the per-key record has a malformed SoC line");
-    soc = line.substr(2);
+    OpCursor cursor(body, soc);
     std::vector<TextOp> ops;
-    while (in.next(line)) {
-        auto f = fields(line, 3);
-        TextOp op;
-        if (f.size() != 3 || f[0] != "o" || !number(f[1], op.n) || op.n == 0 ||
-            (!ops.empty() && !(ops.back().name < f[2])))
-            throw support::Error("the per-key record has a malformed OpType line");
-        op.name = f[2];
-        std::size_t start = in.i;
+    TextOp op;
+    while (cursor.next(op)) {
+        Lines in{op.lines};
+        std::string_view line;
         for (std::uint32_t k = 0; k < op.n; ++k)
             if (!in.next(line) || !line.starts_with("e\t"))
                 throw support::Error("the per-key record has fewer entry lines than it says");
-        op.lines = body.substr(start, in.i - start);
+        op.lines = op.lines.substr(0, in.i);
+        cursor.skip(in.i);
         ops.push_back(op);
     }
     return ops;
@@ -904,14 +931,15 @@ struct BodyBuilder {
     }
 };
 
-// One OpType changed: its old lines (from the record's text; their OpType's text in the old
-// global index starts at `offset`, which advances past it) and the package's picks become the
-// new record's lines (appended to `body`) and the pieces of the new global index (`global`;
-// `open` says whether an OpType before this one still needs its "]},"). An OpType left with
-// no entries goes.
+// One OpType changed: its old lines (from the record's text, OpCursor's: the first `old->n`
+// lines of `old->lines`, whose bytes go to `consumed`; their OpType's text in the old global
+// index starts at `offset`, which advances past it) and the package's picks become the new
+// record's lines (appended to `body`) and the pieces of the new global index (`global`; `open`
+// says whether an OpType before this one still needs its "]},"). An OpType left with no
+// entries goes.
 void patch_op(PatchContext& c, const std::string& soc, std::string_view op, const TextOp* old,
-              const std::vector<Pick>* fresh, bool old_last, std::uint64_t& offset,
-              BodyBuilder& body, PieceList& global, bool& open) {
+              const std::vector<Pick>* fresh, std::uint64_t& offset, BodyBuilder& body,
+              PieceList& global, bool& open, std::size_t& consumed) {
     KeySet new_keys(fresh);
     std::unordered_map<std::string_view, std::vector<std::uint32_t>> hidden_of_new;
     std::vector<Restored> restored;
@@ -925,11 +953,16 @@ void patch_op(PatchContext& c, const std::string& soc, std::string_view op, cons
     // position in it): the shadow report and the merge of restored lines rely on it.
     static thread_local std::vector<OldLine> lines;
     lines.clear();
+    bool old_last = false; // whether the old OpType is its SoC's last
     if (old) {
-        lines.reserve(old->n);
+        // No more than the text can hold (an entry line has at least 11 bytes): the count is
+        // the record's word, checked only by the walk below.
+        lines.reserve(std::min<std::size_t>(old->n, old->lines.size() / 11));
         Lines in{old->lines};
         std::string_view raw;
-        while (in.next(raw)) {
+        for (std::uint32_t k = 0; k < old->n; ++k) {
+            if (!in.next(raw))
+                throw support::Error("the per-key record has fewer entry lines than it says");
             TextLine l;
             if (!parse_text_line(raw, l))
                 throw support::Error("the per-key record has a malformed entry line");
@@ -966,8 +999,8 @@ void patch_op(PatchContext& c, const std::string& soc, std::string_view op, cons
             }
             lines.push_back(o);
         }
-        if (lines.size() != old->n)
-            throw support::Error("the per-key record has fewer entry lines than it says");
+        consumed = in.i;
+        old_last = in.done();
     }
     std::sort(restored.begin(), restored.end(),
               [](const Restored& a, const Restored& b) { return place(a) < place(b); });
@@ -1071,13 +1104,16 @@ namespace {
 PatchedSoc patch_soc(PatchContext& c, const std::string& soc, const std::string_view* old_body,
                      const std::map<std::string, std::vector<Pick>>& fresh) {
     PatchedSoc out;
-    std::vector<TextOp> old;
+    std::optional<OpCursor> cursor;
+    TextOp o;
+    bool has_o = false; // whether `o` is the next old OpType not yet patched
     if (old_body) {
         std::string_view named;
-        old = text_ops(*old_body, named);
+        cursor.emplace(*old_body, named);
         if (named != soc)
             throw support::Error("the per-key record's SoC lines are out of place");
         out.has_old = true;
+        has_o = cursor->next(o);
     }
     BodyBuilder body{out.body, c.out.store, {}};
     body.text.append("b\t").append(soc).push_back('\n');
@@ -1085,18 +1121,20 @@ PatchedSoc patch_soc(PatchContext& c, const std::string& soc, const std::string_
     global.text(k_open);
     std::uint64_t offset = k_open.size();
     bool open = false;
-    auto o = old.begin();
     auto f = fresh.begin();
-    while (o != old.end() || f != fresh.end()) {
+    while (has_o || f != fresh.end()) {
         // The OpTypes in byte order, the old ones and the package's merged.
-        bool take_old = f == fresh.end() || (o != old.end() && o->name <= f->first);
-        bool take_fresh = f != fresh.end() && (o == old.end() || f->first <= o->name);
+        bool take_old = f == fresh.end() || (has_o && o.name <= f->first);
+        bool take_fresh = f != fresh.end() && (!has_o || f->first <= o.name);
         std::string_view name =
-            take_old ? o->name : std::string_view(c.out.store.emplace_back(f->first));
-        patch_op(c, soc, name, take_old ? &*o : nullptr, take_fresh ? &f->second : nullptr,
-                 take_old && o + 1 == old.end(), offset, body, global, open);
-        if (take_old)
-            ++o;
+            take_old ? o.name : std::string_view(c.out.store.emplace_back(f->first));
+        std::size_t consumed = 0;
+        patch_op(c, soc, name, take_old ? &o : nullptr, take_fresh ? &f->second : nullptr, offset,
+                 body, global, open, consumed);
+        if (take_old) {
+            cursor->skip(consumed);
+            has_o = cursor->next(o);
+        }
         if (take_fresh)
             ++f;
     }
