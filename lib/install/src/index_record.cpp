@@ -954,7 +954,39 @@ void patch_op(PatchContext& c, const std::string& soc, std::string_view op, cons
     static thread_local std::vector<OldLine> lines;
     lines.clear();
     bool old_last = false; // whether the old OpType is its SoC's last
+    // An OpType the change leaves as it is (none of its lines is the package's or hides it, none
+    // has one of the package's new keys: an install of new keys, at fleet scale nearly every
+    // OpType of every install) is walked once, keeping nothing but its size in the old global
+    // index: its lines and that text are then copied whole. Any other line sends the OpType to
+    // the walk below, which notes every line.
+    std::uint64_t untouched = 0; // the OpType's lines in the old global index, when `whole`
+    bool whole = false;
     if (old) {
+        Lines in{old->lines};
+        std::string_view raw;
+        TextLine l, prev;
+        bool keeps = true;
+        for (std::uint32_t k = 0; keeps && k < old->n; ++k) {
+            if (!in.next(raw))
+                throw support::Error("the per-key record has fewer entry lines than it says");
+            if (!parse_text_line(raw, l))
+                throw support::Error("the per-key record has a malformed entry line");
+            if (k > 0 && place(prev) >= place(l))
+                throw support::Error("the per-key record's entries are out of order");
+            keeps = !(c.has_old && l.seq == c.old_seq) &&
+                    !(!new_keys.empty() && new_keys.contains(l.key)) &&
+                    !(c.has_old && l.hidden != "-" && drops_old(seq_list(l.hidden)));
+            untouched += l.len + (k + 1 < old->n ? 2 : 1);
+            prev = l;
+        }
+        if (keeps) {
+            whole = true;
+            kept = old->n;
+            consumed = in.i;
+            old_last = in.done();
+        }
+    }
+    if (old && !whole) {
         // No more than the text can hold (an entry line has at least 11 bytes): the count is
         // the record's word, checked only by the walk below.
         lines.reserve(std::min<std::size_t>(old->n, old->lines.size() / 11));
@@ -1021,7 +1053,7 @@ void patch_op(PatchContext& c, const std::string& soc, std::string_view op, cons
     }
     // Second walk, over what the first one noted: the lines in order, the restored ones merged
     // in by (package, position).
-    std::uint32_t written = 0;
+    std::uint32_t written = whole ? kept : 0;
     std::size_t r = 0;
     auto separator = [&] { return ++written < count ? std::string_view(",\n") : "\n"; };
     // Lines kept as they are follow one another in the old text: appended as runs.
@@ -1038,6 +1070,19 @@ void patch_op(PatchContext& c, const std::string& soc, std::string_view op, cons
         global.text(x.text);
         global.text(separator());
     };
+    if (whole) {
+        // Every old line as it was: one run of the record's text and one range of the old
+        // global index (whose last "\n" becomes ",\n" when the package's lines follow).
+        body.run(old->lines.substr(0, consumed));
+        std::uint64_t at = offset;
+        offset += untouched;
+        if (written < count) {
+            global.range(at, untouched - 1);
+            global.text(",\n");
+        } else {
+            global.range(at, untouched);
+        }
+    }
     for (std::size_t k = 0; k < lines.size(); ++k) {
         const OldLine& o = lines[k];
         bool old_comma = k + 1 < lines.size();

@@ -14,9 +14,10 @@ namespace {
 using Packages = std::vector<std::pair<std::string, PackageIndex>>;
 
 // A random index for package `name`: up to two SoCs, three OpTypes (one spelled with an escape),
-// keys from a small pool so packages shadow each other, some entries keyed by binPath only, a
-// key listed twice now and then, an OpType with an empty staticList.
-PackageIndex random_index(std::mt19937& rng, const std::string& name, int version) {
+// keys from a pool of `pool` (a small one so that packages shadow each other, a large one so
+// that most OpTypes an install touches keep every old line, the patch's shortcut), some entries
+// keyed by binPath only, a key listed twice now and then, an OpType with an empty staticList.
+PackageIndex random_index(std::mt19937& rng, const std::string& name, int version, int pool) {
     auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
     PackageIndex out;
     const char* socs[] = {"ascend910b", "ascend950"};
@@ -33,7 +34,7 @@ PackageIndex random_index(std::mt19937& rng, const std::string& name, int versio
             first_op = false;
             int n = pick(6);
             for (int i = 0; i < n; ++i) {
-                int key = pick(8);
+                int key = pick(pool);
                 std::string bin = "\"binPath\": \"" + name + "/" + soc + "/k" +
                                   std::to_string(key) + "_v" + std::to_string(version) + ".o\"";
                 std::string entry = pick(4) == 0
@@ -63,8 +64,9 @@ std::map<std::string, std::string> rendered(const IndexRecord& r) {
 TEST_CASE("the per-key record after random installs, upgrades and uninstalls renders what a "
           "full merge does, and round-trips",
           "[install][index_record]") {
-    for (unsigned seed = 1; seed <= 25; ++seed) {
+    for (unsigned seed = 1; seed <= 35; ++seed) {
         std::mt19937 rng(seed);
+        int pool = seed <= 25 ? 8 : 1000;
         Packages installed;
         IndexRecord rec = build_record(installed);
         std::string text_state = serialize_record(rec);
@@ -76,7 +78,7 @@ TEST_CASE("the per-key record after random installs, upgrades and uninstalls ren
             bool remove = at != installed.end() && rng() % 3 == 0;
             std::optional<PackageIndex> index;
             if (!remove)
-                index = random_index(rng, name, step);
+                index = random_index(rng, name, step, pool);
             // The model: the package leaves its place and, unless removed, goes last.
             Packages before = installed;
             if (at != installed.end())
