@@ -354,9 +354,14 @@ struct Written {
 };
 std::optional<Written> g_written;
 
+// Whether what g_written keeps is still the record file of `ai`, under the same lock.
+bool written_current(const Dir& ai, const Dir& config) {
+    return g_written && g_written->generation == TreeLock::generation() &&
+           g_written->ai == ai.path && g_written->record_stamp == record_stamp(config);
+}
+
 std::shared_ptr<const std::string> written_text(const Dir& ai, const Dir& config) {
-    if (g_written && g_written->generation == TreeLock::generation() && g_written->ai == ai.path &&
-        g_written->record_stamp == record_stamp(config)) {
+    if (written_current(ai, config)) {
         if (!g_written->text && g_written->join) {
             g_written->text = std::make_shared<const std::string>(g_written->join());
             g_written->join = nullptr;
@@ -733,8 +738,7 @@ std::optional<std::vector<ShadowLine>> written_shadows(const InstallTree& tree,
     if (!g_written || g_written->shadows_of != name)
         return std::nullopt;
     auto config = open_dir_beneath(tree.ai_core(), k_config_dir);
-    if (!config || g_written->generation != TreeLock::generation() ||
-        g_written->ai != tree.ai_core().path || g_written->record_stamp != record_stamp(*config))
+    if (!config || !written_current(tree.ai_core(), *config))
         return std::nullopt;
     return g_written->shadows;
 }
