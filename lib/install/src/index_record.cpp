@@ -945,8 +945,26 @@ void patch_op(PatchContext& c, const std::string& soc, std::string_view op, cons
     std::vector<Restored> restored;
     std::uint32_t kept = 0;
     std::string opname(op);
-    auto drops_old = [&](const std::vector<std::uint32_t>& h) {
-        return c.has_old && std::find(h.begin(), h.end(), c.old_seq) != h.end();
+    // What the change does to an old line: the package's old version won it; one of the
+    // package's new keys is its key; it names the old version among the providers it hides.
+    auto mine = [&](const TextLine& l) { return c.has_old && l.seq == c.old_seq; };
+    auto taken = [&](const TextLine& l) { return !new_keys.empty() && new_keys.contains(l.key); };
+    auto hides_old = [&](const TextLine& l) {
+        if (!c.has_old || l.hidden == "-")
+            return false;
+        auto h = seq_list(l.hidden);
+        return std::find(h.begin(), h.end(), c.old_seq) != h.end();
+    };
+    // The k-th line of the old OpType, from `in`, checked: an entry line, after `prev` (the
+    // line before it) in the merge's order.
+    auto read_line = [&](Lines& in, std::uint32_t k, const TextLine& prev, TextLine& l) {
+        std::string_view raw;
+        if (!in.next(raw))
+            throw support::Error("the per-key record has fewer entry lines than it says");
+        if (!parse_text_line(raw, l))
+            throw support::Error("the per-key record has a malformed entry line");
+        if (k > 0 && place(prev) >= place(l))
+            throw support::Error("the per-key record's entries are out of order");
     };
     // First walk, the only one that parses every line: what goes, what comes back, what the
     // package's new lines hide. The lines must be in the merge's order (by package, then by
@@ -963,19 +981,11 @@ void patch_op(PatchContext& c, const std::string& soc, std::string_view op, cons
     bool whole = false;
     if (old) {
         Lines in{old->lines};
-        std::string_view raw;
         TextLine l, prev;
         bool keeps = true;
         for (std::uint32_t k = 0; keeps && k < old->n; ++k) {
-            if (!in.next(raw))
-                throw support::Error("the per-key record has fewer entry lines than it says");
-            if (!parse_text_line(raw, l))
-                throw support::Error("the per-key record has a malformed entry line");
-            if (k > 0 && place(prev) >= place(l))
-                throw support::Error("the per-key record's entries are out of order");
-            keeps = !(c.has_old && l.seq == c.old_seq) &&
-                    !(!new_keys.empty() && new_keys.contains(l.key)) &&
-                    !(c.has_old && l.hidden != "-" && drops_old(seq_list(l.hidden)));
+            read_line(in, k, prev, l);
+            keeps = !mine(l) && !taken(l) && !hides_old(l);
             untouched += l.len + (k + 1 < old->n ? 2 : 1);
             prev = l;
         }
@@ -991,27 +1001,21 @@ void patch_op(PatchContext& c, const std::string& soc, std::string_view op, cons
         // the record's word, checked only by the walk below.
         lines.reserve(std::min<std::size_t>(old->n, old->lines.size() / 11));
         Lines in{old->lines};
-        std::string_view raw;
-        for (std::uint32_t k = 0; k < old->n; ++k) {
-            if (!in.next(raw))
-                throw support::Error("the per-key record has fewer entry lines than it says");
-            TextLine l;
-            if (!parse_text_line(raw, l))
-                throw support::Error("the per-key record has a malformed entry line");
-            if (!lines.empty() && place(lines.back()) >= place(l))
-                throw support::Error("the per-key record's entries are out of order");
-            OldLine o{raw.data(), static_cast<std::uint32_t>(raw.size()), l.seq, l.idx, l.len,
+        TextLine l, prev;
+        for (std::uint32_t k = 0; k < old->n; ++k, prev = l) {
+            read_line(in, k, prev, l);
+            OldLine o{l.raw.data(), static_cast<std::uint32_t>(l.raw.size()), l.seq, l.idx, l.len,
                       Fate::keep};
-            bool mine = c.has_old && l.seq == c.old_seq;
-            if (!new_keys.empty() && new_keys.contains(l.key)) {
+            bool is_mine = mine(l);
+            if (taken(l)) {
                 auto h = seq_list(l.hidden);
                 if (c.has_old)
                     std::erase(h, c.old_seq);
-                if (!mine)
+                if (!is_mine)
                     h.push_back(l.seq);
                 hidden_of_new[l.key] = std::move(h);
                 o.fate = Fate::drop;
-            } else if (mine) {
+            } else if (is_mine) {
                 o.fate = Fate::drop;
                 auto h = seq_list(l.hidden);
                 if (!h.empty()) {
@@ -1026,7 +1030,7 @@ void patch_op(PatchContext& c, const std::string& soc, std::string_view op, cons
                 }
             } else {
                 ++kept;
-                if (c.has_old && l.hidden != "-" && drops_old(seq_list(l.hidden)))
+                if (hides_old(l))
                     o.fate = Fate::rewrite;
             }
             lines.push_back(o);
