@@ -192,31 +192,25 @@ class StampCheck {
         if (e.type != EntryType::file)
             return false;
         auto slash = e.path.rfind('/');
-        std::string parent = slash == std::string::npos ? "" : e.path.substr(0, slash);
+        if (slash == std::string::npos)
+            return false; // a file at the top: rare, check_entry does it
+        const Dir* dir = nullptr;
         try {
-            if (!m_dir || parent != m_parent) {
-                m_dir.reset();
-                m_parent = parent;
-                if (parent.empty())
-                    return false; // a file at the top: rare, check_entry does it
-                m_dir = open_dir_beneath(pkg, parent);
-            }
+            dir = m_parent.open(pkg, e.path.substr(0, slash));
         } catch (const Error&) {
-            m_dir.reset();
             return false;
         }
-        if (!m_dir)
+        if (!dir)
             return false;
         std::string base = e.path.substr(slash + 1);
         struct stat st {};
-        return ::fstatat(m_dir->fd.get(), base.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        return ::fstatat(dir->fd.get(), base.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
                S_ISREG(st.st_mode) && (st.st_mode & 07777) == modes.entry(false, e.mode) &&
                static_cast<std::uint64_t>(st.st_size) == e.size && file_stamp(st) == trusted;
     }
 
   private:
-    std::string m_parent;
-    std::optional<Dir> m_dir;
+    ParentDir m_parent;
 };
 
 // The modes the package directory says it was installed with; an unknown mode is a problem

@@ -214,6 +214,15 @@ void require_writable_tree(const Dir& dir, int depth) {
             require_writable_tree(*sub, depth - 1);
 }
 
+const Dir* ParentDir::open(const Dir& pkg, const std::string& rel) {
+    if (!m_dir || rel != m_rel) {
+        m_dir.reset();
+        m_rel = rel;
+        m_dir = open_dir_beneath(pkg, rel);
+    }
+    return m_dir ? &*m_dir : nullptr;
+}
+
 std::optional<struct stat> stat_at(const Dir& dir, const std::string& name) {
     struct stat st {};
     if (::fstatat(dir.fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)

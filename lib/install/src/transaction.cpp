@@ -401,29 +401,22 @@ void finish_install(const InstallTree& tree, const std::string& name, const Land
     clear_journal(tree);
 }
 
-// The directory the previous entry was removed from: entries come deepest first, so the files
-// of one directory follow one another and share its handle.
-struct ParentCache {
-    std::string rel;
-    std::optional<Dir> dir;
-};
-
-// Removes one listed entry of a package being uninstalled; keeps what is not ours.
-void remove_listed(const Dir& pkg, const ManifestEntry& e, ParentCache& cache, support::Log& log) {
+// Removes one listed entry of a package being uninstalled; keeps what is not ours. Entries come
+// deepest first, so the files of one directory follow one another and share `parent`.
+void remove_listed(const Dir& pkg, const ManifestEntry& e, ParentDir& parent, support::Log& log) {
     auto slash = e.path.rfind('/');
-    if (slash != std::string::npos && (!cache.dir || cache.rel != e.path.substr(0, slash))) {
-        cache.rel = e.path.substr(0, slash);
+    const Dir* in = &pkg;
+    if (slash != std::string::npos) {
         try {
-            cache.dir = open_dir_beneath(pkg, cache.rel);
+            in = parent.open(pkg, e.path.substr(0, slash));
         } catch (const Error& err) {
-            cache.dir.reset();
             log.warn(std::string("keeping '") + pkg.path + "/" + e.path + "': " + err.what());
             return;
         }
+        if (!in)
+            return;
     }
-    if (slash != std::string::npos && !cache.dir)
-        return;
-    const Dir& dir = slash != std::string::npos ? *cache.dir : pkg;
+    const Dir& dir = *in;
     std::string base = slash == std::string::npos ? e.path : e.path.substr(slash + 1);
     if (e.type == EntryType::file) {
         // Unlinked without a stat first (4,079 stats of an uninstall): what is gone is gone, and
@@ -494,9 +487,9 @@ void remove_listed_all(const Dir& pkg, const package::Manifest& m, support::Log&
     std::exception_ptr errors[2];
     auto work = [&](int k) {
         try {
-            ParentCache cache;
+            ParentDir parent;
             for (const ManifestEntry* e : files[k]) {
-                remove_listed(pkg, *e, cache, logs[k]);
+                remove_listed(pkg, *e, parent, logs[k]);
                 fault_point("removed " + e->path);
             }
         } catch (...) {
@@ -515,10 +508,10 @@ void remove_listed_all(const Dir& pkg, const package::Manifest& m, support::Log&
     for (const auto& e : errors)
         if (e)
             std::rethrow_exception(e);
-    ParentCache cache;
+    ParentDir parent;
     for (auto it = m.entries.rbegin(); it != m.entries.rend(); ++it)
         if (it->type == EntryType::directory) {
-            remove_listed(pkg, *it, cache, log);
+            remove_listed(pkg, *it, parent, log);
             fault_point("removed " + it->path);
         }
 }

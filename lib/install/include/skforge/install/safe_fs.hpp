@@ -31,6 +31,20 @@ support::UniqueFd open_beneath(const Dir& dir, std::string_view rel, int flags, 
 /// Opens directory `rel` beneath `dir` as a Dir; nullopt when it does not exist.
 std::optional<Dir> open_dir_beneath(const Dir& dir, std::string_view rel);
 
+/// The directory a run of a package's entries sits in, opened beneath the package with
+/// open_dir_beneath and kept while the next entries share it (a manifest lists the files of one
+/// directory one after another): one open per directory, not one per file.
+class ParentDir {
+  public:
+    /// Directory `rel` (an entry's parent, relative to `pkg`); nullptr when it does not exist.
+    /// Throws open_dir_beneath's Error when it is unsafe; the next call then tries again.
+    const Dir* open(const Dir& pkg, const std::string& rel);
+
+  private:
+    std::string m_rel;
+    std::optional<Dir> m_dir;
+};
+
 /// Opens directory `name` (one component) in `dir`, creating it with exactly `mode` (whatever the
 /// umask) when missing; throws when it exists as anything but a directory (a symlink included),
 /// or, when this user may not create it, saying who owns `dir` (write_refusal).
