@@ -1,0 +1,436 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "skforge/compile/op_compiler.hpp"
+
+#include "skforge/codegen/cann_release.hpp"
+#include "skforge/compile/cache_store.hpp"
+#include "skforge/package/makeself.hpp"
+#include "skforge/package/reader.hpp"
+#include "skforge/support/error.hpp"
+#include "skforge/support/file.hpp"
+#include "skforge/support/json.hpp"
+#include "skforge/support/sha256.hpp"
+#include "skforge/support/temp_dir.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <set>
+#include <spawn.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace skforge::compile {
+namespace fs = std::filesystem;
+using support::Error;
+
+namespace {
+
+// Set in the real compiler's environment: a front end that finds it set was started, directly
+// or through wrappers, by the compiler it started itself.
+constexpr const char* k_guard = "SKFORGE_OP_COMPILER_ACTIVE";
+constexpr const char* k_key_version = "skforge-op-compiler key 1";
+
+struct OptionSpec {
+    const char* short_name; // "" when none
+    const char* long_name;
+    std::string OpCompilerArgs::*target; // nullptr: a flag
+};
+
+// op_compiler's options (CANN's op_compiler reference) and where each goes.
+const std::array<OptionSpec, 10> k_valued = {{
+    {"-p", "--op_params_dir", &OpCompilerArgs::params_dir},
+    {"-k", "--kernel_name", &OpCompilerArgs::kernel_name},
+    {"-v", "--soc_version", &OpCompilerArgs::soc},
+    {"-o", "--output", &OpCompilerArgs::output},
+    {"-m", "--compile_mode", &OpCompilerArgs::compile_mode},
+    {"-f", "--follow_op_params_jit", &OpCompilerArgs::follow},
+    {"-j", "--job", &OpCompilerArgs::jobs},
+    {"-l", "--log", &OpCompilerArgs::log_level},
+    {"", "--super_kernel_options", &OpCompilerArgs::sk_options},
+    {"", "--super_kernel_debug_options", &OpCompilerArgs::sk_debug_options},
+}};
+
+const OptionSpec* valued_option(std::string_view word) {
+    for (const auto& o : k_valued)
+        if (word == o.short_name || word == o.long_name)
+            return &o;
+    return nullptr;
+}
+
+// Why a parsed request cannot be served from the store, or "".
+std::string uncacheable(const OpCompilerArgs& a) {
+    if (a.help)
+        return "--help";
+    if (a.count)
+        return "--count";
+    if (!a.kernel_name.empty())
+        return "-k (a debug build of one kernel)";
+    if (a.compile_mode == "tune")
+        return "-m tune (tuning depends on the device it runs on)";
+    if (a.params_dir.empty())
+        return "no -p directory of op JSONs";
+    return "";
+}
+
+// The op JSON's canonical text: parsed, then dumped with sorted keys and no whitespace
+// (nlohmann::json keeps objects sorted), so formatting and key order do not change the key.
+std::string canonical_json(const std::string& path) {
+    auto text = support::read_file(path, {support::k_max_json_bytes});
+    try {
+        return support::parse_json(text).dump();
+    } catch (const std::exception& e) {
+        throw Error("op JSON '" + path + "' is not JSON: " + e.what());
+    }
+}
+
+// argv with -o's value replaced by `output` (added when the caller gave none).
+std::vector<std::string> with_output(const std::vector<std::string>& argv,
+                                     const std::string& output) {
+    std::vector<std::string> out;
+    bool replaced = false;
+    for (std::size_t i = 0; i < argv.size(); ++i) {
+        const auto& w = argv[i];
+        if ((w == "-o" || w == "--output") && i + 1 < argv.size()) {
+            out.insert(out.end(), {w, output});
+            ++i;
+            replaced = true;
+        } else if (w.starts_with("--output=")) {
+            out.push_back("--output=" + output);
+            replaced = true;
+        } else {
+            out.push_back(w);
+        }
+    }
+    if (!replaced)
+        out.insert(out.end(), {"-o", output});
+    return out;
+}
+
+// Runs `argv` with our stdin, stdout and stderr and the guard set; its exit status (128 +
+// signal when a signal ended it).
+int run_inherited(const std::vector<std::string>& argv) {
+    std::vector<std::string> env_words;
+    for (char** e = environ; *e != nullptr; ++e)
+        if (!std::string_view(*e).starts_with(std::string(k_guard) + "="))
+            env_words.emplace_back(*e);
+    env_words.push_back(std::string(k_guard) + "=1");
+    std::vector<char*> envp, args;
+    for (auto& w : env_words)
+        envp.push_back(w.data());
+    envp.push_back(nullptr);
+    std::vector<std::string> copy = argv;
+    for (auto& w : copy)
+        args.push_back(w.data());
+    args.push_back(nullptr);
+    pid_t pid = 0;
+    int rc = ::posix_spawn(&pid, args[0], nullptr, nullptr, args.data(), envp.data());
+    if (rc != 0)
+        throw Error("cannot run the real op_compiler '" + argv[0] + "': " + std::strerror(rc));
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            throw Error("cannot wait for '" + argv[0] + "': " + std::strerror(errno));
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Replaces this process with the real compiler, as it was asked: its messages and exit status
+// are the caller's.
+[[noreturn]] void exec_real(const std::string& real, const std::vector<std::string>& argv) {
+    std::vector<std::string> words{real};
+    words.insert(words.end(), argv.begin(), argv.end());
+    std::vector<char*> args;
+    for (auto& w : words)
+        args.push_back(w.data());
+    args.push_back(nullptr);
+    ::setenv(k_guard, "1", 1);
+    ::execv(real.c_str(), args.data());
+    throw Error("cannot run the real op_compiler '" + real + "': " + std::strerror(errno));
+}
+
+// An exclusive fcntl lock on `path` (created), held while the object lives: concurrent misses of
+// one key compile once, on one host or several sharing the store over NFS (fcntl, like the
+// store's own lock). A lock that cannot be taken only costs a second compile.
+class KeyLock {
+  public:
+    explicit KeyLock(const std::string& path) {
+        std::error_code ec;
+        fs::create_directories(support::parent_directory(path), ec);
+        m_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (m_fd >= 0) {
+            struct flock fl {};
+            fl.l_type = F_WRLCK;
+            fl.l_whence = SEEK_SET;
+            while (::fcntl(m_fd, F_SETLKW, &fl) != 0 && errno == EINTR) {
+            }
+        }
+    }
+    ~KeyLock() {
+        if (m_fd >= 0)
+            ::close(m_fd);
+    }
+    KeyLock(const KeyLock&) = delete;
+    KeyLock& operator=(const KeyLock&) = delete;
+
+  private:
+    int m_fd = -1;
+};
+
+// The tiers in the order they are asked: local, then shared.
+struct Tier {
+    std::string what; // "local store", "shared store"
+    CacheStore store;
+};
+
+std::vector<Tier> open_tiers(const FrontEndOptions& o, support::Log& log) {
+    std::vector<Tier> tiers;
+    auto open = [&](const std::string& dir, const char* what) {
+        if (dir.empty())
+            return;
+        try {
+            tiers.push_back(
+                {what, CacheStore(
+                           {dir, std::nullopt, CacheOpen::create, {}, [&log](const std::string& m) {
+                                log.warn(m);
+                            }})});
+        } catch (const Error& e) {
+            log.warn(std::string(what) + " not used: " + e.what());
+        }
+    };
+    open(o.local_store, "local store");
+    if (o.shared_store != o.local_store)
+        open(o.shared_store, "shared store");
+    return tiers;
+}
+
+// The output's directory and, when -o names a file, its name ("" : the package's name.run).
+std::pair<std::string, std::string> output_target(const std::string& output) {
+    std::string o = output.empty() ? "." : output;
+    if (o.size() > 4 && o.ends_with(".run") && !fs::is_directory(o))
+        return {support::parent_directory(o), support::base_name(o)};
+    return {o, ""};
+}
+
+// Moves the verified package at `tmp` to its place in the output: `file`, or <name>.run named
+// by its manifest, so that every process that asks for the same operators gets the same stem.
+std::string place(const std::string& tmp, const std::string& dir, const std::string& file) {
+    std::string name = file.empty() ? package::RunPackage(tmp).header().name + ".run" : file;
+    std::string dest = dir + "/" + name;
+    if (::rename(tmp.c_str(), dest.c_str()) != 0)
+        throw Error("cannot move the package to '" + dest + "': " + std::strerror(errno));
+    return dest;
+}
+
+// The first tier that holds `key`, its verified copy at `tmp`; later tiers that missed it are
+// not filled here (a hit from the shared tier is copied into the local one).
+bool fetch_any(std::vector<Tier>& tiers, const std::string& key, const std::string& tmp,
+               support::Log& log) {
+    for (std::size_t i = 0; i < tiers.size(); ++i) {
+        try {
+            auto r = tiers[i].store.fetch(key, tmp);
+            if (r.outcome == FetchOutcome::corrupt)
+                log.warn(tiers[i].what + ": " + r.problem + "; compiling again");
+            if (r.outcome != FetchOutcome::hit)
+                continue;
+            for (std::size_t j = 0; j < i; ++j)
+                tiers[j].store.insert(key, tmp);
+            log.info("hit in the " + tiers[i].what + " " + tiers[i].store.dir() + " (key " +
+                     key.substr(0, 16) + ")");
+            return true;
+        } catch (const Error& e) {
+            log.warn(tiers[i].what + " " + tiers[i].store.dir() + " not read: " + e.what());
+        }
+    }
+    return false;
+}
+
+// The one .run the real compiler wrote into `dir`, or "" (with a warning) when it wrote none or
+// several.
+std::string written_run(const std::string& dir, support::Log& log) {
+    std::vector<std::string> runs;
+    for (const auto& e : fs::directory_iterator(dir))
+        if (e.is_regular_file() && e.path().extension() == ".run")
+            runs.push_back(e.path().string());
+    if (runs.size() != 1)
+        log.warn("the real op_compiler wrote " + std::to_string(runs.size()) +
+                 " .run files; handed on as they are, nothing stored");
+    return runs.size() == 1 ? runs.front() : "";
+}
+
+// Copies everything the real compiler wrote into the output, as it wrote it.
+void hand_on(const std::string& from, const std::string& dir, const std::string& file) {
+    for (const auto& e : fs::directory_iterator(from)) {
+        std::string name = file.empty() ? e.path().filename().string() : file;
+        fs::copy(e.path(), dir + "/" + name,
+                 fs::copy_options::overwrite_existing | fs::copy_options::recursive);
+    }
+}
+
+// A miss: the real compiler into a private directory, its package imported and stored.
+int compile_and_store(const OpCompilerArgs& a, const FrontEndOptions& o, const std::string& real,
+                      const std::string& key, std::vector<Tier>& tiers, support::Log& log) {
+    auto [dir, file] = output_target(a.output);
+    support::TempDir work(dir, ".skforge-op-compiler.");
+    std::string raw = work.path() + "/out";
+    fs::create_directory(raw);
+    std::vector<std::string> argv{real};
+    auto forwarded = with_output(a.argv, raw);
+    argv.insert(argv.end(), forwarded.begin(), forwarded.end());
+    int status = run_inherited(argv);
+    if (status != 0)
+        return status; // the real compiler said why; nothing stored, the output untouched
+    std::string vendor = written_run(raw, log);
+    if (vendor.empty()) {
+        hand_on(raw, dir, file);
+        return 0;
+    }
+    std::string tmp = work.path() + "/package.run";
+    try {
+        package::ImportOptions io;
+        io.input = vendor;
+        io.output = tmp;
+        io.sign_key = o.sign_key;
+        package::import_makeself(io);
+    } catch (const Error& e) {
+        log.warn("the real op_compiler's package is not stored: " + std::string(e.what()) +
+                 "; handed on as it was written");
+        hand_on(raw, dir, file);
+        return 0;
+    }
+    for (auto& t : tiers) {
+        try {
+            t.store.insert(key, tmp);
+        } catch (const Error& e) {
+            log.warn("cannot store the package in the " + t.what + " " + t.store.dir() + ": " +
+                     e.what());
+        }
+    }
+    log.info("compiled and stored (key " + key.substr(0, 16) + "): " + place(tmp, dir, file));
+    return 0;
+}
+
+} // namespace
+
+OpCompilerArgs parse_op_compiler_args(const std::vector<std::string>& argv) {
+    OpCompilerArgs a;
+    a.argv = argv;
+    for (std::size_t i = 0; i < argv.size() && a.passthrough.empty(); ++i) {
+        const std::string& w = argv[i];
+        auto eq = w.find('=');
+        std::string name = w.starts_with("--") && eq != std::string::npos ? w.substr(0, eq) : w;
+        if (const auto* spec = valued_option(name)) {
+            if (name != w)
+                a.*(spec->target) = w.substr(eq + 1);
+            else if (i + 1 < argv.size())
+                a.*(spec->target) = argv[++i];
+            else
+                a.passthrough = w + " without its value";
+        } else if (w == "--enable_super_kernel") {
+            a.super_kernel = true;
+        } else if (w == "--count") {
+            a.count = true;
+        } else if (w == "-h" || w == "--help") {
+            a.help = true;
+        } else {
+            a.passthrough = "the option '" + w + "'";
+        }
+    }
+    if (a.passthrough.empty())
+        a.passthrough = uncacheable(a);
+    return a;
+}
+
+std::optional<std::string> find_real_op_compiler(const std::string& self,
+                                                 const std::string& path_env,
+                                                 const std::string& explicit_path) {
+    std::error_code ec;
+    auto me = fs::canonical(self, ec);
+    auto usable = [&](const std::string& candidate) {
+        std::error_code e2;
+        auto real = fs::canonical(candidate, e2);
+        return !e2 && fs::is_regular_file(real, e2) && real != me &&
+               ::access(candidate.c_str(), X_OK) == 0;
+    };
+    if (!explicit_path.empty())
+        return usable(explicit_path) ? std::optional(explicit_path) : std::nullopt;
+    std::size_t begin = 0;
+    while (begin <= path_env.size()) {
+        auto end = path_env.find(':', begin);
+        if (end == std::string::npos)
+            end = path_env.size();
+        std::string dir = path_env.substr(begin, end - begin);
+        std::string candidate = (dir.empty() ? "." : dir) + "/op_compiler";
+        if (usable(candidate))
+            return candidate;
+        begin = end + 1;
+    }
+    return std::nullopt;
+}
+
+std::string op_request_key(const OpCompilerArgs& a, const KeyContext& c) {
+    std::set<std::string> ops; // canonical digests: order and duplicates do not count
+    for (const auto& e : fs::directory_iterator(a.params_dir))
+        if (e.path().extension() == ".json" && e.is_regular_file())
+            ops.insert(support::sha256_hex(canonical_json(e.path().string())));
+    if (ops.empty())
+        throw Error("no op JSON in '" + a.params_dir + "'");
+    std::string text = std::string(k_key_version) + "\nsoc=" + a.soc +
+                       "\nsuper_kernel=" + (a.super_kernel ? "1" : "0") +
+                       "\nsuper_kernel_options=" + a.sk_options +
+                       "\nsuper_kernel_debug_options=" + a.sk_debug_options +
+                       "\nfollow=" + a.follow + "\ncompile_mode=" + a.compile_mode +
+                       "\ntoolkit=" + c.toolkit_version + "\ncompiler=" + c.compiler_digest + "\n";
+    for (const auto& d : ops)
+        text += "op " + d + "\n";
+    return support::sha256_hex(text);
+}
+
+int run_op_compiler(const OpCompilerArgs& a, const FrontEndOptions& o, support::Log& log) {
+    if (const char* g = std::getenv(k_guard); g != nullptr && *g != '\0')
+        throw Error("started again by the op_compiler it runs (a loop through PATH); set "
+                    "SKFORGE_OP_COMPILER to the real op_compiler");
+    auto real = find_real_op_compiler(o.self, o.path_env, o.explicit_real);
+    if (!real)
+        throw Error(o.explicit_real.empty()
+                        ? "no real op_compiler on PATH after this front end; source CANN's "
+                          "set_env.sh or set SKFORGE_OP_COMPILER"
+                        : "SKFORGE_OP_COMPILER='" + o.explicit_real +
+                              "' is not an executable file other than this front end");
+    if (!a.passthrough.empty())
+        exec_real(*real, a.argv);
+    std::string key;
+    try {
+        KeyContext c{codegen::installed_cann_version(o.ascend_home).value_or(""),
+                     support::sha256_file(*real, UINT64_MAX).sha256};
+        key = op_request_key(a, c);
+    } catch (const Error& e) {
+        log.warn(std::string(e.what()) + "; handed to the real op_compiler uncached");
+        exec_real(*real, a.argv);
+    }
+    auto [dir, file] = output_target(a.output);
+    fs::create_directories(dir);
+    auto tiers = open_tiers(o, log);
+    support::TempDir fetched(dir, ".skforge-op-compiler.");
+    std::string tmp = fetched.path() + "/hit.run";
+    if (fetch_any(tiers, key, tmp, log)) {
+        log.info("wrote " + place(tmp, dir, file));
+        return 0;
+    }
+    // One compile per key at a time: a process that waited finds the package stored.
+    std::optional<KeyLock> lock;
+    if (!tiers.empty())
+        lock.emplace(tiers.back().store.dir() + "/op-locks/" + key + ".lock");
+    if (fetch_any(tiers, key, tmp, log)) {
+        log.info("wrote " + place(tmp, dir, file));
+        return 0;
+    }
+    return compile_and_store(a, o, *real, key, tiers, log);
+}
+
+} // namespace skforge::compile
