@@ -35,6 +35,8 @@ Environment:
   SKFORGE_OP_STORE      the local store (default: $XDG_CACHE_HOME/skforge/op-store, else
                         ~/.cache/skforge/op-store; "off": none)
   SKFORGE_CACHE_DIR     the shared store, one host or several over NFS (skc compile's cache)
+  SKFORGE_REMOTE_STORE  the remote store: an http(s) URL answering GET, PUT and HEAD of plain
+                        files (a WebDAV directory, bazel-remote, ccache's http storage)
   SKFORGE_SIGN_KEY      sign the packages it makes with this key (skc keygen)
 Stores are managed with 'skc cache stats|clean|verify --cache-dir DIR'.
 Exit status: the real op_compiler's; 1 when the front end itself fails.
@@ -94,6 +96,7 @@ int main(int argc, char** argv) {
     o.ascend_home = env("ASCEND_HOME_PATH");
     o.local_store = local_store();
     o.shared_store = env("SKFORGE_CACHE_DIR");
+    o.remote_store = env("SKFORGE_REMOTE_STORE");
     if (!env("SKFORGE_SIGN_KEY").empty())
         o.sign_key = env("SKFORGE_SIGN_KEY");
     FrontEndLog log;

@@ -199,3 +199,114 @@ PY
     SKFORGE_OP_COMPILER="$W/real/op_compiler" PATH="$W/m:/usr/bin:/bin" op_compiler -p d -v Ascend910B1 -o r 2>/dev/null
     [ "$(calls)" -eq 1 ]
 }
+
+# remote: a WebDAV directory served by nginx on 127.0.0.1 (GET, PUT, HEAD of plain files), its
+# URL in $REMOTE; stopped by teardown.
+remote() {
+    local port
+    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    mkdir -p ngx/tmp ngx/files
+    # nginx's workers run as nobody: they must reach the files under the scratch directory.
+    chmod 0711 "$W"
+    chmod 0777 ngx/tmp ngx/files
+    cat >ngx/nginx.conf <<CONF
+worker_processes 1;
+daemon on;
+pid $W/ngx/nginx.pid;
+error_log $W/ngx/error.log;
+events { worker_connections 64; }
+http {
+  access_log $W/ngx/access.log;
+  client_body_temp_path $W/ngx/tmp;
+  proxy_temp_path $W/ngx/tmp; fastcgi_temp_path $W/ngx/tmp;
+  uwsgi_temp_path $W/ngx/tmp; scgi_temp_path $W/ngx/tmp;
+  server {
+    listen 127.0.0.1:$port;
+    root $W/ngx/files;
+    client_max_body_size 0;
+    dav_methods PUT;
+    create_full_put_path on;
+    dav_access user:rw group:r all:r;
+  }
+}
+CONF
+    nginx -p "$W/ngx" -c "$W/ngx/nginx.conf" -e "$W/ngx/error.log"
+    REMOTE=http://127.0.0.1:$port
+    # Bounded wait for the server to answer.
+    for _ in $(seq 100); do
+        curl -s -o /dev/null "$REMOTE/" && return 0
+        sleep 0.1
+    done
+    cat ngx/error.log
+    return 1
+}
+
+teardown() {
+    [ -f "$W/ngx/nginx.pid" ] && kill "$(cat "$W/ngx/nginx.pid")" 2>/dev/null
+    cd /
+    rm -rf "$W"
+}
+
+@test "hosts sharing one remote store run the real compiler once: the others fetch, check and keep it" {
+    host
+    remote
+    export SKFORGE_REMOTE_STORE=$REMOTE
+    dump d Add float16 8,16 4,4
+    run op_compiler -p d -v Ascend910B1 -o r1
+    echo "$output"
+    [[ "$output" == *"stored in the remote store $REMOTE"* ]]
+    [ "$(calls)" -eq 1 ]
+    [ -n "$(find ngx/files -name '*.run')" ]
+    for h in 2 3; do
+        SKFORGE_OP_STORE="$W/store$h" run op_compiler -p d -v Ascend910B1 -o r$h
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [[ "$output" == *"hit in the remote store $REMOTE"* ]]
+        cmp r1/*.run r$h/*.run
+        [ -n "$(find store$h -name '*.run')" ]
+    done
+    [ "$(calls)" -eq 1 ]
+    # Host 3 again: from its own local store, no request to the server.
+    before=$(wc -l <ngx/access.log)
+    SKFORGE_OP_STORE="$W/store3" op_compiler -p d -v Ascend910B1 -o r3 2>/dev/null
+    [ "$(wc -l <ngx/access.log)" -eq "$before" ]
+}
+
+@test "a damaged or truncated remote entry is refused with its URL and compiled again" {
+    host
+    remote
+    export SKFORGE_REMOTE_STORE=$REMOTE
+    dump d Add float16 8,16
+    op_compiler -p d -v Ascend910B1 -o r1 2>/dev/null
+    entry=$(find ngx/files -name '*.run')
+    flip_byte "$entry" 3000
+    SKFORGE_OP_STORE="$W/store2" run op_compiler -p d -v Ascend910B1 -o r2
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"WARNING: remote entry $REMOTE/"*".run refused: SHA-256 "*"; compiling again"* ]]
+    [ "$(calls)" -eq 2 ]
+    truncate -s 1000 "$entry"
+    SKFORGE_OP_STORE="$W/store3" run op_compiler -p d -v Ascend910B1 -o r3
+    echo "$output"
+    [[ "$output" == *"WARNING: remote entry $REMOTE/"*".run refused: "*"; compiling again"* ]]
+    [ "$(calls)" -eq 3 ]
+    "$SKC" inspect r3/*.run --verify >/dev/null
+}
+
+@test "an unreachable remote store costs one warning; the local stores carry on" {
+    host
+    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    export SKFORGE_REMOTE_STORE=http://127.0.0.1:$port
+    dump d Add float16 8,16
+    run op_compiler -p d -v Ascend910B1 -o r1
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(grep -c "remote store http://127.0.0.1:$port not reached" <<<"$output")" -eq 1 ]
+    run op_compiler -p d -v Ascend910B1 -o r2
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"hit in the local store"* ]]
+    [ "$(calls)" -eq 1 ]
+    SKFORGE_REMOTE_STORE=ftp://x run op_compiler -p d -v Ascend910B1 -o r3
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"remote store 'ftp://x': not an http:// or https:// URL"* ]]
+}

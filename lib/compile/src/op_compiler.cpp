@@ -3,6 +3,7 @@
 
 #include "skforge/codegen/cann_release.hpp"
 #include "skforge/compile/cache_store.hpp"
+#include "skforge/compile/remote_store.hpp"
 #include "skforge/package/makeself.hpp"
 #include "skforge/package/reader.hpp"
 #include "skforge/support/error.hpp"
@@ -227,25 +228,47 @@ std::string place(const std::string& tmp, const std::string& dir, const std::str
     return dest;
 }
 
-// The first tier that holds `key`, its verified copy at `tmp`; later tiers that missed it are
-// not filled here (a hit from the shared tier is copied into the local one).
-bool fetch_any(std::vector<Tier>& tiers, const std::string& key, const std::string& tmp,
-               support::Log& log) {
-    for (std::size_t i = 0; i < tiers.size(); ++i) {
+// The stores of one request: the local tiers in the order they are asked, then the remote one.
+struct Stores {
+    std::vector<Tier> tiers;
+    std::optional<RemoteStore> remote;
+};
+
+// Copies the package at `tmp` into the first `n` local tiers (they missed it).
+void fill(Stores& s, std::size_t n, const std::string& key, const std::string& tmp,
+          support::Log& log) {
+    for (std::size_t j = 0; j < n && j < s.tiers.size(); ++j) {
         try {
-            auto r = tiers[i].store.fetch(key, tmp);
+            s.tiers[j].store.insert(key, tmp);
+        } catch (const Error& e) {
+            log.warn("cannot store the package in the " + s.tiers[j].what + " " +
+                     s.tiers[j].store.dir() + ": " + e.what());
+        }
+    }
+}
+
+// The first store that holds `key`, its verified copy at `tmp`; the local tiers asked before
+// it get a copy.
+bool fetch_any(Stores& s, const std::string& key, const std::string& tmp, support::Log& log) {
+    for (std::size_t i = 0; i < s.tiers.size(); ++i) {
+        try {
+            auto r = s.tiers[i].store.fetch(key, tmp);
             if (r.outcome == FetchOutcome::corrupt)
-                log.warn(tiers[i].what + ": " + r.problem + "; compiling again");
+                log.warn(s.tiers[i].what + ": " + r.problem + "; compiling again");
             if (r.outcome != FetchOutcome::hit)
                 continue;
-            for (std::size_t j = 0; j < i; ++j)
-                tiers[j].store.insert(key, tmp);
-            log.info("hit in the " + tiers[i].what + " " + tiers[i].store.dir() + " (key " +
+            fill(s, i, key, tmp, log);
+            log.info("hit in the " + s.tiers[i].what + " " + s.tiers[i].store.dir() + " (key " +
                      key.substr(0, 16) + ")");
             return true;
         } catch (const Error& e) {
-            log.warn(tiers[i].what + " " + tiers[i].store.dir() + " not read: " + e.what());
+            log.warn(s.tiers[i].what + " " + s.tiers[i].store.dir() + " not read: " + e.what());
         }
+    }
+    if (s.remote && s.remote->fetch(key, tmp)) {
+        fill(s, s.tiers.size(), key, tmp, log);
+        log.info("hit in the remote store " + s.remote->url() + " (key " + key.substr(0, 16) + ")");
+        return true;
     }
     return false;
 }
@@ -274,7 +297,7 @@ void hand_on(const std::string& from, const std::string& dir, const std::string&
 
 // A miss: the real compiler into a private directory, its package imported and stored.
 int compile_and_store(const OpCompilerArgs& a, const FrontEndOptions& o, const std::string& real,
-                      const std::string& key, std::vector<Tier>& tiers, support::Log& log) {
+                      const std::string& key, Stores& stores, support::Log& log) {
     auto [dir, file] = output_target(a.output);
     support::TempDir work(dir, ".skforge-op-compiler.");
     std::string raw = work.path() + "/out";
@@ -303,14 +326,9 @@ int compile_and_store(const OpCompilerArgs& a, const FrontEndOptions& o, const s
         hand_on(raw, dir, file);
         return 0;
     }
-    for (auto& t : tiers) {
-        try {
-            t.store.insert(key, tmp);
-        } catch (const Error& e) {
-            log.warn("cannot store the package in the " + t.what + " " + t.store.dir() + ": " +
-                     e.what());
-        }
-    }
+    fill(stores, stores.tiers.size(), key, tmp, log);
+    if (stores.remote)
+        stores.remote->insert(key, tmp);
     log.info("compiled and stored (key " + key.substr(0, 16) + "): " + place(tmp, dir, file));
     return 0;
 }
@@ -415,22 +433,24 @@ int run_op_compiler(const OpCompilerArgs& a, const FrontEndOptions& o, support::
     }
     auto [dir, file] = output_target(a.output);
     fs::create_directories(dir);
-    auto tiers = open_tiers(o, log);
+    Stores stores{open_tiers(o, log), std::nullopt};
+    if (!o.remote_store.empty())
+        stores.remote.emplace(o.remote_store, log);
     support::TempDir fetched(dir, ".skforge-op-compiler.");
     std::string tmp = fetched.path() + "/hit.run";
-    if (fetch_any(tiers, key, tmp, log)) {
+    if (fetch_any(stores, key, tmp, log)) {
         log.info("wrote " + place(tmp, dir, file));
         return 0;
     }
     // One compile per key at a time: a process that waited finds the package stored.
     std::optional<KeyLock> lock;
-    if (!tiers.empty())
-        lock.emplace(tiers.back().store.dir() + "/op-locks/" + key + ".lock");
-    if (fetch_any(tiers, key, tmp, log)) {
+    if (!stores.tiers.empty())
+        lock.emplace(stores.tiers.back().store.dir() + "/op-locks/" + key + ".lock");
+    if (fetch_any(stores, key, tmp, log)) {
         log.info("wrote " + place(tmp, dir, file));
         return 0;
     }
-    return compile_and_store(a, o, *real, key, tiers, log);
+    return compile_and_store(a, o, *real, key, stores, log);
 }
 
 } // namespace skforge::compile

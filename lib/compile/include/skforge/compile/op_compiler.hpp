@@ -67,6 +67,7 @@ struct FrontEndOptions {
     std::string ascend_home;             ///< $ASCEND_HOME_PATH
     std::string local_store;             ///< the local tier's directory ("" : none)
     std::string shared_store;            ///< $SKFORGE_CACHE_DIR: the tier skc compile's cache uses
+    std::string remote_store;            ///< $SKFORGE_REMOTE_STORE: http(s) URL of the remote tier
     std::optional<std::string> sign_key; ///< $SKFORGE_SIGN_KEY: the packages it makes are signed
 };
 
