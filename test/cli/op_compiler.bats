@@ -310,3 +310,41 @@ teardown() {
     [ "$status" -eq 1 ]
     [[ "$output" == *"remote store 'ftp://x': not an http:// or https:// URL"* ]]
 }
+
+@test "a partial hit compiles only the new op JSONs and installs one package that holds every kernel" {
+    host
+    dump d1 Add float16 8,16 4,4
+    dump d1 Relu float 4,32
+    op_compiler -p d1 -v Ascend910B1 -o r1 2>/dev/null
+    [ "$(calls)" -eq 1 ]
+    # The model gains one shape and loses one: Add 4,4 is gone, Add 2,2 is new.
+    mkdir d2
+    cp d1/Add_float16_ND_8_16_1.json d1/Relu_float_ND_4_32_1.json d2/
+    dump d2 Add float16 2,2
+    run op_compiler -p d2 -v Ascend910B1 -j 4 -o r2
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"partial hit: 2 of 3 op JSONs from the store, 1 compiled"* ]]
+    [ "$(calls)" -eq 2 ]
+    [ "$(sed -n 2p calls | python3 -c 'import json,sys; print(json.load(sys.stdin)["ops"])')" = "['Add_float16_ND_2_2_1.json']" ]
+    [ "$(ls r2/*.run | wc -l)" -eq 1 ]
+    "$SKC" inspect r2/*.run --verify >/dev/null
+    python3 "$HERE/torchair_flow.py" install r2 state
+    selects d2
+    run "$OPBASE_READ" "$ASCEND_HOME_PATH/opp" ascend910b --select sel.txt
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(grep -c 'aclnn=static_kernel_' <<<"$output")" -eq 3 ]
+    python3 "$HERE/torchair_flow.py" uninstall state
+    # The same request again is a whole hit, and so is the new op JSON alone.
+    op_compiler -p d2 -v Ascend910B1 -o r3 2>/dev/null
+    cmp r2/*.run r3/*.run
+    mkdir d3 && cp d2/Add_float16_ND_2_2_1.json d3/
+    op_compiler -p d3 -v Ascend910B1 -o r4 2>/dev/null
+    [ "$(calls)" -eq 2 ]
+    # A failed compile of the new op JSONs passes its status on and stores nothing for them.
+    dump d4 Add float16 8,16 6,6
+    STANDIN_FAIL=4 run op_compiler -p d4 -v Ascend910B1 -o r5
+    [ "$status" -eq 4 ]
+    [ -z "$(ls -A r5 2>/dev/null)" ]
+}

@@ -4,8 +4,11 @@
 #include "skforge/codegen/cann_release.hpp"
 #include "skforge/compile/cache_store.hpp"
 #include "skforge/compile/remote_store.hpp"
+#include "skforge/package/generated.hpp"
+#include "skforge/package/index_rules.hpp"
 #include "skforge/package/makeself.hpp"
 #include "skforge/package/reader.hpp"
+#include "skforge/support/atomic_file.hpp"
 #include "skforge/support/error.hpp"
 #include "skforge/support/file.hpp"
 #include "skforge/support/json.hpp"
@@ -18,7 +21,8 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
-#include <set>
+#include <fstream>
+#include <map>
 #include <spawn.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -91,26 +95,28 @@ std::string canonical_json(const std::string& path) {
     }
 }
 
-// argv with -o's value replaced by `output` (added when the caller gave none).
-std::vector<std::string> with_output(const std::vector<std::string>& argv,
-                                     const std::string& output) {
+// argv with the value of option `short_name`/`long_name` replaced by `value` (added when the
+// caller gave none).
+std::vector<std::string> with_option(const std::vector<std::string>& argv,
+                                     const std::string& short_name, const std::string& long_name,
+                                     const std::string& value) {
     std::vector<std::string> out;
     bool replaced = false;
     for (std::size_t i = 0; i < argv.size(); ++i) {
         const auto& w = argv[i];
-        if ((w == "-o" || w == "--output") && i + 1 < argv.size()) {
-            out.insert(out.end(), {w, output});
+        if ((w == short_name || w == long_name) && i + 1 < argv.size()) {
+            out.insert(out.end(), {w, value});
             ++i;
             replaced = true;
-        } else if (w.starts_with("--output=")) {
-            out.push_back("--output=" + output);
+        } else if (w.starts_with(long_name + "=")) {
+            out.push_back(long_name + "=" + value);
             replaced = true;
         } else {
             out.push_back(w);
         }
     }
     if (!replaced)
-        out.insert(out.end(), {"-o", output});
+        out.insert(out.end(), {short_name, value});
     return out;
 }
 
@@ -181,6 +187,46 @@ class KeyLock {
 
   private:
     int m_fd = -1;
+};
+
+// The op JSONs of a request: the digest of each one's canonical text, and the first file
+// with that content (order and duplicates do not count).
+using OpFiles = std::map<std::string, std::string>;
+
+OpFiles op_files(const std::string& params_dir) {
+    OpFiles ops;
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(params_dir))
+        if (e.path().extension() == ".json" && e.is_regular_file())
+            files.push_back(e.path());
+    std::ranges::sort(files);
+    for (const auto& f : files)
+        ops.emplace(support::sha256_hex(canonical_json(f.string())), f.string());
+    if (ops.empty())
+        throw Error("no op JSON in '" + params_dir + "'");
+    return ops;
+}
+
+std::string request_key(const OpCompilerArgs& a, const KeyContext& c, const OpFiles& ops) {
+    std::string text = std::string(k_key_version) + "\nsoc=" + a.soc +
+                       "\nsuper_kernel=" + (a.super_kernel ? "1" : "0") +
+                       "\nsuper_kernel_options=" + a.sk_options +
+                       "\nsuper_kernel_debug_options=" + a.sk_debug_options +
+                       "\nfollow=" + a.follow + "\ncompile_mode=" + a.compile_mode +
+                       "\ntoolkit=" + c.toolkit_version + "\ncompiler=" + c.compiler_digest + "\n";
+    for (const auto& [digest, path] : ops)
+        text += "op " + digest + "\n";
+    return support::sha256_hex(text);
+}
+
+// One cacheable request, keyed.
+struct Request {
+    const OpCompilerArgs& args;
+    const FrontEndOptions& options;
+    std::string real;
+    KeyContext context;
+    OpFiles ops;
+    std::string key;
 };
 
 // The tiers in the order they are asked: local, then shared.
@@ -295,41 +341,248 @@ void hand_on(const std::string& from, const std::string& dir, const std::string&
     }
 }
 
-// A miss: the real compiler into a private directory, its package imported and stored.
-int compile_and_store(const OpCompilerArgs& a, const FrontEndOptions& o, const std::string& real,
-                      const std::string& key, Stores& stores, support::Log& log) {
-    auto [dir, file] = output_target(a.output);
-    support::TempDir work(dir, ".skforge-op-compiler.");
-    std::string raw = work.path() + "/out";
-    fs::create_directory(raw);
+// What one run of the real compiler gave: its status, and the imported package (empty when it
+// failed, wrote no single .run, or its package was refused; `raw` holds what it wrote).
+struct Compiled {
+    int status = 0;
+    std::string package;
+    std::string raw;
+};
+
+// The real compiler on the op JSONs of `params_dir`, into `work`/out; its package imported.
+Compiled compile_into(const OpCompilerArgs& a, const FrontEndOptions& o, const std::string& real,
+                      const std::string& params_dir, const std::string& work, support::Log& log) {
+    Compiled c;
+    c.raw = work + "/out";
+    fs::create_directory(c.raw);
     std::vector<std::string> argv{real};
-    auto forwarded = with_output(a.argv, raw);
+    auto forwarded = with_option(with_option(a.argv, "-o", "--output", c.raw), "-p",
+                                 "--op_params_dir", params_dir);
     argv.insert(argv.end(), forwarded.begin(), forwarded.end());
-    int status = run_inherited(argv);
-    if (status != 0)
-        return status; // the real compiler said why; nothing stored, the output untouched
-    std::string vendor = written_run(raw, log);
-    if (vendor.empty()) {
-        hand_on(raw, dir, file);
-        return 0;
-    }
-    std::string tmp = work.path() + "/package.run";
+    c.status = run_inherited(argv);
+    if (c.status != 0)
+        return c; // the real compiler said why; nothing stored, the output untouched
+    std::string vendor = written_run(c.raw, log);
+    if (vendor.empty())
+        return c;
     try {
         package::ImportOptions io;
         io.input = vendor;
-        io.output = tmp;
+        io.output = work + "/package.run";
         io.sign_key = o.sign_key;
         package::import_makeself(io);
+        c.package = io.output;
     } catch (const Error& e) {
         log.warn("the real op_compiler's package is not stored: " + std::string(e.what()) +
                  "; handed on as it was written");
-        hand_on(raw, dir, file);
+    }
+    return c;
+}
+
+// The op map of a local tier: <dir>/ops/<k[0:2]>/<k> names the key of a stored package that
+// holds an op JSON's kernels (a partial hit's source), k being the key of a request of that op
+// JSON alone: the SoC, options, toolkit and compiler count as they do for a whole request.
+std::string op_map_path(const Tier& t, const Request& r, const OpFiles::value_type& op) {
+    std::string k = request_key(r.args, r.context, OpFiles{op});
+    return t.store.dir() + "/ops/" + k.substr(0, 2) + "/" + k;
+}
+
+void record_ops(Stores& s, const Request& r, const OpFiles& ops, const std::string& key,
+                support::Log& log) {
+    for (auto& t : s.tiers) {
+        try {
+            for (const auto& op : ops) {
+                std::string at = op_map_path(t, r, op);
+                fs::create_directories(support::parent_directory(at));
+                support::AtomicFile f(at, 0644);
+                f.write(key + "\n");
+                f.commit();
+            }
+        } catch (const std::exception& e) {
+            log.warn("the " + t.what + " " + t.store.dir() +
+                     " did not record its op JSONs: " + e.what());
+        }
+    }
+}
+
+// The key of a stored package holding `digest`'s kernels, from the first tier that names one.
+std::optional<std::string> op_owner(const Stores& s, const Request& r,
+                                    const OpFiles::value_type& op) {
+    for (const auto& t : s.tiers) {
+        std::error_code ec;
+        std::string at = op_map_path(t, r, op);
+        if (!fs::is_regular_file(at, ec))
+            continue;
+        auto text = support::read_file(at, {128});
+        if (text.size() == 65 && text.back() == '\n')
+            return text.substr(0, 64);
+    }
+    return std::nullopt;
+}
+
+// The package `key` is stored under, in every tier.
+void store(Stores& s, const std::string& key, const std::string& package, support::Log& log) {
+    fill(s, s.tiers.size(), key, package, log);
+    if (s.remote)
+        s.remote->insert(key, package);
+}
+
+// A miss: the real compiler on every op JSON, its package stored under `key`.
+int compile_and_store(const Request& r, Stores& stores, support::Log& log) {
+    auto [dir, file] = output_target(r.args.output);
+    support::TempDir work(dir, ".skforge-op-compiler.");
+    Compiled c = compile_into(r.args, r.options, r.real, r.args.params_dir, work.path(), log);
+    if (c.status != 0)
+        return c.status;
+    if (c.package.empty()) {
+        hand_on(c.raw, dir, file);
         return 0;
     }
-    fill(stores, stores.tiers.size(), key, tmp, log);
-    if (stores.remote)
-        stores.remote->insert(key, tmp);
-    log.info("compiled and stored (key " + key.substr(0, 16) + "): " + place(tmp, dir, file));
+    store(stores, r.key, c.package, log);
+    record_ops(stores, r, r.ops, r.key, log);
+    log.info("compiled and stored (key " + r.key.substr(0, 16) +
+             "): " + place(c.package, dir, file));
+    return 0;
+}
+
+// Writes the files of the skforge package `run` into `dir` as they are read; the caller uses
+// them only once read_payload has verified the whole payload.
+class DirSink final : public package::EntrySink {
+  public:
+    explicit DirSink(std::string dir) : m_dir(std::move(dir)) { fs::create_directories(m_dir); }
+    void begin(const package::ManifestEntry& e) override {
+        std::string path = m_dir + "/" + e.path;
+        if (e.type == package::EntryType::directory) {
+            fs::create_directories(path);
+            return;
+        }
+        m_out.open(path, std::ios::binary | std::ios::trunc);
+        if (!m_out)
+            throw Error("cannot write '" + path + "'");
+    }
+    void data(std::span<const std::uint8_t> bytes) override {
+        m_out.write(reinterpret_cast<const char*>(bytes.data()),
+                    static_cast<std::streamsize>(bytes.size()));
+    }
+    void end(const package::ManifestEntry& e) override {
+        if (e.type == package::EntryType::directory)
+            return;
+        m_out.close();
+        fs::permissions(m_dir + "/" + e.path, static_cast<fs::perms>(e.mode));
+    }
+
+  private:
+    std::string m_dir;
+    std::ofstream m_out;
+};
+
+// One package from several: every kernel file of each (the same path must have the same bytes),
+// and each SoC's index the union of theirs with binPath moved under `name`.
+void assemble(const std::vector<std::string>& parts, const std::string& name,
+              const std::string& out, const FrontEndOptions& o, const std::string& work) {
+    std::string tree = work + "/tree";
+    std::map<std::string, nlohmann::ordered_json> indexes; // by SoC directory
+    package::StubHeader first;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        package::RunPackage run(parts[i]);
+        if (i == 0)
+            first = run.header();
+        std::string from = work + "/part" + std::to_string(i);
+        DirSink sink(from);
+        auto manifest = run.read_payload(sink);
+        std::string old = manifest.name + "/";
+        for (const auto& e : manifest.entries) {
+            std::string src = from + "/" + e.path, dst = tree + "/" + e.path;
+            bool generated = std::ranges::find(package::k_generated_paths, e.path) !=
+                             std::end(package::k_generated_paths);
+            if (e.path.starts_with("config/") && e.path.ends_with(package::k_index_file_name)) {
+                std::string soc = support::parent_directory(e.path).substr(7);
+                auto index = nlohmann::ordered_json::parse(support::read_file(src));
+                for (auto& [op, body] : index.items())
+                    for (auto entry : body.value("staticList", nlohmann::ordered_json::array())) {
+                        auto bin = entry.value("binPath", std::string());
+                        if (bin.starts_with(old))
+                            entry["binPath"] = name + "/" + bin.substr(old.size());
+                        auto& list = indexes[soc][op]["staticList"];
+                        if (std::ranges::find(list, entry) == list.end())
+                            list.push_back(entry);
+                    }
+            } else if (e.type == package::EntryType::directory) {
+                fs::create_directories(dst);
+            } else if (!generated && fs::exists(dst)) {
+                if (support::read_file(src) != support::read_file(dst))
+                    throw Error("stored packages disagree on '" + e.path + "'");
+            } else if (!generated) {
+                fs::create_directories(support::parent_directory(dst));
+                fs::copy_file(src, dst);
+                fs::permissions(dst, static_cast<fs::perms>(e.mode));
+            }
+        }
+    }
+    for (const auto& [soc, index] : indexes) {
+        fs::create_directories(tree + "/config/" + soc);
+        std::ofstream(tree + "/config/" + soc + "/" + std::string(package::k_index_file_name))
+            << index.dump() << "\n";
+    }
+    package::PackOptions p;
+    p.source_dir = tree;
+    p.output = out;
+    p.name = name;
+    p.version = "1.0.0";
+    p.npu_arch = first.npu_arch;
+    p.soc_version = first.soc_version;
+    p.sign_key = o.sign_key;
+    package::pack(p);
+}
+
+// A partial hit: the op JSONs whose kernels some stored packages hold come from them, only the
+// others are compiled (and stored by themselves), and one package is assembled from both and
+// stored under the request's key. Returns nullopt when no stored package helps.
+std::optional<int> partial_hit(const Request& r, Stores& stores, support::Log& log) {
+    std::map<std::string, OpFiles> covering; // stored key -> the request's ops it holds
+    OpFiles fresh;
+    for (const auto& op : r.ops) {
+        if (auto k = op_owner(stores, r, op))
+            covering[*k].insert(op);
+        else
+            fresh.insert(op);
+    }
+    if (covering.empty())
+        return std::nullopt;
+    auto [dir, file] = output_target(r.args.output);
+    support::TempDir work(dir, ".skforge-op-compiler.");
+    std::vector<std::string> parts;
+    for (auto& [k, ops] : covering) {
+        std::string part = work.path() + "/stored-" + k.substr(0, 16) + ".run";
+        if (fetch_any(stores, k, part, log))
+            parts.push_back(part);
+        else
+            fresh.insert(ops.begin(), ops.end());
+    }
+    if (parts.empty())
+        return std::nullopt;
+    if (!fresh.empty()) {
+        std::string params = work.path() + "/ops";
+        fs::create_directory(params);
+        for (const auto& [digest, path] : fresh)
+            fs::copy_file(path, params + "/" + support::base_name(path));
+        Compiled c = compile_into(r.args, r.options, r.real, params, work.path(), log);
+        if (c.status != 0)
+            return c.status;
+        if (c.package.empty())
+            return std::nullopt; // nothing to assemble from: compile everything
+        std::string subkey = request_key(r.args, r.context, fresh);
+        store(stores, subkey, c.package, log);
+        record_ops(stores, r, fresh, subkey, log);
+        parts.push_back(c.package);
+    }
+    std::string out = work.path() + "/assembled.run";
+    assemble(parts, "static_kernel_" + r.key.substr(0, 24), out, r.options, work.path());
+    store(stores, r.key, out, log);
+    log.info("partial hit: " + std::to_string(r.ops.size() - fresh.size()) + " of " +
+             std::to_string(r.ops.size()) + " op JSONs from the store, " +
+             std::to_string(fresh.size()) + " compiled (key " + r.key.substr(0, 16) +
+             "): " + place(out, dir, file));
     return 0;
 }
 
@@ -392,21 +645,7 @@ std::optional<std::string> find_real_op_compiler(const std::string& self,
 }
 
 std::string op_request_key(const OpCompilerArgs& a, const KeyContext& c) {
-    std::set<std::string> ops; // canonical digests: order and duplicates do not count
-    for (const auto& e : fs::directory_iterator(a.params_dir))
-        if (e.path().extension() == ".json" && e.is_regular_file())
-            ops.insert(support::sha256_hex(canonical_json(e.path().string())));
-    if (ops.empty())
-        throw Error("no op JSON in '" + a.params_dir + "'");
-    std::string text = std::string(k_key_version) + "\nsoc=" + a.soc +
-                       "\nsuper_kernel=" + (a.super_kernel ? "1" : "0") +
-                       "\nsuper_kernel_options=" + a.sk_options +
-                       "\nsuper_kernel_debug_options=" + a.sk_debug_options +
-                       "\nfollow=" + a.follow + "\ncompile_mode=" + a.compile_mode +
-                       "\ntoolkit=" + c.toolkit_version + "\ncompiler=" + c.compiler_digest + "\n";
-    for (const auto& d : ops)
-        text += "op " + d + "\n";
-    return support::sha256_hex(text);
+    return request_key(a, c, op_files(a.params_dir));
 }
 
 int run_op_compiler(const OpCompilerArgs& a, const FrontEndOptions& o, support::Log& log) {
@@ -422,11 +661,12 @@ int run_op_compiler(const OpCompilerArgs& a, const FrontEndOptions& o, support::
                               "' is not an executable file other than this front end");
     if (!a.passthrough.empty())
         exec_real(*real, a.argv);
-    std::string key;
+    Request r{a, o, *real, {}, {}, {}};
     try {
-        KeyContext c{codegen::installed_cann_version(o.ascend_home).value_or(""),
+        r.context = {codegen::installed_cann_version(o.ascend_home).value_or(""),
                      support::sha256_file(*real, UINT64_MAX).sha256};
-        key = op_request_key(a, c);
+        r.ops = op_files(a.params_dir);
+        r.key = request_key(a, r.context, r.ops);
     } catch (const Error& e) {
         log.warn(std::string(e.what()) + "; handed to the real op_compiler uncached");
         exec_real(*real, a.argv);
@@ -438,19 +678,26 @@ int run_op_compiler(const OpCompilerArgs& a, const FrontEndOptions& o, support::
         stores.remote.emplace(o.remote_store, log);
     support::TempDir fetched(dir, ".skforge-op-compiler.");
     std::string tmp = fetched.path() + "/hit.run";
-    if (fetch_any(stores, key, tmp, log)) {
+    if (fetch_any(stores, r.key, tmp, log)) {
         log.info("wrote " + place(tmp, dir, file));
         return 0;
     }
     // One compile per key at a time: a process that waited finds the package stored.
     std::optional<KeyLock> lock;
     if (!stores.tiers.empty())
-        lock.emplace(stores.tiers.back().store.dir() + "/op-locks/" + key + ".lock");
-    if (fetch_any(stores, key, tmp, log)) {
+        lock.emplace(stores.tiers.back().store.dir() + "/op-locks/" + r.key + ".lock");
+    if (fetch_any(stores, r.key, tmp, log)) {
         log.info("wrote " + place(tmp, dir, file));
         return 0;
     }
-    return compile_and_store(a, o, *real, key, stores, log);
+    try {
+        if (auto status = partial_hit(r, stores, log))
+            return *status;
+    } catch (const std::exception& e) {
+        log.warn("partial hit not assembled (" + std::string(e.what()) +
+                 "); compiling every op JSON");
+    }
+    return compile_and_store(r, stores, log);
 }
 
 } // namespace skforge::compile
