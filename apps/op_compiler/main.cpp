@@ -6,6 +6,7 @@
 #include "../common/cli_main.hpp"
 #include "skforge/compile/op_compiler.hpp"
 
+#include <algorithm>
 #include <clocale>
 #include <cstdio>
 #include <cstdlib>
@@ -38,6 +39,8 @@ Environment:
   SKFORGE_REMOTE_STORE  the remote store: an http(s) URL answering GET, PUT and HEAD of plain
                         files (a WebDAV directory, bazel-remote, ccache's http storage)
   SKFORGE_SIGN_KEY      sign the packages it makes with this key (skc keygen)
+  SKFORGE_TRUSTED_KEYS  public keys (PEM paths, ':'-separated): a stored package is used only
+                        when one of them signed it; others are compiled again
 Stores are managed with 'skc cache stats|clean|verify --cache-dir DIR'.
 Exit status: the real op_compiler's; 1 when the front end itself fails.
 )";
@@ -97,6 +100,12 @@ int main(int argc, char** argv) {
     o.local_store = local_store();
     o.shared_store = env("SKFORGE_CACHE_DIR");
     o.remote_store = env("SKFORGE_REMOTE_STORE");
+    for (std::size_t b = 0, e; b < env("SKFORGE_TRUSTED_KEYS").size(); b = e + 1) {
+        std::string keys = env("SKFORGE_TRUSTED_KEYS");
+        e = std::min(keys.find(':', b), keys.size());
+        if (e > b)
+            o.trusted_keys.push_back(keys.substr(b, e - b));
+    }
     if (!env("SKFORGE_SIGN_KEY").empty())
         o.sign_key = env("SKFORGE_SIGN_KEY");
     FrontEndLog log;

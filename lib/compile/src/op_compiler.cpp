@@ -278,7 +278,21 @@ std::string place(const std::string& tmp, const std::string& dir, const std::str
 struct Stores {
     std::vector<Tier> tiers;
     std::optional<RemoteStore> remote;
+    std::vector<package::Key> trusted; ///< when set, a stored package must be signed by one
 };
+
+// "" when the package at `path` may be used: no trusted keys are set, or one of them signed it;
+// else why not.
+std::string untrusted(const Stores& s, const std::string& path) {
+    if (s.trusted.empty())
+        return "";
+    package::RunPackage run(path);
+    auto state = run.check_signature(run.verify_digests(), s.trusted);
+    if (state == package::SignatureState::verified)
+        return "";
+    return "its signature is " + std::string(package::signature_state_name(state)) +
+           " (SKFORGE_TRUSTED_KEYS)";
+}
 
 // Copies the package at `tmp` into the first `n` local tiers (they missed it).
 void fill(Stores& s, std::size_t n, const std::string& key, const std::string& tmp,
@@ -303,6 +317,11 @@ bool fetch_any(Stores& s, const std::string& key, const std::string& tmp, suppor
                 log.warn(s.tiers[i].what + ": " + r.problem + "; compiling again");
             if (r.outcome != FetchOutcome::hit)
                 continue;
+            if (auto why = untrusted(s, tmp); !why.empty()) {
+                log.warn(s.tiers[i].what + " " + s.tiers[i].store.dir() + ": the entry for key " +
+                         key + " is not used: " + why);
+                continue;
+            }
             fill(s, i, key, tmp, log);
             log.info("hit in the " + s.tiers[i].what + " " + s.tiers[i].store.dir() + " (key " +
                      key.substr(0, 16) + ")");
@@ -312,6 +331,11 @@ bool fetch_any(Stores& s, const std::string& key, const std::string& tmp, suppor
         }
     }
     if (s.remote && s.remote->fetch(key, tmp)) {
+        if (auto why = untrusted(s, tmp); !why.empty()) {
+            log.warn("remote store " + s.remote->url() + ": the entry for key " + key +
+                     " is not used: " + why);
+            return false;
+        }
         fill(s, s.tiers.size(), key, tmp, log);
         log.info("hit in the remote store " + s.remote->url() + " (key " + key.substr(0, 16) + ")");
         return true;
@@ -673,7 +697,9 @@ int run_op_compiler(const OpCompilerArgs& a, const FrontEndOptions& o, support::
     }
     auto [dir, file] = output_target(a.output);
     fs::create_directories(dir);
-    Stores stores{open_tiers(o, log), std::nullopt};
+    Stores stores{open_tiers(o, log), std::nullopt, {}};
+    for (const auto& k : o.trusted_keys)
+        stores.trusted.push_back(package::Key::load_public(k));
     if (!o.remote_store.empty())
         stores.remote.emplace(o.remote_store, log);
     support::TempDir fetched(dir, ".skforge-op-compiler.");

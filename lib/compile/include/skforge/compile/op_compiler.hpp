@@ -69,6 +69,8 @@ struct FrontEndOptions {
     std::string shared_store;            ///< $SKFORGE_CACHE_DIR: the tier skc compile's cache uses
     std::string remote_store;            ///< $SKFORGE_REMOTE_STORE: http(s) URL of the remote tier
     std::optional<std::string> sign_key; ///< $SKFORGE_SIGN_KEY: the packages it makes are signed
+    std::vector<std::string> trusted_keys; ///< $SKFORGE_TRUSTED_KEYS: a stored package is used
+                                           ///< only when one of these public keys signed it
 };
 
 /// Runs one op_compiler request: a hit writes the stored package into the output; a miss runs
