@@ -22,8 +22,9 @@
 // With --reselect-path P: the process then called aclnnReselectStaticKernelWithPath(P), which
 // reloads from realpath(P) and adds those kernels after OPP's. The lines are the reload's (a
 // binPath printed whole, as the runtime holds it); --select looks calls up among OPP's kernels
-// and then the reload's, so a key both have selects OPP's. Exits 3, saying so, when P does not
-// resolve (the call fails with ACLNN_ERR_PARAM_INVALID and reloads nothing).
+// and then the reload's, so a key both have selects OPP's ("no index <path>" first when the
+// reload finds none). Exits 3, saying so, when P does not resolve (the call fails with
+// ACLNN_ERR_PARAM_INVALID and reloads nothing).
 #include "opbase_reader.hpp"
 
 #include <algorithm>
