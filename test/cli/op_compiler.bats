@@ -348,3 +348,27 @@ teardown() {
     [ "$status" -eq 4 ]
     [ -z "$(ls -A r5 2>/dev/null)" ]
 }
+
+@test "with trusted keys, a stored package not signed by one of them is not used; a signed one is" {
+    host
+    "$SKC" keygen -o k >/dev/null
+    "$SKC" keygen -o other >/dev/null
+    dump d Add float16 8,16
+    op_compiler -p d -v Ascend910B1 -o r1 2>/dev/null # unsigned, stored
+    SKFORGE_TRUSTED_KEYS="$W/k.pub.pem" SKFORGE_SIGN_KEY="$W/k.pem" run op_compiler -p d -v Ascend910B1 -o r2
+    echo "$output"
+    [[ "$output" == *"the entry for key "*" is not used: its signature: unsigned (SKFORGE_TRUSTED_KEYS)"* ]]
+    [ "$(calls)" -eq 2 ]
+    # Signed by a key that is not trusted: not used either.
+    SKFORGE_OP_STORE="$W/s2" SKFORGE_SIGN_KEY="$W/other.pem" op_compiler -p d -v Ascend910B1 -o r3 2>/dev/null
+    SKFORGE_OP_STORE="$W/s2" SKFORGE_TRUSTED_KEYS="$W/k.pub.pem" run op_compiler -p d -v Ascend910B1 -o r4
+    [[ "$output" == *"is not used: its signature: signed by an untrusted key"* ]]
+    [ "$(calls)" -eq 4 ]
+    # Signed by the trusted key: used.
+    SKFORGE_OP_STORE="$W/s3" SKFORGE_SIGN_KEY="$W/k.pem" op_compiler -p d -v Ascend910B1 -o r5 2>/dev/null
+    SKFORGE_OP_STORE="$W/s3" SKFORGE_TRUSTED_KEYS="$W/other.pub.pem:$W/k.pub.pem" run op_compiler -p d -v Ascend910B1 -o r6
+    echo "$output"
+    [[ "$output" == *"hit in the local store"* ]]
+    [ "$(calls)" -eq 5 ]
+    "$SKC" inspect r6/*.run --verify --trusted-key k.pub.pem >/dev/null
+}

@@ -290,7 +290,7 @@ std::string untrusted(const Stores& s, const std::string& path) {
     auto state = run.check_signature(run.verify_digests(), s.trusted);
     if (state == package::SignatureState::verified)
         return "";
-    return "its signature is " + std::string(package::signature_state_name(state)) +
+    return "its signature: " + std::string(package::signature_state_name(state)) +
            " (SKFORGE_TRUSTED_KEYS)";
 }
 
