@@ -156,12 +156,20 @@ PY
 @test "two processes missing the same key at once compile it once" {
     host
     dump d Add float16 8,16 2,2 4,4
-    STANDIN_DELAY=0.3 op_compiler -p d -v Ascend910B1 -o r1 2>e1 &
+    # The first compiles until the test opens the gate ($W/go).
+    STANDIN_HOLD="$W/go" op_compiler -p d -v Ascend910B1 -o r1 2>e1 &
     a=$!
-    STANDIN_DELAY=0.3 op_compiler -p d -v Ascend910B1 -o r2 2>e2 &
+    for _ in $(seq 200); do [ "$(calls)" -ge 1 ] && break; sleep 0.05; done
+    [ "$(calls)" -eq 1 ]
+    STANDIN_HOLD="$W/go" op_compiler -p d -v Ascend910B1 -o r2 2>e2 &
     b=$!
+    # The second says it waits for the first (bounded), then the gate opens.
+    for _ in $(seq 200); do grep -q "waiting for another op_compiler" e2 && break; sleep 0.05; done
+    touch go
     wait "$a"
     wait "$b"
+    cat e1 e2
+    grep -q "waiting for another op_compiler that compiles the same operators" e2
     [ "$(calls)" -eq 1 ]
     cmp r1/*.run r2/*.run
 }

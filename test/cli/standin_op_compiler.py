@@ -12,6 +12,8 @@ Environment:
   STANDIN_LOG     each call appended as one JSON line {"argv": [...], "ops": [file names]}
   STANDIN_DELAY   seconds of "compiling" per op JSON (a float; default 0)
   STANDIN_FAIL    exit with this status after writing a partial file into -o
+  STANDIN_HOLD    a path: "compiling" goes on until it exists (a test's gate, polled, at most
+                  60 s)
   STANDIN_MARK    a file every script inside the .run touches when run (the tests check that
                   nothing executes them)
 """
@@ -109,6 +111,11 @@ def main():
         print("op_compiler: error: -p and -v are required", file=sys.stderr)
         return 1
     time.sleep(float(os.environ.get("STANDIN_DELAY", "0")) * len(ops))
+    hold = os.environ.get("STANDIN_HOLD")
+    for _ in range(1200):
+        if not hold or os.path.exists(hold):
+            break
+        time.sleep(0.05)
     output = opts.get("output", ".")
     stamp = time.strftime("%Y%m%d%H%M%S") + "%06d" % (time.time_ns() // 1000 % 1000000)
     name = f"static_kernel_{stamp}_{os.getpid()}"

@@ -166,16 +166,21 @@ int run_inherited(const std::vector<std::string>& argv) {
 // store's own lock). A lock that cannot be taken only costs a second compile.
 class KeyLock {
   public:
-    explicit KeyLock(const std::string& path) {
+    /// Takes the lock, saying on `log` when another process holds it (a compile can take
+    /// minutes: a silent wait would look like a hang).
+    KeyLock(const std::string& path, support::Log& log) {
         std::error_code ec;
         fs::create_directories(support::parent_directory(path), ec);
         m_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-        if (m_fd >= 0) {
-            struct flock fl {};
-            fl.l_type = F_WRLCK;
-            fl.l_whence = SEEK_SET;
-            while (::fcntl(m_fd, F_SETLKW, &fl) != 0 && errno == EINTR) {
-            }
+        if (m_fd < 0)
+            return;
+        struct flock fl {};
+        fl.l_type = F_WRLCK;
+        fl.l_whence = SEEK_SET;
+        if (::fcntl(m_fd, F_SETLK, &fl) == 0)
+            return;
+        log.info("waiting for another op_compiler that compiles the same operators (" + path + ")");
+        while (::fcntl(m_fd, F_SETLKW, &fl) != 0 && errno == EINTR) {
         }
     }
     ~KeyLock() {
@@ -711,7 +716,7 @@ int run_op_compiler(const OpCompilerArgs& a, const FrontEndOptions& o, support::
     // One compile per key at a time: a process that waited finds the package stored.
     std::optional<KeyLock> lock;
     if (!stores.tiers.empty())
-        lock.emplace(stores.tiers.back().store.dir() + "/op-locks/" + r.key + ".lock");
+        lock.emplace(stores.tiers.back().store.dir() + "/op-locks/" + r.key + ".lock", log);
     if (fetch_any(stores, r.key, tmp, log)) {
         log.info("wrote " + place(tmp, dir, file));
         return 0;
