@@ -208,45 +208,12 @@ PY
     [ "$(calls)" -eq 1 ]
 }
 
-# remote: a WebDAV directory served by nginx on 127.0.0.1 (GET, PUT, HEAD of plain files), its
-# URL in $REMOTE; stopped by teardown.
+# remote: a WebDAV directory served by nginx on 127.0.0.1 (dav_server.sh), its URL in $REMOTE;
+# stopped by teardown.
 remote() {
-    local port
-    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-    mkdir -p ngx/tmp ngx/files
     # nginx's workers run as nobody: they must reach the files under the scratch directory.
     chmod 0711 "$W"
-    chmod 0777 ngx/tmp ngx/files
-    cat >ngx/nginx.conf <<CONF
-worker_processes 1;
-daemon on;
-pid $W/ngx/nginx.pid;
-error_log $W/ngx/error.log;
-events { worker_connections 64; }
-http {
-  access_log $W/ngx/access.log;
-  client_body_temp_path $W/ngx/tmp;
-  proxy_temp_path $W/ngx/tmp; fastcgi_temp_path $W/ngx/tmp;
-  uwsgi_temp_path $W/ngx/tmp; scgi_temp_path $W/ngx/tmp;
-  server {
-    listen 127.0.0.1:$port;
-    root $W/ngx/files;
-    client_max_body_size 0;
-    dav_methods PUT;
-    create_full_put_path on;
-    dav_access user:rw group:r all:r;
-  }
-}
-CONF
-    nginx -p "$W/ngx" -c "$W/ngx/nginx.conf" -e "$W/ngx/error.log"
-    REMOTE=http://127.0.0.1:$port
-    # Bounded wait for the server to answer.
-    for _ in $(seq 100); do
-        curl -s -o /dev/null "$REMOTE/" && return 0
-        sleep 0.1
-    done
-    cat ngx/error.log
-    return 1
+    REMOTE=$("$HERE/dav_server.sh" "$W/ngx")
 }
 
 teardown() {
