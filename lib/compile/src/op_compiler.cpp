@@ -390,7 +390,7 @@ Compiled compile_into(const OpCompilerArgs& a, const FrontEndOptions& o, const s
     argv.insert(argv.end(), forwarded.begin(), forwarded.end());
     c.status = run_inherited(argv);
     if (c.status != 0)
-        return c; // the real compiler said why; nothing stored, the output untouched
+        return c; // the real compiler said why; nothing is stored
     std::string vendor = written_run(c.raw, log);
     if (vendor.empty())
         return c;
@@ -461,11 +461,11 @@ int compile_and_store(const Request& r, Stores& stores, support::Log& log) {
     auto [dir, file] = output_target(r.args.output);
     support::TempDir work(dir, ".skforge-op-compiler.");
     Compiled c = compile_into(r.args, r.options, r.real, r.args.params_dir, work.path(), log);
-    if (c.status != 0)
-        return c.status;
     if (c.package.empty()) {
+        // Failed, or nothing the front end can store: the output gets what the real compiler
+        // wrote, as it would have without the front end.
         hand_on(c.raw, dir, file);
-        return 0;
+        return c.status;
     }
     store(stores, r.key, c.package, log);
     record_ops(stores, r, r.ops, r.key, log);
@@ -596,8 +596,10 @@ std::optional<int> partial_hit(const Request& r, Stores& stores, support::Log& l
         for (const auto& [digest, path] : fresh)
             fs::copy_file(path, params + "/" + support::base_name(path));
         Compiled c = compile_into(r.args, r.options, r.real, params, work.path(), log);
-        if (c.status != 0)
+        if (c.status != 0) {
+            hand_on(c.raw, dir, file); // as the real compiler left its output
             return c.status;
+        }
         if (c.package.empty())
             return std::nullopt; // nothing to assemble from: compile everything
         std::string subkey = request_key(r.args, r.context, fresh);
