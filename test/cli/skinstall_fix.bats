@@ -137,16 +137,16 @@ assert r["fixed"][0]["problem"] == "stale index", r'
     mv a.run "dir"$'\377'/a.run
     mkdir root
     "$SKINSTALL" install "dir"$'\377'/a.run --install-path "$W/root" -q
-    # The record names the file byte for byte (JSON holds UTF-8: the bytes go hex-encoded).
-    local hex
-    hex=$(printf '%s' "$W/dir"$'\377'/a.run | od -An -tx1 | tr -d ' \n')
-    grep -q "\"from_hex\":\"$hex\"" "root/$AI/a/.skforge-installed.json"
     echo changed >"root/$AI/a/soc/Add/add.o"
     fix
     echo "$output"
     [ "$status" -eq 0 ]
     [[ "$output" == *"a: soc/Add/add.o: changed size: fixed:"* ]]
     "$SKINSTALL" verify --install-path "$W/root" -q
+    # The record names the file byte for byte (JSON holds UTF-8: the bytes go hex-encoded).
+    local hex
+    hex=$(printf '%s' "$W/dir"$'\377'/a.run | od -An -tx1 | tr -d ' \n')
+    grep -q "\"from_hex\":\"$hex\"" "root/$AI/a/.skforge-installed.json"
     rm "root/$AI/a/soc/Mul/mul.o"
     run "$SKINSTALL" repair a --install-path "$W/root"
     echo "$output"
