@@ -33,6 +33,17 @@ vendor_run() {
     makeself "$@" "$src" "$out" "STATIC KERNEL RUN PACKAGE" ./install.sh >/dev/null
 }
 
+# makeself_wrap PAYLOAD OUT.run: PAYLOAD (a tar no tool would write) behind a makeself 2.4.5
+# header that records its SHA-256, as the fuzz target wraps one.
+makeself_wrap() {
+    local sum size
+    sum=$(sha256sum "$1" | cut -c1-64)
+    size=$(stat -c %s "$1")
+    printf '#!/bin/sh\n# This script was generated using Makeself 2.4.5\nCRCsum="0000000000"\nMD5="00000000000000000000000000000000"\nSHA="%s"\nlabel="STATIC KERNEL RUN PACKAGE"\nscript="./install.sh"\nfilesizes="%s"\nskip="9"\n' \
+        "$sum" "$size" >"$2"
+    cat "$1" >>"$2"
+}
+
 ai() { echo "$W/root/opp/static_kernel/ai_core"; }
 
 @test "skinstall installs, verifies, repairs and uninstalls CANN's makeself package without running it" {
@@ -189,4 +200,32 @@ ai() { echo "$W/root/opp/static_kernel/ai_core"; }
     [ "$status" -eq 0 ]
     [[ "$output" == *"\"version\": \"230808110316\""* ]]
     [ ! -e "$W/EXECUTED" ]
+}
+
+@test "an entry below a file or a file given twice is refused naming the .run and the entry" {
+    mkdir root
+    local before
+    before=$(tree_digest root)
+    python3 - <<'PY'
+import io, tarfile
+for out, entries in (("clash.tar", ["static_kernel_1_2/a", "static_kernel_1_2/a/b"]),
+                     ("dup.tar", ["static_kernel_1_2/a", "static_kernel_1_2/a"])):
+    with tarfile.open(out, "w", format=tarfile.USTAR_FORMAT) as t:
+        for name in entries:
+            i = tarfile.TarInfo(name)
+            i.size = 1
+            t.addfile(i, io.BytesIO(b"x"))
+PY
+    makeself_wrap clash.tar clash.run
+    run "$SKINSTALL" install clash.run --install-path root
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"'clash.run' holds 'static_kernel_1_2/a/b', which cannot be unpacked"*"an earlier entry is a file on its path"* ]]
+    makeself_wrap dup.tar dup.run
+    run "$SKC" import dup.run -o x.run
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"'dup.run' holds 'static_kernel_1_2/a' more than once"* ]]
+    [ ! -e x.run ]
+    [ "$(tree_digest root)" = "$before" ]
 }

@@ -260,6 +260,16 @@ void copy_data(archive* a, archive_entry* e, int fd, const std::string& target,
         throw bad(path, "holds '" + rel + "', whose data ends before its recorded size");
 }
 
+// The directory `dir` (for entry `rel`) and its parents in the scratch tree; an entry below one
+// the archive made a file is refused.
+void make_dirs(const std::string& dir, const std::string& rel, const std::string& path) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec)
+        throw bad(path, "holds '" + rel + "', which cannot be unpacked (" + ec.message() +
+                            "): an earlier entry is a file on its path");
+}
+
 void write_entry(archive* a, archive_entry* e, const std::string& dest, const std::string& rel,
                  const std::string& path, Unpacked& unpacked) {
     std::string target = dest + "/" + rel;
@@ -269,13 +279,15 @@ void write_entry(archive* a, archive_entry* e, const std::string& dest, const st
                             "', which is not a regular file or a directory (links and devices "
                             "are refused)");
     if (type == AE_IFDIR) {
-        fs::create_directories(target);
+        make_dirs(target, rel, path);
         return;
     }
     count_entry(e, rel, path, unpacked);
-    fs::create_directories(fs::path(target).parent_path());
+    make_dirs(fs::path(target).parent_path(), rel, path);
     mode_t mode = (archive_entry_perm(e) & 0111) != 0 ? 0755 : 0644;
     int fd = ::open(target.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+    if (fd < 0 && (errno == EEXIST || errno == EISDIR || errno == ENOTDIR))
+        throw bad(path, "holds '" + rel + "' more than once (a file where an entry already is)");
     if (fd < 0)
         throw support::io_error("cannot create", target, errno);
     support::UniqueFd out(fd);
@@ -411,9 +423,10 @@ PackResult import_makeself(const ImportOptions& o) {
     std::string src = scratch.path() + "/" + name;
     // The vendor's own scripts are not installed: skforge renders the package's install.sh,
     // uninstall.sh and version.info, and its installer never runs package code.
+    // Whatever they are: a directory of that name is left out too.
     for (const char* generated : k_generated_paths)
-        fs::remove(src + "/" + generated);
-    fs::remove(src + "/" + std::string(k_manifest_path));
+        fs::remove_all(src + "/" + generated);
+    fs::remove_all(src + "/" + std::string(k_manifest_path));
     PackOptions p;
     p.source_dir = src;
     p.output = o.output;
