@@ -229,3 +229,26 @@ PY
     [ ! -e x.run ]
     [ "$(tree_digest root)" = "$before" ]
 }
+
+@test "a directory named like a script skforge renders (install.sh/) is left out like the file" {
+    python3 - <<'PY'
+import io, tarfile
+k = "static_kernel_1_2"
+index = b'{"Add":{"staticList":[{"simplifiedKey":"Add/x","binPath":"%s/ascend910b/Add/a.o"}]}}' % k.encode()
+with tarfile.open("gendir.tar", "w", format=tarfile.USTAR_FORMAT) as t:
+    for name, data in ((k + "/ascend910b/Add/a.o", b"kernel"),
+                       (k + "/config/ascend910b/binary_info_config.json", index),
+                       (k + "/install.sh/x", b"vendor")):
+        i = tarfile.TarInfo(name)
+        i.size = len(data)
+        t.addfile(i, io.BytesIO(data))
+PY
+    makeself_wrap gendir.tar gendir.run
+    mkdir root
+    run "$SKINSTALL" install gendir.run --install-path root
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ -f "$(ai)/static_kernel_1_2/install.sh" ]
+    [ ! -e "$(ai)/static_kernel_1_2/install.sh/x" ]
+    "$SKINSTALL" verify --install-path root -q
+}
