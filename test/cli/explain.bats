@@ -44,8 +44,9 @@ YAML
 
 explain() { run "$SKINSTALL" explain --install-path "$W/root" "$@"; echo "$output"; }
 
-# The header line of LINE PATH in explain's output.
-winner() { grep -x "$1 $2: .*" <<<"$output" | cut -d' ' -f4-; }
+# winner LINE PATH: what explain's output says LINE's PATH ("aclnn executor", "op-kernel
+# engine") finds.
+winner() { grep "^$1 $2: " <<<"$output" | sed "s/^$1 $2: //"; }
 
 @test "explain names the kernel each line finds for ND, NCHW, FRACTAL_NZ, strided and deterministic calls" {
     package p1
@@ -53,8 +54,8 @@ winner() { grep -x "$1 $2: .*" <<<"$output" | cut -d' ' -f4-; }
     explain --op-type Add --tensor float16:ND:16 --tensor float16:ND:16 --tensor float16:ND:16
     [ "$status" -eq 0 ]
     for line in 9.0.x 9.1.x master; do
-        [[ "$(winner $line aclnn)" == "executor: $add"* ]]
-        [[ "$(winner $line op-kernel)" == "engine: $add"* ]]
+        [[ "$(winner $line "aclnn executor")" == "$add"* ]]
+        [[ "$(winner $line "op-kernel engine")" == "$add"* ]]
     done
     # 9.0.x keys no strides and looks up once; 9.1.x and master find it with strides at once.
     [[ "$output" == *"9.0.x aclnn executor: $add"*"  key without strides Add/d=0,p=0/1,2,(10)/1,2,(10)/1,2,(10): found"*"9.0.x op-kernel engine"* ]]
@@ -78,7 +79,7 @@ winner() { grep -x "$1 $2: .*" <<<"$output" | cut -d' ' -f4-; }
     explain --op-type Add --tensor float16:ND:16:16:2 --tensor float16:ND:16 --tensor float16:ND:16
     [ "$status" -eq 0 ]
     [[ "$output" == *"9.1.x aclnn executor: $add"*"  key with strides Add/d=0,p=0/1,2,(10),(2),0/1,2,(10),(1),0/1,2,(10),(1),0: none"*"  key without strides Add/d=0,p=0/1,2,(10)/1,2,(10)/1,2,(10): found"* ]]
-    [[ "$(winner master aclnn)" == "executor: $add"* ]]
+    [[ "$(winner master "aclnn executor")" == "$add"* ]]
 
     # Deterministic: Det has only d=1 entries.
     explain --op-type Det --tensor float16:ND:16 --tensor float16:ND:16 --deterministic
@@ -88,9 +89,9 @@ winner() { grep -x "$1 $2: .*" <<<"$output" | cut -d' ' -f4-; }
     # deterministic finds it on 9.0.x and 9.1.x (core counts only) and not on master.
     explain --op-type Lvl --tensor float16:ND:16 --tensor float16:ND:16 --soc Ascend910B1
     [ "$status" -eq 0 ]
-    [[ "$(winner 9.0.x aclnn)" == "executor: p1/ascend910b/Lvl/lvl.o"* ]]
-    [[ "$(winner 9.1.x op-kernel)" == "engine: p1/ascend910b/Lvl/lvl.o"* ]]
-    [ "$(winner master aclnn)" = "executor: no static kernel" ]
+    [[ "$(winner 9.0.x "aclnn executor")" == "p1/ascend910b/Lvl/lvl.o"* ]]
+    [[ "$(winner 9.1.x "op-kernel engine")" == "p1/ascend910b/Lvl/lvl.o"* ]]
+    [ "$(winner master "aclnn executor")" = "no static kernel" ]
     [[ "$output" == *"nearest p1/ascend910b/Lvl/lvl.o (package p1, key Lvl/d=0,p=0/1,2,(10),(1),0/1,2,(10),(1),0): platformInfo: the kernel is for 24 cube / 48 vector cores, deterministicLevel 1, the device has 24 cube / 48 vector cores, deterministicLevel 0"* ]]
     # Other core counts: no line finds it.
     explain --op-type Lvl --tensor float16:ND:16 --tensor float16:ND:16 --cores 20,40
@@ -145,7 +146,7 @@ EOF
     # An NCHW kernel asked for as NHWC on the engine's path: the format differs; the executor
     # keys both as ND and finds it.
     explain --op-type Conv --tensor float32:NHWC:1,3,8,8 --tensor float32:NHWC:1,3,8,8
-    [[ "$(winner 9.1.x aclnn)" == "executor: p1/ascend910b/Conv/conv.o"* ]]
+    [[ "$(winner 9.1.x "aclnn executor")" == "p1/ascend910b/Conv/conv.o"* ]]
     [[ "$output" == *"tensor 0: format 0 in the entry, 1 keyed for the call (the op-kernel engine keys the storage format as it is)"* ]]
     # Determinism: Det has only d=1 entries.
     explain --op-type Det --tensor float16:ND:16 --tensor float16:ND:16

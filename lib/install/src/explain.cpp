@@ -177,6 +177,7 @@ std::vector<std::int64_t> dims_from_text(const std::string& text, const std::str
             throw Error("--tensor: " + what + " '" + support::printable(text) +
                             "' is not a list of non-negative integers separated by commas",
                         ErrorKind::usage);
+        dims.push_back(v);
         rest.remove_prefix(static_cast<std::size_t>(end - rest.data()));
         if (!rest.empty() && rest.front() == ',')
             rest.remove_prefix(1);
@@ -298,7 +299,7 @@ RuntimeCall call_from_dump(const json& dump, const std::string& where) {
 
 namespace {
 
-std::string hex_list(const std::vector<std::int64_t>& v) {
+std::string dims_text(const std::vector<std::int64_t>& v) {
     std::string s = "(";
     for (std::size_t i = 0; i < v.size(); ++i)
         s += (i ? "," : "") + std::to_string(v[i]);
@@ -322,8 +323,8 @@ void tensor_differences(std::size_t i, const KeyTensor& entry, const KeyTensor& 
                            : " (the op-kernel engine keys the storage format as it is)"));
     if (entry.shape != call.shape) {
         const bool view = !given.view_shape.empty() && given.view_shape != given.storage_shape;
-        out.push_back(t + "dims " + hex_list(entry.shape) + " in the entry, " +
-                      hex_list(call.shape) + " in the call" +
+        out.push_back(t + "dims " + dims_text(entry.shape) + " in the entry, " +
+                      dims_text(call.shape) + " in the call" +
                       (view ? (path == KeyPath::aclnn_executor
                                    ? " (view vs storage shape: the aclnn executor keys the view "
                                      "shape)"
@@ -338,8 +339,8 @@ void tensor_differences(std::size_t i, const KeyTensor& entry, const KeyTensor& 
                                : "the entry's key has no strides; " + std::string(line.name) +
                                      " looks up with them here"));
     else if (entry.strides && (*entry.strides != *call.strides || entry.offset != call.offset))
-        out.push_back(t + "strides " + hex_list(*entry.strides) + " offset " +
-                      std::to_string(entry.offset) + " in the entry, " + hex_list(*call.strides) +
+        out.push_back(t + "strides " + dims_text(*entry.strides) + " offset " +
+                      std::to_string(entry.offset) + " in the entry, " + dims_text(*call.strides) +
                       " offset " + std::to_string(call.offset) + " in the call");
 }
 
@@ -499,7 +500,7 @@ json explain_call(const RuntimeIndex& index, const RuntimeCall& call,
     if (!index.readable)
         j["notes"].push_back("the runtime cannot read " + index.path + ": " + index.why);
     if (!cores)
-        j["notes"].push_back("the device's core counts are unknown (--cores or --soc-version): "
+        j["notes"].push_back("the device's core counts are unknown (--cores or --soc): "
                              "platformInfo is not checked");
     return j;
 }
