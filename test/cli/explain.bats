@@ -156,6 +156,33 @@ EOF
     [[ "$output" == *"nearest: none (no entry of Nope)"* ]]
 }
 
+@test "explain's master line selects what the opbase-logic reader selects, on both paths" {
+    package p1
+    printf '%s\n' "Add 1,2,16 1,2,16 1,2,16" "Conv 0,0,1x3x8x8 0,0,1x3x8x8" \
+        "Nz 27,29,2x1x16x16,16x32 27,29,2x1x16x16,16x32" "Add 1,2,17 1,2,16 1,2,16" >c.txt
+    run "$OPBASE_READ" "$W/root/opp" ascend910b --select c.txt
+    echo "$output"
+    local reader=$output i=0 spec op a h
+    for spec in "Add float16:ND:16 float16:ND:16 float16:ND:16" \
+        "Conv float32:NCHW:1,3,8,8 float32:NCHW:1,3,8,8" \
+        "Nz bfloat16:FRACTAL_NZ:2,1,16,16:16,32 bfloat16:FRACTAL_NZ:2,1,16,16:16,32" \
+        "Add float16:ND:17 float16:ND:16 float16:ND:16"; do
+        set -- $spec
+        op=$1
+        shift
+        local args=()
+        for t in "$@"; do args+=(--tensor "$t"); done
+        explain --op-type "$op" "${args[@]}" --soc Ascend910B1
+        a=$(winner master "aclnn executor" | cut -d' ' -f1)
+        h=$(winner master "op-kernel engine" | cut -d' ' -f1)
+        [ "$a" != no ] || a=none
+        [ "$h" != no ] || h=none
+        i=$((i + 1))
+        [[ "$(sed -n "${i}p" <<<"$reader")" == "$op aclnn=$a hostapi1="*" hostapi2=$h" ]]
+    done
+    [ "$a" = none ] # the last call is served by no kernel
+}
+
 # toolkit VERSION: $W/root as a toolkit of that CANN version whose runtime reads this tree.
 toolkit() {
     mkdir -p "$W/root"
