@@ -123,6 +123,8 @@ int cmd_explain(const Options& o) {
     if (!tree)
         throw Error("nothing is installed under '" + inst::choose_install_path(o.install_path) +
                     "'");
+    auto log = skforge::cli::ConsoleLog(o.quiet, o.json ? stderr : stdout);
+    inst::TreeLock lock(*tree, inst::LockMode::shared, {o.lock_timeout, &log});
     auto index = inst::read_runtime_index(*tree, explain_soc(o, *tree));
     auto cores = device_cores(o);
     std::vector<json> explained;

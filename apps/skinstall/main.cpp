@@ -228,7 +228,7 @@ const std::vector<Spec>& specs() {
         {"explain",
          "[DUMP.json|DIR...]",
          "which installed kernel each CANN line's runtime finds for an operator call, or why none",
-         {"call", "soc", "json"},
+         {"call", "soc", "json", "lock-timeout"},
          cmd_explain},
         {"doctor",
          "",
