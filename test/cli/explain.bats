@@ -147,7 +147,7 @@ EOF
     # keys both as ND and finds it.
     explain --op-type Conv --tensor float32:NHWC:1,3,8,8 --tensor float32:NHWC:1,3,8,8
     [[ "$(winner 9.1.x "aclnn executor")" == "p1/ascend910b/Conv/conv.o"* ]]
-    [[ "$output" == *"tensor 0: format 0 in the entry, 1 keyed for the call (the op-kernel engine keys the storage format as it is)"* ]]
+    [[ "$output" == *"tensor 0: format NCHW (0) in the entry, NHWC (1) keyed for the call (the op-kernel engine keys the storage format as it is)"* ]]
     # Determinism: Det has only d=1 entries.
     explain --op-type Det --tensor float16:ND:16 --tensor float16:ND:16
     [[ "$output" == *"nearest p1/ascend910b/Det/det.o"*"determinism: d=1 in the entry, d=0 for the call"* ]]

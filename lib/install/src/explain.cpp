@@ -306,21 +306,30 @@ std::string dims_text(const std::vector<std::int64_t>& v) {
     return s + ")";
 }
 
+// "FRACTAL_NZ (29)": a code with its name.
+std::string code_text(std::optional<std::string_view> name, std::uint32_t code) {
+    return (name ? std::string(*name) + " (" : std::string("(")) + std::to_string(code) + ")";
+}
+
 // How a tensor of an entry's key differs from the call's as `path` keys it on the line.
 void tensor_differences(std::size_t i, const KeyTensor& entry, const KeyTensor& call,
                         const kernel::RuntimeTensor& given, KeyPath path,
                         const kernel::LineRules& line, std::vector<std::string>& out) {
     const std::string t = "tensor " + std::to_string(i) + ": ";
     if (entry.dtype != call.dtype)
-        out.push_back(t + "dtype " + std::to_string(entry.dtype) + " in the entry, " +
-                      std::to_string(call.dtype) + " in the call");
+        out.push_back(
+            t + "dtype " + code_text(kernel::ge_data_type_name(entry.dtype), entry.dtype) +
+            " in the entry, " + code_text(kernel::ge_data_type_name(call.dtype), call.dtype) +
+            " in the call");
     if (entry.format != call.format)
-        out.push_back(t + "format " + std::to_string(entry.format) + " in the entry, " +
-                      std::to_string(call.format) + " keyed for the call" +
-                      (path == KeyPath::aclnn_executor
-                           ? " (format normalisation: the aclnn executor keys NCHW, NHWC, NCL, "
-                             "NCDHW and DHWCN as ND)"
-                           : " (the op-kernel engine keys the storage format as it is)"));
+        out.push_back(
+            t + "format " + code_text(kernel::ge_format_name(entry.format), entry.format) +
+            " in the entry, " + code_text(kernel::ge_format_name(call.format), call.format) +
+            " keyed for the call" +
+            (path == KeyPath::aclnn_executor
+                 ? " (format normalisation: the aclnn executor keys NCHW, NHWC, NCL, "
+                   "NCDHW and DHWCN as ND)"
+                 : " (the op-kernel engine keys the storage format as it is)"));
     if (entry.shape != call.shape) {
         const bool view = !given.view_shape.empty() && given.view_shape != given.storage_shape;
         out.push_back(t + "dims " + dims_text(entry.shape) + " in the entry, " +

@@ -138,3 +138,12 @@ TEST_CASE("runtime keys: a simplifiedKey read back into its parts", "[kernel][ru
     CHECK_FALSE(parse_simplified_key("Mul/x/1"));
     CHECK_FALSE(parse_simplified_key("Mul/d=0,p=0/1,2"));
 }
+
+TEST_CASE("runtime keys: dtype and format codes named back", "[kernel][runtime_key]") {
+    CHECK(ge_format_name(29) == "FRACTAL_NZ");
+    CHECK(ge_format_name(2) == "ND");
+    CHECK_FALSE(ge_format_name(9999));
+    CHECK(ge_data_type_name(1) == "float16");
+    CHECK(ge_data_type_name(0) == "float");
+    CHECK(ge_data_type_name(27) == "bfloat16");
+}
