@@ -408,52 +408,54 @@ json found_warnings(const RuntimeEntry& e, const kernel::LineRules& line) {
     return w;
 }
 
-// One path on one line: its lookups in order, the first entry each finds, or the nearest.
-json explain_path(const RuntimeIndex& index, const RuntimeCall& call, KeyPath path,
-                  const kernel::LineRules& line,
-                  const std::optional<kernel::KernelPlatform>& cores) {
+// A path's lookups on a line, in order, until one finds a kernel whose platformInfo fits.
+struct Search {
     json lookups = json::array();
     const RuntimeEntry* found = nullptr;
-    std::vector<const RuntimeEntry*> platform_misses;
-    auto device = cores;
-    if (device)
-        device->deterministic_level = call.deterministic_level;
+    std::vector<const RuntimeEntry*> platform_misses; ///< the key matched, platformInfo did not
+};
+
+Search search(const RuntimeIndex& index, const RuntimeCall& call, KeyPath path,
+              const kernel::LineRules& line, const std::optional<kernel::KernelPlatform>& device) {
+    Search s;
     for (const auto& l : kernel::runtime_lookups(line, path, call)) {
         json lj = {{"strides", l.with_strides}, {"key", l.text}, {"found", nullptr}};
         for (const auto& e : index.entries) {
             if (e.key != l.key)
                 continue;
             if (device && !kernel::platform_fits(line, e.platform, *device)) {
-                platform_misses.push_back(&e);
+                s.platform_misses.push_back(&e);
                 continue;
             }
-            found = &e;
+            s.found = &e;
             lj["found"] = e.order;
             break;
         }
-        lookups.push_back(std::move(lj));
-        if (found)
+        s.lookups.push_back(std::move(lj));
+        if (s.found)
             break;
     }
-    json j = {{"path", path_name(path)}, {"lookups", lookups}, {"kernel", nullptr}};
-    if (found) {
-        j["kernel"] = entry_json(*found);
-        j["kernel"]["warnings"] = found_warnings(*found, line);
-        return j;
-    }
+    return s;
+}
+
+// For a miss: the entries whose key matched but not their platformInfo, then the OpType's other
+// entries ranked by how many things differ from the closest lookup; three at most.
+json nearest_entries(const RuntimeIndex& index, const RuntimeCall& call, KeyPath path,
+                     const kernel::LineRules& line, const Search& s,
+                     const kernel::KernelPlatform* device) {
     json nearest = json::array();
-    for (const auto* e : platform_misses) {
+    for (const auto* e : s.platform_misses) {
         json n = entry_json(*e);
         n["differences"] = {"platformInfo: the kernel is for " + platform_text(*e->platform) +
                             ", the device has " + platform_text(*device) +
                             (line.match_deterministic_level ? "" : " (core counts only)")};
         nearest.push_back(std::move(n));
     }
-    // Entries of the OpType ranked by how many things differ from the closest lookup.
     std::vector<std::pair<std::vector<std::string>, const RuntimeEntry*>> ranked;
     for (const auto& e : index.entries) {
         if (e.op_type != call.op_type ||
-            std::find(platform_misses.begin(), platform_misses.end(), &e) != platform_misses.end())
+            std::find(s.platform_misses.begin(), s.platform_misses.end(), &e) !=
+                s.platform_misses.end())
             continue;
         std::optional<std::vector<std::string>> best;
         for (const auto& l : kernel::runtime_lookups(line, path, call)) {
@@ -470,7 +472,24 @@ json explain_path(const RuntimeIndex& index, const RuntimeCall& call, KeyPath pa
         n["differences"] = ranked[i].first;
         nearest.push_back(std::move(n));
     }
-    j["nearest"] = nearest;
+    return nearest;
+}
+
+// One path on one line: its lookups in order, the entry found, or the nearest.
+json explain_path(const RuntimeIndex& index, const RuntimeCall& call, KeyPath path,
+                  const kernel::LineRules& line,
+                  const std::optional<kernel::KernelPlatform>& cores) {
+    auto device = cores;
+    if (device)
+        device->deterministic_level = call.deterministic_level;
+    auto s = search(index, call, path, line, device);
+    json j = {{"path", path_name(path)}, {"lookups", s.lookups}, {"kernel", nullptr}};
+    if (s.found) {
+        j["kernel"] = entry_json(*s.found);
+        j["kernel"]["warnings"] = found_warnings(*s.found, line);
+    } else {
+        j["nearest"] = nearest_entries(index, call, path, line, s, device ? &*device : nullptr);
+    }
     return j;
 }
 
