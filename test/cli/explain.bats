@@ -127,6 +127,13 @@ master   op-kernel engine      3      2     1  p1 2
 EOF
     run "$SKINSTALL" explain --install-path "$W/root" d --json
     [ "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["table"][0]["packages"]["p1"])' <<<"$output")" = 2 ]
+    # No call at all, or an unknown SoC: usage errors.
+    explain
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"give DUMP.json, a directory of them, or --op-type with --tensor"* ]]
+    explain d --soc 'Ascend 910'
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"--soc 'Ascend 910' is neither a SoC directory"* ]]
     # A dump without op_type is refused naming the file.
     echo '{}' >bad.json
     explain bad.json
@@ -241,8 +248,11 @@ doctor() { run "$SKINSTALL" doctor --install-path "$W/root" --soc "${SOC:-Ascend
     [ "$status" -eq 1 ]
     [[ "$output" == *"problem: the runtime reads $W/elsewhere/static_kernel/ai_core (from \$ASCEND_OPP_PATH), not this tree"* ]]
 
-    # A package for another SoC.
+    # A package for another SoC; doctor changes nothing in the tree.
+    local before
+    before=$(tree_digest "$W/root")
     SOC=ascend910_93 doctor
     [ "$status" -eq 1 ]
+    [ "$(tree_digest "$W/root")" = "$before" ]
     [[ "$output" == *"problem: package p1 is for Ascend910B1 (ascend910b); this host's SoC directory is ascend910_93: the runtime never reads its kernels; fix: install a build of p1 for this SoC, or skinstall uninstall p1"* ]]
 }
