@@ -127,6 +127,11 @@ master   op-kernel engine      3      2     1  p1 2
 EOF
     run "$SKINSTALL" explain --install-path "$W/root" d --json
     [ "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["table"][0]["packages"]["p1"])' <<<"$output")" = 2 ]
+    for cmd in explain doctor; do
+        run "$SKINSTALL" "$cmd" --help
+        [ "$status" -eq 0 ]
+        [[ "$output" == "Usage: skinstall $cmd "*"--install-path"*"--soc"*"--json"* ]]
+    done
     # No call at all, or an unknown SoC: usage errors.
     explain
     [ "$status" -eq 2 ]
