@@ -365,7 +365,8 @@ slow_tool() {
     [ "$st" -eq 143 ]
     [ "$(tree_digest root)" = "$before" ]
     rm mark
-    slow_tool removing rmdir "$W/mark"
+    # Its first mv renames the package aside, once the uninstall is decided.
+    slow_tool removing mv "$W/mark"
     PATH="$W/removing:$PATH" sh $AI/kern/uninstall.sh &
     pid=$!
     wait_for mark || { kill $pid 2>/dev/null; false; }
