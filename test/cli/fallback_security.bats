@@ -559,12 +559,12 @@ drop_temporaries() {
     sh other.run --install-path="$W/root" -q
     sh kern.run --install-path="$W/root" -q
     # What an uninstall killed after renaming kern aside leaves: config.ini still lists it.
-    mv $AI/kern $AI/.skforge-stage-kern.gone.AbC123
+    mv $AI/kern $AI/.skforge-stage-kern.rm.AbC123
     pack_tree third
     run sh third.run --install-path="$W/root"
     [ "$status" -eq 0 ]
     [[ "$output" == *"finished removing kern"* ]]
-    [ ! -e $AI/.skforge-stage-kern.gone.AbC123 ]
+    [ ! -e $AI/.skforge-stage-kern.rm.AbC123 ]
     grep -qx 'install_order=other,third' $AI/config.ini
     "$SKINSTALL" verify --install-path "$W/root" -q
 }
