@@ -46,7 +46,7 @@ for K in "$@"; do
     makeself --quiet --nox11 "$W/ms" "$W/ms-install.run" p1 ./install.sh >/dev/null
     makeself --quiet --nox11 "$W/ms" "$W/ms-remove.run" p1 ./remove.sh >/dev/null
     files=$(find "$W/t1" -type f | wc -l)
-    : >"$W/t.sk_install" >"$W/t.ms_install" >"$W/t.sk_uninstall" >"$W/t.ms_uninstall" >"$W/t.sk_script"
+    for s in sk_install ms_install sk_uninstall ms_uninstall sk_script; do : >"$W/t.$s"; done
     for _ in $(seq 1 "$REPS"); do
         timed 'rm -rf "$W/rsk" && mkdir "$W/rsk"' sk_install >>"$W/t.sk_install"
         timed 'rm -rf "$W/rms" && mkdir "$W/rms"' ms_install >>"$W/t.ms_install"
