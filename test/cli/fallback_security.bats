@@ -568,3 +568,19 @@ drop_temporaries() {
     grep -qx 'install_order=other,third' $AI/config.ini
     "$SKINSTALL" verify --install-path "$W/root" -q
 }
+
+@test "issue 37: from a .run, a stage that fails its batched check is staged again one by one" {
+    pack_tree kern
+    mkdir root bin
+    # A sha256sum whose -c always fails: the batched check fails, the one-by-one staging (which
+    # hashes each file itself) installs the same tree.
+    printf '#!/bin/sh\n[ "${1:-}" != -c ] || exit 1\nexec %s "$@"\n' "$(command -v sha256sum)" >bin/sha256sum
+    chmod +x bin/sha256sum
+    PATH="$W/bin:$PATH" sh kern.run --install-path="$W/root" -q
+    "$SKINSTALL" verify kern --install-path "$W/root" -q
+    cmp $AI/kern/tool.sh tree/tool.sh
+    [ -z "$(ls -A "$AI" | grep '^\.skforge-stage-' || true)" ]
+    # Uninstall falls back the same way, and removes the package.
+    PATH="$W/bin:$PATH" sh $AI/kern/uninstall.sh -q
+    [ ! -e $AI/kern ]
+}
