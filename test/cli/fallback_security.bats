@@ -567,6 +567,14 @@ drop_temporaries() {
     [ ! -e $AI/.skforge-stage-kern.rm.AbC123 ]
     grep -qx 'install_order=other,third' $AI/config.ini
     "$SKINSTALL" verify --install-path "$W/root" -q
+    # Another package's uninstall does the same.
+    mv $AI/third $AI/.skforge-stage-third.rm.XyZ789
+    run sh $AI/other/uninstall.sh
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"finished removing third"* ]]
+    [ ! -e $AI/.skforge-stage-third.rm.XyZ789 ]
+    grep -qx 'install_order=' $AI/config.ini
+    [ ! -e $AI/uninstall.sh ]
 }
 
 @test "issue 37: from a .run, a stage that fails its batched check is staged again one by one" {
