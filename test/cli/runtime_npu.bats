@@ -184,7 +184,7 @@ EOF
         'p["ops"][0]["kernel"] = None; p["steps"].append({"op": 0})'
         "steps[1].op: operator 'rope' is part of SuperKernel sk_dual, which launches it; a step cannot launch it alone"
         'p["tensors"][0]["shape"] = [1] * 9'
-        "tensors[0].shape: 9 dimensions; a tensor has at most 8"
+        "tensors[0].shape: 9 dimensions; a tensor has at most 8 (the kernel ABI's and skf_tensor_info's)"
         'p["tensors"][1]["name"] = p["tensors"][0]["name"]'
         "tensors[1]: tensor 'x' is named twice (also tensors[0]); a caller binds tensors by name"
         'p["segments"][0]["args"][1]["tensor"] = -1'
