@@ -167,6 +167,7 @@ KernelLaunch kernel_launch(const json& k, const std::string& file, const std::st
     KernelLaunch l;
     l.json = k.at("json").get<std::string>();
     l.binary = k.at("binary").get<std::string>();
+    package_path("", l.binary, file); // refused here, before the device is touched
     l.kernel_name = k.at("kernel_name").get<std::string>();
     l.magic = k.at("magic").get<std::string>();
     l.block_dim =
