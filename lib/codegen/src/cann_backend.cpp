@@ -147,6 +147,16 @@ void refuse_edge_events(const graph::Graph& g, const fusion::Plan& plan, const f
         "the graph for its NPU target: skc check names what to move)");
 }
 
+// The vendor's compiler raises an error for an event between two sub-kernels of one stream. The
+// plan refuses it on the NPU targets already; a plan made for another target must not reach the
+// vendor either.
+void refuse_same_stream_events(const graph::Graph& g, const fusion::Segment& s) {
+    auto same = fusion::same_stream_events(g, s);
+    if (!same.empty())
+        throw support::Error(fusion::same_stream_event_text(g, s, same.front()) +
+                             " (plan the graph for its NPU target: skc check names them all)");
+}
+
 } // namespace
 
 std::vector<CannJsonCopy> cann_json_copies(const graph::Graph& g, const fusion::Segment& s,
@@ -170,6 +180,7 @@ std::string cann_kernel_info(const graph::Graph& g, const fusion::Plan& plan,
                              const fusion::Segment& s, const std::string& base_dir,
                              const CannRelease& release) {
     refuse_edge_events(g, plan, s);
+    refuse_same_stream_events(g, s);
     // asc-devkit eeb99217 super_kernel_option_parse.py refuses the key ("option is not
     // supported"), and graph-autofusion 423ae264 has no flag to disable a sub-kernel's dcci.
     if (!release.option_dcci_disable_on_kernel && !s.options.dcci_disable_on_kernel.empty())
