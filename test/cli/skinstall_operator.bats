@@ -438,7 +438,7 @@ with open('$log', 'a') as f:
     lock="$(ai)/config/static_kernel.lock"
     flock "$lock" sleep 60 &
     holder=$!
-    sleep 0.3
+    wait_until sh -c '! flock -n "$1" true' sh "$lock"
     run si install k.run --lock-timeout 1
     [ "$status" -eq 1 ]
     [[ "$output" == *"gave up after 1 s waiting for the lock '$lock' held by pid $holder (flock "*"sleep 60)"* ]]
@@ -447,8 +447,7 @@ with open('$log', 'a') as f:
     [[ "$output" == *"held by pid $holder"* ]]
     si install k.run -q 2>err.txt &
     waiter=$!
-    sleep 0.5
-    grep -q "WARN: waiting for the lock '$lock' held by pid $holder" err.txt
+    wait_until grep -q "WARN: waiting for the lock '$lock' held by pid $holder" err.txt
     kill "$holder"
     wait "$waiter"
     [ -d "$(ai)/k" ]
