@@ -448,7 +448,8 @@ with open('$log', 'a') as f:
     si install k.run -q 2>err.txt &
     waiter=$!
     wait_until grep -q "WARN: waiting for the lock '$lock' held by pid $holder" err.txt
-    kill "$holder"
+    # flock's child holds the lock too (same open file): end both, not only the holder.
+    kill "$holder" $(pgrep -P "$holder")
     wait "$waiter"
     [ -d "$(ai)/k" ]
     run si list --lock-timeout -1
