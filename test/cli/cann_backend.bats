@@ -26,17 +26,48 @@ ops:
 EOF
 }
 
-# standin: the stand-in vendor package in ./py. SK_RECORD: where each call is appended as one
-# JSON line; SK_COPY: where it keeps a copy of what it wrote; SK_FAIL=1: fails like a vendor
-# error after writing its log; SK_BAD_NAME=1: writes metadata naming another binary.
+# standin: the stand-in vendor package in ./py, with the op context of asc_op_compile_base it
+# needs open (asc-devkit 1ea13f3b on: compile_op.py reads get_context().get_addition). SK_RECORD:
+# where each call is appended as one JSON line; SK_COPY: where it keeps a copy of what it wrote;
+# SK_FAIL=1: fails like a vendor error after writing its log; SK_BAD_NAME=1: writes metadata
+# naming another binary.
 standin() {
-    mkdir -p py/superkernel sk_copy
+    mkdir -p py/superkernel py/asc_op_compile_base/common/context sk_copy
     : >py/superkernel/__init__.py
+    for d in asc_op_compile_base asc_op_compile_base/common asc_op_compile_base/common/context; do
+        : >"py/$d/__init__.py"
+    done
+    cat >py/asc_op_compile_base/common/context/op_context.py <<'PY'
+"""Stand-in for asc_op_compile_base.common.context.op_context: a stack of open contexts."""
+_contexts = []
+
+
+class OpContext:
+    def __init__(self, op_mode=None):
+        self.op_mode = op_mode
+        self._additional_params = {}
+
+    def __enter__(self):
+        _contexts.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _contexts.pop()
+
+    def get_addition(self, key):
+        return self._additional_params.get(key)
+
+
+def get_context():
+    return _contexts[-1] if _contexts else None
+PY
     cat >py/superkernel/super_kernel.py <<'PY'
 """Stand-in for CANN's superkernel.super_kernel: checks kernel_info as the vendor reads it."""
 import hashlib
 import json
 import os
+
+from asc_op_compile_base.common.context.op_context import get_context
 
 OP_KEYS = {"bin_path", "json_path", "stream_id", "task_type", "send_event_list", "recv_event_list"}
 OPTION_KEYS = {"func-align", "preload-code", "early-start", "stream-fusion", "debug-dcci-all",
@@ -79,6 +110,9 @@ def check_options(text):
 
 
 def compile(kernel_infos, called_kernel_name="ascendc_super_kernel_plus", impl_mode=""):
+    # What CANN 9.0's JSON post-processing does first: without an open op context, an
+    # AttributeError ('NoneType' object has no attribute 'get_addition').
+    get_context().get_addition("_op_aicore_num")
     if not isinstance(kernel_infos, dict) or set(kernel_infos) != {"op_list", "super_kernel_options"}:
         bad(f"top-level {kernel_infos!r}")
     ops = kernel_infos["op_list"]
@@ -95,7 +129,8 @@ def compile(kernel_infos, called_kernel_name="ascendc_super_kernel_plus", impl_m
         dcci_disable = [json.load(open(op["json_path"], encoding="utf-8"))
                         .get("sub_operator_call_dcci_disable_on_kernel", False) for op in ops]
         f.write(json.dumps({"kernel_name": called_kernel_name, "cwd": os.getcwd(),
-                            "kernel_info": kernel_infos, "dcci_disable": dcci_disable}) + "\n")
+                            "kernel_info": kernel_infos, "dcci_disable": dcci_disable,
+                            "op_mode": get_context().op_mode}) + "\n")
     meta = os.path.join(os.getcwd(), "kernel_meta")
     os.makedirs(meta, exist_ok=True)
     tag = f"{called_kernel_name}_{os.getpid()}"
@@ -134,13 +169,22 @@ skc_cann() {
     standin
     mkgraph
     run env PYTHONPATH="$PWD/py" python3 -c '
+from asc_op_compile_base.common.context.op_context import OpContext
 from superkernel import super_kernel
 import sys
 op = {"bin_path": sys.argv[1], "json_path": sys.argv[2], "stream_id": 0, "task_type": "normal",
       "send_event_list": [], "recv_event_list": ["7"]}
-super_kernel.compile({"op_list": [op], "super_kernel_options": ""}, "k")' "$PWD/g/kernels/add.o" "$PWD/g/kernels/add.json"
+with OpContext("static"):
+    super_kernel.compile({"op_list": [op], "super_kernel_options": ""}, "k")' "$PWD/g/kernels/add.o" "$PWD/g/kernels/add.json"
     [ "$status" -ne 0 ]
     [[ "$output" == *"malformed kernel_info: op_list[0].recv_event_list ['7'] is not a list of int"* ]]
+    [ ! -e record.jsonl ]
+    # Called without an op context, it fails as CANN 9.0's compiler does.
+    run env PYTHONPATH="$PWD/py" python3 -c '
+from superkernel import super_kernel
+super_kernel.compile({"op_list": [], "super_kernel_options": ""}, "k")'
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"AttributeError: 'NoneType' object has no attribute 'get_addition'"* ]]
     [ ! -e record.jsonl ]
 }
 
@@ -157,6 +201,7 @@ import json, sys
 w = sys.argv[1]
 rec = json.loads(open(w + "/record.jsonl").read())
 assert rec["kernel_name"] == "demo_s", rec
+assert rec["op_mode"] == "static", rec  # the op context the op compiler opens around a compile
 assert rec["cwd"].endswith("/cann/s") and "/.skc-build." in rec["cwd"], rec
 def op(k, stream, send, recv):
     return {"bin_path": f"{w}/g/kernels/{k}.o", "json_path": f"{w}/g/kernels/{k}.json",
@@ -367,6 +412,17 @@ PY
     (cd "$src" && PYTHONPATH="$W/py" python3 -B skforge_cann_driver.py cann/s/kernel_info.json demo_s Ascend910B1 cann/s)
     [ "$(wc -l <record.jsonl)" -eq 1 ]
     cmp "$src/cann/s/kernel_meta/demo_s.o" sk_copy/demo_s.o
+    grep -q '"op_mode": "static"' record.jsonl
+    # A dynamic sub-kernel: the op context is a dynamic one, as the vendor's ST opens it.
+    rm -r record.jsonl "$src/cann/s/kernel_meta"
+    python3 - "$src/cann/s/kernel_info.json" <<'PY'
+import json, sys
+info = json.load(open(sys.argv[1]))
+info["op_list"][1]["task_type"] = "dynamic"
+json.dump(info, open(sys.argv[1], "w"))
+PY
+    (cd "$src" && PYTHONPATH="$W/py" python3 -B skforge_cann_driver.py cann/s/kernel_info.json demo_s Ascend910B1 cann/s)
+    grep -q '"op_mode": "dynamic"' record.jsonl
 }
 
 @test "--sources-only: a segment the vendor cannot be given is logged, not fatal" {

@@ -150,26 +150,33 @@ assert_all_listed() {
     pack_tree kern
     mkdir -p $AI/config
     : >$AI/config/static_kernel.lock
-    flock $AI/config/static_kernel.lock sleep 4 &
-    while flock -n $AI/config/static_kernel.lock true; do sleep 0.1; done
-    start=$(date +%s)
-    run sh kern.run --install-path="$W/root"
-    wait
-    [ "$status" -eq 0 ]
-    [[ "$output" == *"waiting for the lock '$W/$AI/config/static_kernel.lock'"* ]]
-    [ $(($(date +%s) - start)) -ge 2 ]
+    # The test holds the lock itself (fd 7, which the install does not inherit) until the install
+    # says it waits: no fixed time a slow machine could outlast.
+    exec 7>>$AI/config/static_kernel.lock
+    flock 7
+    sh kern.run --install-path="$W/root" >out.txt 2>&1 7>&- &
+    pid=$!
+    wait_until grep -q "waiting for the lock '$W/$AI/config/static_kernel.lock'" out.txt
+    [ ! -e $AI/kern ]
+    exec 7>&-
+    wait $pid
+    [ -d $AI/kern ]
 }
 
 @test "item 3: without flock, a live mkdir lock is waited for and a dead owner's lock is broken" {
     pack_tree kern
     no_flock_path nf
     mkdir -p $AI/config/static_kernel.lock.d
-    sleep 5 &
-    echo $! >$AI/config/static_kernel.lock.d/pid
-    run env PATH="$W/nf" sh kern.run --install-path="$W/root"
-    [ "$status" -eq 0 ]
-    [[ "$output" == *"waiting for the lock"*"(process "*")"* ]]
-    [[ "$output" == *"removed the stale lock"* ]]
+    sleep 60 &
+    owner=$!
+    echo $owner >$AI/config/static_kernel.lock.d/pid
+    env PATH="$W/nf" sh kern.run --install-path="$W/root" >out.txt 2>&1 &
+    pid=$!
+    # The owner ends once the install says it waits for it, not after a fixed time.
+    wait_until grep -q "waiting for the lock.*(process $owner)" out.txt
+    kill $owner
+    wait $pid
+    grep -q "removed the stale lock" out.txt
     [ -d $AI/kern ]
     [ ! -e $AI/config/static_kernel.lock.d ]
     # A lock left without a pid (its owner died between mkdir and writing it) is broken after 10 s.
@@ -312,16 +319,18 @@ PY
     # A first install into an empty root leaves the skeleton and the lock file, as skinstall's does.
     mkdir -p $AI/config bin
     : >$AI/config/static_kernel.lock
-    # install.sh syncs once everything is staged; this sync marks that moment, then lingers.
-    printf '#!/bin/sh\n: >"%s/staged"\nsleep 2\n' "$W" >bin/sync
+    # install.sh syncs once everything is staged; this sync marks that moment, then lingers until
+    # the test has sent its signal (./go).
+    printf '#!/bin/sh\n: >"%s/staged"\nuntil [ -e "%s/go" ]; do sleep 0.05; done\n' "$W" "$W" >bin/sync
     chmod +x bin/sync
     for step in install upgrade; do
         before=$(tree_digest root)
-        rm -f staged
+        rm -f staged go
         PATH="$W/bin:$PATH" sh v2/install.sh --install-path="$W/root" --package-dir="$W/v2" --upgrade -q &
         pid=$!
         wait_for staged || { kill $pid 2>/dev/null; false; }
         kill -TERM $pid
+        : >go
         st=0
         wait $pid || st=$?
         [ "$st" -eq 143 ]
@@ -341,10 +350,12 @@ wait_for() {
     return 1
 }
 
-# slow_tool DIR NAME MARK: DIR/NAME runs the real NAME after creating MARK and sleeping 1 s.
+# slow_tool DIR NAME MARK: DIR/NAME runs the real NAME after creating MARK and waiting for
+# MARK.go, which the test creates once it has sent its signal.
 slow_tool() {
     mkdir -p "$1"
-    printf '#!/bin/sh\n: >"%s"\nsleep 1\nexec %s "$@"\n' "$3" "$(command -v "$2")" >"$1/$2"
+    printf '#!/bin/sh\n: >"%s"\nuntil [ -e "%s.go" ]; do sleep 0.05; done\nexec %s "$@"\n' \
+        "$3" "$3" "$(command -v "$2")" >"$1/$2"
     chmod +x "$1/$2"
 }
 
@@ -360,17 +371,19 @@ slow_tool() {
     pid=$!
     wait_for mark || { kill $pid 2>/dev/null; false; }
     kill -TERM $pid
+    : >mark.go
     st=0
     wait $pid || st=$?
     [ "$st" -eq 143 ]
     [ "$(tree_digest root)" = "$before" ]
-    rm mark
+    rm mark mark.go
     # Its first mv renames the package aside, once the uninstall is decided.
     slow_tool removing mv "$W/mark"
     PATH="$W/removing:$PATH" sh $AI/kern/uninstall.sh &
     pid=$!
     wait_for mark || { kill $pid 2>/dev/null; false; }
     kill -TERM $pid
+    : >mark.go
     st=0
     wait $pid || st=$?
     [ "$st" -eq 143 ]

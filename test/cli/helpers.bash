@@ -18,6 +18,18 @@ teardown() {
     rm -rf "$W"
 }
 
+# wait_until CMD...: runs CMD every 0.05 s until it succeeds, for up to 60 s. A test waits so for
+# what a background process does, never for a fixed time (a loaded machine is slower).
+wait_until() {
+    local i
+    for i in $(seq 1200); do
+        "$@" && return 0
+        sleep 0.05
+    done
+    echo "timed out waiting for: $*" >&2
+    return 1
+}
+
 # make_tree DIR: a package tree like a compiled kernel directory.
 make_tree() {
     mkdir -p "$1/ascend910b/AddCustom" "$1/config/ascend910b"

@@ -765,3 +765,30 @@ PY
     run "$SKC" check g/graph.yaml
     [ "$status" -eq 0 ] # two-stream mode
 }
+
+@test "NPU targets refuse an event between two sub-kernels of one stream, as the vendor's generator does" {
+    # graph-autofusion 423ae264 and e1cbeb9b super_kernel_op_infos.py: "super kernel do not
+    # support self send/receive pair within 1 real stream".
+    for fusion in 0 1; do
+        st_graph "stream-fusion=$fusion"
+        sed -i 's/scope: superkernel_1, stream_id: 1}$/&X/' g/graph.yaml
+        sed -i '0,/stream_id: 1}X$/s//stream_id: 1, send_event_list: [1]}/; s/stream_id: 1}X$/stream_id: 1, recv_event_list: [1]}/' g/graph.yaml
+        grep -q 'send_event_list: \[1\]' g/graph.yaml && grep -q 'recv_event_list: \[1\]' g/graph.yaml
+        for cmd in check plan; do
+            run "$SKC" "$cmd" g/graph.yaml
+            [ "$status" -eq 1 ]
+            [[ "$output" == *"error: 'pows' receives event 1 from 'inf' on the same stream (1) in SuperKernel 'superkernel_1': CANN's SuperKernel compiler refuses an event between two sub-kernels of one stream (\"super kernel do not support self send/receive pair within 1 real stream\")"* ]]
+            [[ "$output" == *"remove event 1 from 'inf' send_event_list and 'pows' recv_event_list (the stream orders them), or put one of them on another stream"* ]]
+        done
+        for backend in cann skforge; do
+            run env PATH=/usr/bin:/bin "$SKC" compile g/graph.yaml --sources-only --sk-backend "$backend"
+            [ "$status" -eq 1 ]
+            [[ "$output" == *"'pows' receives event 1 from 'inf' on the same stream (1)"* ]]
+            [ ! -e static_kernel_compile_outputs/te_dav-2201_sources ]
+        done
+    done
+    # On another stream the event orders the two: accepted.
+    sed -i 's/stream_id: 1, recv_event_list/stream_id: 2, recv_event_list/' g/graph.yaml
+    run "$SKC" check g/graph.yaml
+    [ "$status" -eq 0 ]
+}

@@ -147,6 +147,28 @@ expect_refusal() {
     expect_refusal "uses a name skforge generates (install.sh)"
 }
 
+@test "pack refuses a package name with '.o', whose every binPath CANN's runtime would cut short" {
+    make_tree tree
+    why="has '.o' in it: every binPath of the package (my.ops/<soc dir>/<OpType>/<kernel>.o) would have '.o' before its end, and CANN's runtime cuts a binPath at its first '.o'"
+    # --name, the stem of OUT, and the name the index's binPaths give.
+    run "$SKC" pack tree -o out.run --name my.ops --package-version 1
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"--name 'my.ops' $why"* ]]
+    run "$SKC" pack tree -o my.ops.run --package-version 1
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"package name 'my.ops' (the stem of 'my.ops.run') $why"* ]]
+    printf '{"AddCustom":{"staticList":[{"simplifiedKey":"AddCustom/k","binPath":"my.ops/ascend910b/AddCustom/AddCustom_1.o"}]}}\n' \
+        >tree/config/ascend910b/binary_info_config.json
+    run "$SKC" pack tree -o out.run --package-version 1
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"package name 'my.ops' (the one its index's binPaths start with) $why"* ]]
+    [ -z "$(ls -A | grep -v '^tree$')" ] # nothing written
+    # A name with a dot but no '.o' packs.
+    sed -i 's/my\.ops/my.v2/' tree/config/ascend910b/binary_info_config.json
+    "$SKC" pack tree -o out.run --package-version 1 -q
+    [ "$(header_value out.run NAME)" = my.v2 ]
+}
+
 @test "pack usage errors exit 2" {
     make_tree tree
     run "$SKC" pack tree -o out.run

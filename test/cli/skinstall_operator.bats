@@ -438,7 +438,7 @@ with open('$log', 'a') as f:
     lock="$(ai)/config/static_kernel.lock"
     flock "$lock" sleep 60 &
     holder=$!
-    sleep 0.3
+    wait_until sh -c '! flock -n "$1" true' sh "$lock"
     run si install k.run --lock-timeout 1
     [ "$status" -eq 1 ]
     [[ "$output" == *"gave up after 1 s waiting for the lock '$lock' held by pid $holder (flock "*"sleep 60)"* ]]
@@ -447,9 +447,9 @@ with open('$log', 'a') as f:
     [[ "$output" == *"held by pid $holder"* ]]
     si install k.run -q 2>err.txt &
     waiter=$!
-    sleep 0.5
-    grep -q "WARN: waiting for the lock '$lock' held by pid $holder" err.txt
-    kill "$holder"
+    wait_until grep -q "WARN: waiting for the lock '$lock' held by pid $holder" err.txt
+    # flock's child holds the lock too (same open file): end both, not only the holder.
+    kill "$holder" $(pgrep -P "$holder")
     wait "$waiter"
     [ -d "$(ai)/k" ]
     run si list --lock-timeout -1

@@ -273,9 +273,12 @@ PY
     [ "$status" -eq 1 ]
     [[ "$output" == *"SoC 'Ascend910B9' is not one skforge knows CANN's directory for"* ]]
     graph i dav-2201 Ascend910B1 16
+    # A package name with '.o' puts it before the end of every binPath: refused before building.
     run "$SKC" compile i/graph.yaml --name my.ops
-    [ "$status" -eq 1 ]
-    [[ "$output" == *"binPath 'my.ops/ascend910b/Add/add.o' has '.o' before its end"* ]]
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"package name 'my.ops' has '.o' in it: every binPath of the package (my.ops/<soc dir>/<OpType>/<kernel>.o) would have '.o' before its end, and CANN's runtime cuts a binPath at its first '.o'"* ]]
+    [ ! -e static_kernel_compile_outputs/my.ops.run ]
+    [ ! -e static_kernel_compile_outputs/my.ops_compile_log ]
 }
 
 @test "a kernel that says nothing of its cores is refused, naming it" {

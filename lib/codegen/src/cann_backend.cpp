@@ -147,6 +147,16 @@ void refuse_edge_events(const graph::Graph& g, const fusion::Plan& plan, const f
         "the graph for its NPU target: skc check names what to move)");
 }
 
+// The vendor's compiler raises an error for an event between two sub-kernels of one stream. The
+// plan refuses it on the NPU targets already; a plan made for another target must not reach the
+// vendor either.
+void refuse_same_stream_events(const graph::Graph& g, const fusion::Segment& s) {
+    auto same = fusion::same_stream_events(g, s);
+    if (!same.empty())
+        throw support::Error(fusion::same_stream_event_text(g, s, same.front()) +
+                             " (plan the graph for its NPU target: skc check names them all)");
+}
+
 } // namespace
 
 std::vector<CannJsonCopy> cann_json_copies(const graph::Graph& g, const fusion::Segment& s,
@@ -170,6 +180,7 @@ std::string cann_kernel_info(const graph::Graph& g, const fusion::Plan& plan,
                              const fusion::Segment& s, const std::string& base_dir,
                              const CannRelease& release) {
     refuse_edge_events(g, plan, s);
+    refuse_same_stream_events(g, s);
     // asc-devkit eeb99217 super_kernel_option_parse.py refuses the key ("option is not
     // supported"), and graph-autofusion 423ae264 has no flag to disable a sub-kernel's dcci.
     if (!release.option_dcci_disable_on_kernel && !s.options.dcci_disable_on_kernel.empty())
@@ -219,8 +230,8 @@ std::string cann_driver_program() {
     return R"(# skforge's driver for the vendor's SuperKernel compiler, written by skc compile
 # --sk-backend cann (see share/doc/npu-target.md). Usage:
 #   python3 -B skforge_cann_driver.py KERNEL_INFO KERNEL_NAME SOC WORKDIR
-# Calls superkernel.super_kernel.compile(kernel_info, kernel_name); the vendor writes
-# WORKDIR/kernel_meta/KERNEL_NAME.o and .json.
+# Calls superkernel.super_kernel.compile(kernel_info, kernel_name) inside an op context, as the
+# op compiler does; the vendor writes WORKDIR/kernel_meta/KERNEL_NAME.o and .json.
 import json
 import os
 import sys
@@ -239,6 +250,16 @@ def point_vendor_at(workdir, soc):
     current_build_config()[kernel_meta_parent_dir] = workdir
 
 
+def op_context(kernel_info):
+    # The op context the op compiler has open whenever it calls the generator (OpContext("static")
+    # around a compile; the vendor's ST opens "dynamic" for dynamic sub-kernels): from CANN 9.0 on
+    # the JSON post-processing reads it (get_context().get_addition), and fails without one.
+    from asc_op_compile_base.common.context.op_context import OpContext
+    ops = kernel_info.get("op_list", [])
+    dynamic = any(isinstance(op, dict) and op.get("task_type") == "dynamic" for op in ops)
+    return OpContext("dynamic" if dynamic else "static")
+
+
 def main(info_path, kernel_name, soc, workdir):
     with open(info_path, encoding="utf-8") as f:
         kernel_info = json.load(f)
@@ -252,7 +273,8 @@ def main(info_path, kernel_name, soc, workdir):
     os.makedirs(workdir, exist_ok=True)
     point_vendor_at(workdir, soc)
     os.chdir(workdir)
-    super_kernel.compile(kernel_info, kernel_name)
+    with op_context(kernel_info):
+        super_kernel.compile(kernel_info, kernel_name)
 
 
 if __name__ == "__main__":

@@ -455,9 +455,10 @@ CompileResult compile(const CompileOptions& options, support::Log& user) {
                     support::ErrorKind::usage);
     if (o.name.empty())
         o.name = g.name + "_" + arch;
-    if (auto bad = package::check_package_name(o.name))
-        throw Error("package name '" + o.name + "' " + *bad + " (use --name)",
-                    support::ErrorKind::usage);
+    for (auto check : {package::check_package_name, package::check_kernel_package_name})
+        if (auto bad = check(o.name))
+            throw Error("package name '" + o.name + "' " + *bad + " (use --name)",
+                        support::ErrorKind::usage);
     Outputs out{o.outdir, o.name};
     fs::create_directories(out.dir);
     // What an interrupted or killed compile left (its pid is gone): build directories, files.

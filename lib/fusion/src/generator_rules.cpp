@@ -5,6 +5,8 @@
 // same in graph-autofusion 423ae264 (8.5) and e1cbeb9b (9.0).
 #include "skforge/fusion/plan.hpp"
 
+#include <algorithm>
+
 namespace skforge::fusion {
 
 namespace {
@@ -74,7 +76,48 @@ void check_streams(const graph::Graph& g, const Segment& s, graph::Diagnostics& 
     }
 }
 
+// super_kernel_op_infos.py find_all_inner_event_id_set (every later sub-kernel) and
+// check_sp_has_two_real_stream (the next one): the stream already orders the two, and the
+// vendor's compiler raises an error rather than build a lock for the event.
+void check_same_stream_events(const graph::Graph& g, const Segment& s, graph::Diagnostics& diags) {
+    for (const auto& e : same_stream_events(g, s)) {
+        const auto& from = g.ops[static_cast<std::size_t>(e.sender)];
+        const auto& to = g.ops[static_cast<std::size_t>(e.receiver)];
+        diags.error(to.where, same_stream_event_text(g, s, e),
+                    "remove event " + std::to_string(e.event) + " from '" + from.name +
+                        "' send_event_list and '" + to.name +
+                        "' recv_event_list (the stream orders them), or put one of them on "
+                        "another stream");
+    }
+}
+
 } // namespace
+
+std::vector<SameStreamEvent> same_stream_events(const graph::Graph& g, const Segment& s) {
+    std::vector<SameStreamEvent> out;
+    for (std::size_t p = 0; p < s.ops.size(); ++p) {
+        const auto& a = g.ops[static_cast<std::size_t>(s.ops[p])];
+        for (std::size_t q = p + 1; q < s.ops.size(); ++q) {
+            const auto& b = g.ops[static_cast<std::size_t>(s.ops[q])];
+            if (a.stream_id != b.stream_id)
+                continue;
+            for (auto e : a.send_events)
+                if (std::find(b.recv_events.begin(), b.recv_events.end(), e) != b.recv_events.end())
+                    out.push_back({e, s.ops[p], s.ops[q]});
+        }
+    }
+    return out;
+}
+
+std::string same_stream_event_text(const graph::Graph& g, const Segment& s,
+                                   const SameStreamEvent& e) {
+    const auto& from = g.ops[static_cast<std::size_t>(e.sender)];
+    const auto& to = g.ops[static_cast<std::size_t>(e.receiver)];
+    return "'" + to.name + "' receives event " + std::to_string(e.event) + " from '" + from.name +
+           "' on the same stream (" + std::to_string(to.stream_id) + ") in " + superkernel_of(s) +
+           ": CANN's SuperKernel compiler refuses an event between two sub-kernels of one stream "
+           "(\"super kernel do not support self send/receive pair within 1 real stream\")";
+}
 
 void npu_generator_rules_pass(const graph::Graph& g, const Plan& plan, std::string_view arch,
                               graph::Diagnostics& diags) {
@@ -84,6 +127,7 @@ void npu_generator_rules_pass(const graph::Graph& g, const Plan& plan, std::stri
         for (std::size_t p = 0; p < s.ops.size(); ++p)
             check_sub_kernel(g, s, p, diags);
         check_streams(g, s, diags);
+        check_same_stream_events(g, s, diags);
     }
 }
 

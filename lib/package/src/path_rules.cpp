@@ -51,6 +51,15 @@ std::optional<std::string> check_package_name(std::string_view name) {
     return std::nullopt;
 }
 
+std::optional<std::string> check_kernel_package_name(std::string_view name) {
+    if (name.find(".o") == std::string_view::npos)
+        return std::nullopt;
+    return "has '.o' in it: every binPath of the package (" + std::string(name) +
+           "/<soc dir>/<OpType>/<kernel>.o) would have '.o' before its end, and CANN's runtime "
+           "cuts a binPath at its first '.o' to find the kernel's JSON, so it would read the "
+           "wrong file; choose a name without '.o'";
+}
+
 std::optional<std::string> check_soc_dir_name(std::string_view name) {
     if (name.empty() || name.size() > 64)
         return "must be 1 to 64 bytes long";

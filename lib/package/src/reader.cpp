@@ -260,6 +260,8 @@ Manifest read_manifest_entry(TarReader& tar, const RunPackage& pkg, const ReadLi
         throw Error(err.what(), ErrorKind::integrity);
     }
     check_manifest_against_header(m, pkg.header(), pkg.path(), limits);
+    if (auto why = check_kernel_package_name(m.name))
+        throw Error(pkg.path() + ": package name '" + m.name + "' " + *why);
     return m;
 }
 

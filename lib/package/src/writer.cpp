@@ -372,6 +372,8 @@ PackResult pack(const PackOptions& options) {
                         support::ErrorKind::usage);
         if (auto bad = check_package_name(o.name))
             throw Error("--name '" + o.name + "' " + *bad, support::ErrorKind::usage);
+        if (auto bad = check_kernel_package_name(o.name))
+            throw Error("--name '" + o.name + "' " + *bad, support::ErrorKind::usage);
     }
     m.version = o.version;
     m.npu_arch = o.npu_arch;
@@ -385,6 +387,13 @@ PackResult pack(const PackOptions& options) {
     // Files are hashed as they are copied into the payload (step 3).
     auto src = scan_source_tree(o.source_dir, k_generated);
     m.name = o.name.empty() ? default_package_name(o, src) : o.name;
+    if (auto bad = check_kernel_package_name(m.name)) // --name was checked above
+        throw Error("package name '" + m.name + "' (" +
+                        (support::base_name(o.output) == m.name + ".run"
+                             ? "the stem of '" + o.output + "'"
+                             : std::string("the one its index's binPaths start with")) +
+                        ") " + *bad,
+                    support::ErrorKind::usage);
     // 2. The manifest and the generated scripts; the package's own indexes must be ones the
     //    installer merges (binPath inside the package, staticList, bounded nesting).
     auto gen = build_manifest(o, m, src);

@@ -188,6 +188,39 @@ TEST_CASE("kernel_info: notify/wait on the first or last sub-kernel is refused w
                                       "vendor's SuperKernel compiler refuses it"));
 }
 
+TEST_CASE("kernel_info: an event between two sub-kernels of one stream is refused where the "
+          "vendor refuses it",
+          "[codegen][cann]") {
+    // graph-autofusion 423ae264 / e1cbeb9b super_kernel_op_infos.py
+    // (find_all_inner_event_id_set): "self send/receive pair within 1 real stream", for any later
+    // receiver on the sender's stream, not only the next sub-kernel.
+    test::GraphFixture f;
+    load_npu(f, test::header() + npu_op("a", "vec", "x", "scope: s, send_event_list: [1]") +
+                    npu_op("m", "vec", "x", "scope: s") +
+                    npu_op("b", "vec", "a_out, m_out", "scope: s, recv_event_list: [1]"));
+    fusion::make_plan(f.graph, f.diags);
+    REQUIRE(f.diags.error_count() == 1);
+    CHECK_THAT(f.diags.format(),
+               Catch::Contains("error: 'b' receives event 1 from 'a' on the same stream (0) in "
+                               "SuperKernel 's': CANN's SuperKernel compiler refuses an event "
+                               "between two sub-kernels of one stream (\"super kernel do not "
+                               "support self send/receive pair within 1 real stream\")"));
+    // The host target builds it (its runtime fills every flag); the vendor backend never gets it.
+    graph::Diagnostics host_diags;
+    auto p = fusion::make_plan(f.graph, graph::dependencies(f.graph), host_diags,
+                               fusion::PlanDepth::full, "host");
+    REQUIRE_FALSE(host_diags.has_errors());
+    REQUIRE(p.segments.size() == 1);
+    auto same = fusion::same_stream_events(f.graph, p.segments[0]);
+    REQUIRE(same.size() == 1);
+    CHECK(same[0].event == 1);
+    CHECK(f.graph.ops[static_cast<std::size_t>(same[0].sender)].name == "a");
+    CHECK(f.graph.ops[static_cast<std::size_t>(same[0].receiver)].name == "b");
+    CHECK_THROWS_WITH(codegen::cann_kernel_info(f.graph, p, p.segments[0], "/"),
+                      Catch::Contains("'b' receives event 1 from 'a' on the same stream (0) in "
+                                      "SuperKernel 's'"));
+}
+
 TEST_CASE("kernel_info: relative kernel paths are made absolute against the base directory",
           "[codegen][cann]") {
     test::GraphFixture f;

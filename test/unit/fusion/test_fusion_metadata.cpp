@@ -84,7 +84,7 @@ TEST_CASE("vendor parameter table: notify slots after the parameters, wait slots
                      header("scopes: {s: \"stream-fusion=1:early-start=1\"}\n") +
                          op("a", "three", "x", "scope: s, stream_id: 1, send_event_list: [1, 2]") +
                          op("b", "three", "x", "scope: s, recv_event_list: [1]") +
-                         op("c", "three", "a_out", "scope: s, stream_id: 1, recv_event_list: [2]"));
+                         op("c", "three", "a_out", "scope: s, recv_event_list: [2]"));
     auto slots = fusion::vendor_param_slots(f.graph, s, "dav-2201");
     REQUIRE(slots.size() == 3);
     CHECK(slots[0].param == 1);

@@ -134,3 +134,18 @@ TEST_CASE("package paths are at most 32 components deep", "[package][path_rules]
     CHECK_THAT(check_entry_path(path + "/d").value_or(""),
                Catch::Contains("more than 32 components"));
 }
+
+TEST_CASE("rule: a package name with '.o', which CANN's runtime would cut every binPath at",
+          "[package][path_rules]") {
+    for (const char* name : {"my.ops", "a.o", "x.old_kernels", ".o"}) {
+        INFO(name);
+        auto why = check_kernel_package_name(name);
+        REQUIRE(why);
+        CHECK_THAT(*why, Catch::Contains("has '.o' in it: every binPath of the package (" +
+                                         std::string(name) + "/<soc dir>/<OpType>/<kernel>.o)"));
+    }
+    for (const char* name : {"my_ops", "my.v2", "ops", "o", "kernels.O"})
+        CHECK_FALSE(check_kernel_package_name(name));
+    // Not a rule of the names already installed: check_package_name still accepts it.
+    CHECK_FALSE(check_package_name("my.ops"));
+}

@@ -139,6 +139,21 @@ TEST_CASE("a manifest that disagrees with the header is refused", "[package][rou
                Catch::Contains("invalid manifest"));
 }
 
+TEST_CASE("a package named with '.o' is refused when its manifest is read, before anything else",
+          "[package][roundtrip]") {
+    // What skc pack now refuses, written by an older one: skinstall reads the manifest first.
+    test::ScopedTempDir dir;
+    std::string k = "kernel";
+    auto m = test::make_manifest("my.ops", {test::file_entry("a", k)});
+    auto run = test::craft_run(dir.path(), m, manifest_to_json(m), {{"a", AE_IFREG, 0644, k}});
+    CHECK_THROWS_WITH(RunPackage(run).read_manifest(),
+                      Catch::Contains(run + ": package name 'my.ops' has '.o' in it: every "
+                                            "binPath of the package (my.ops/<soc dir>/"));
+    m = test::make_manifest("my.v2", {test::file_entry("a", k)});
+    run = test::craft_run(dir.path(), m, manifest_to_json(m), {{"a", AE_IFREG, 0644, k}});
+    CHECK(RunPackage(run).read_manifest().name == "my.v2");
+}
+
 TEST_CASE("limits stop decompression bombs before extraction", "[package][roundtrip]") {
     test::ScopedTempDir dir;
     std::string k = "kernel";

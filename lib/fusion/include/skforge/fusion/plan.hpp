@@ -287,11 +287,28 @@ std::vector<NotifyWait> edge_notify_waits(const graph::Graph& g, const Plan& pla
 void npu_side_rules_pass(const graph::Graph& g, const Plan& plan, std::string_view arch,
                          graph::Diagnostics& diags);
 
+/// An event one sub-kernel of a SuperKernel sends and a later one on the same stream receives.
+struct SameStreamEvent {
+    std::int64_t event;
+    int sender;   ///< an index into Graph::ops
+    int receiver; ///< a later sub-kernel of the same segment, on the sender's stream
+};
+
+/// The events of segment `s` the vendor's SuperKernel compiler refuses as a "self send/receive
+/// pair within 1 real stream" (an event from a sub-kernel to a later one of the same stream), in
+/// sub-kernel order.
+std::vector<SameStreamEvent> same_stream_events(const graph::Graph& g, const Segment& s);
+
+/// What is wrong with `e` (of segment `s`), for the plan's error and the vendor backend's refusal.
+std::string same_stream_event_text(const graph::Graph& g, const Segment& s,
+                                   const SameStreamEvent& e);
+
 /// Pass over the whole plan for target `arch`: on an NPU (dav-2201, dav-3510) an error at the
 /// operator for each SuperKernel the vendor's SuperKernel compiler refuses: a sub-kernel compiled
 /// for early start under early-start=0, a sub-kernel split_mode other than the SuperKernel's
-/// split-mode, and a second real stream (consecutive sub-kernels on different streams without an
-/// event between them) without stream fusion.
+/// split-mode, a second real stream (consecutive sub-kernels on different streams without an
+/// event between them) without stream fusion, and an event between two sub-kernels of one stream
+/// (same_stream_events).
 void npu_generator_rules_pass(const graph::Graph& g, const Plan& plan, std::string_view arch,
                               graph::Diagnostics& diags);
 

@@ -42,6 +42,14 @@ inline constexpr std::size_t k_max_package_name_bytes = 229;
 /// the shell scripts use it verbatim, hence the narrow alphabet.
 std::optional<std::string> check_package_name(std::string_view name);
 
+/// Why CANN's runtime would misread the kernels of a package named `name`, or nullopt: with ".o"
+/// in the name every binPath (`<name>/<soc dir>/<OpType>/<kernel>.o`) has ".o" before its end,
+/// and the runtime cuts a binPath at its first ".o" to find the kernel's JSON (the rule
+/// kernel::index_bin_path applies to each binPath). Checked where a new package's name enters
+/// (skc pack, skc compile, reading a .run's manifest); unlike check_package_name, not for what
+/// is already installed, which stays listable and removable.
+std::optional<std::string> check_kernel_package_name(std::string_view name);
+
 /// Names in ai_core/ that belong to the tree, not to a package: a package by one of these names
 /// would overwrite or be overwritten by the tree's own files.
 inline constexpr std::string_view k_reserved_names[] = {
