@@ -11,6 +11,7 @@
 load helpers
 
 HERE=$BATS_TEST_DIRNAME
+PY=$(command -v python3)
 
 # kernel DIR NAME: a precompiled AIV kernel DIR/NAME.{o,json}.
 kernel() {
@@ -53,7 +54,8 @@ host() {
     mkdir -p host/ascend-toolkit/8.5.0 bin
     ln -s 8.5.0 host/ascend-toolkit/latest
     export ASCEND_HOME_PATH=$W/host/ascend-toolkit/latest
-    AI=$W/host/ascend-toolkit/8.5.0/opp/static_kernel/ai_core
+    TK=$W/host/ascend-toolkit/8.5.0
+    AI=$TK/opp/static_kernel/ai_core
     if [ "$1" = skinstall ]; then
         ln -s "$SKINSTALL" bin/skinstall
         export PATH=$W/bin:/usr/bin:/bin
@@ -95,7 +97,7 @@ service() {
     shift 2
     mkdir -p "svc/$id/runs"
     for p in "$@"; do cp "$p.run" "svc/$id/runs/"; done
-    python3 "$HERE/service_flow.py" "$how" "svc/$id/runs" "svc/$id" >"svc/$id/log" 2>&1 &
+    "$PY" "$HERE/service_flow.py" "$how" "svc/$id/runs" "svc/$id" >"svc/$id/log" 2>&1 &
     echo $! >"svc/$id/pid"
     wait_until [ -e "svc/$id/ready" ]
     grep -q ' 1$' "svc/$id/ready" || { cat "svc/$id/log"; return 1; }
@@ -116,7 +118,7 @@ stop() {
 
 # holds PACKAGE: "<persistent> <alive holders> <gone holders>" from skinstall list --json.
 holds() {
-    "$SKINSTALL" list --json --install-path "$ASCEND_HOME_PATH" | python3 -c '
+    "$SKINSTALL" list --json --install-path "$ASCEND_HOME_PATH" | "$PY" -c '
 import json, sys
 for p in json.load(sys.stdin):
     if p["name"] == sys.argv[1]:
@@ -185,7 +187,8 @@ three_ranks() {
     [ "$(holds pa)" = "false 3 0" ]
     stop r1
     [ "$(found pa)" -eq "$na" ] && [ "$(found pb)" -eq "$nb" ]
-    [ "$(holds pa)" = "false 2 0" ]
+    # Released, or (vLLM: the detached script found its caller gone) listed as gone.
+    [[ "$(holds pa)" == "false 2 "[01] ]]
     stop r2
     [ "$(found pa)" -eq "$na" ] && [ "$(found pb)" -eq "$nb" ]
     stop r3
@@ -225,21 +228,18 @@ killed_rank() {
     kill -9 "$(cat svc/r1/pid)"
     wait_until gone "$(cat svc/r1/pid)"
     [ "$(holds pa)" = "false 1 1" ]
-    run "$SKINSTALL" gc --install-path "$ASCEND_HOME_PATH"
-    [ "$status" -eq 0 ]
-    [[ "$output" == *"nothing to collect"* ]]
+    "$SKINSTALL" gc --install-path "$ASCEND_HOME_PATH" >gc.txt
+    grep -q "nothing to collect" gc.txt
     [ "$(found pa)" -eq "$na" ]
     kill -9 "$(cat svc/r2/pid)"
     wait_until gone "$(cat svc/r2/pid)"
     local before
-    before=$(tree_digest "$AI")
-    run "$SKINSTALL" gc --dry-run --json --install-path "$ASCEND_HOME_PATH"
-    [ "$status" -eq 0 ]
-    python3 -c 'import json,sys; r=json.loads(sys.argv[1]); assert [x["name"] for x in r] == ["pa"] and r[0]["dry_run"], r' "$output"
-    [ "$(tree_digest "$AI")" = "$before" ]
-    run "$SKINSTALL" gc --json --install-path "$ASCEND_HOME_PATH"
-    [ "$status" -eq 0 ]
-    python3 -c 'import json,sys; r=json.loads(sys.argv[1]); assert [x["name"] for x in r] == ["pa"] and len(r[0]["holders"]) == 2, r' "$output"
+    before=$(state_digest "$TK")
+    "$SKINSTALL" gc --dry-run --json --install-path "$ASCEND_HOME_PATH" >dry.json
+    "$PY" -c 'import json,sys; r=json.load(open(sys.argv[1])); assert [x["name"] for x in r] == ["pa"] and r[0]["dry_run"], r' dry.json
+    [ "$(state_digest "$TK")" = "$before" ]
+    "$SKINSTALL" gc --json --install-path "$ASCEND_HOME_PATH" >gc.json
+    "$PY" -c 'import json,sys; r=json.load(open(sys.argv[1])); assert [x["name"] for x in r] == ["pa"] and len(r[0]["holders"]) == 2, r' gc.json
     [ ! -e "$AI/pa" ] && [ "$(found pa)" -eq 0 ]
     [ "$(found pb)" -eq "$nb" ]
     [ ! -e "$AI/config/static_kernel.holders" ]
@@ -259,7 +259,7 @@ killed_rank() {
     local pid na before
     pid=$(cat svc/r1/pid)
     na=$(found pa)
-    before=$(tree_digest "$AI")
+    before=$(state_digest "$TK")
     run "$SKINSTALL" uninstall pa --install-path "$ASCEND_HOME_PATH"
     [ "$status" -eq 1 ]
     [[ "$output" == *"refusing to uninstall pa: running processes hold it (pid $pid "* ]]
@@ -267,7 +267,7 @@ killed_rank() {
     run sh pa.run --uninstall
     [ "$status" -eq 1 ]
     [[ "$output" == *"refusing to uninstall pa: running processes hold it ($pid:"* ]]
-    [ "$(tree_digest "$AI")" = "$before" ] && [ "$(found pa)" -eq "$na" ]
+    [ "$(state_digest "$TK")" = "$before" ] && [ "$(found pa)" -eq "$na" ]
     "$SKINSTALL" uninstall --force -q pa --install-path "$ASCEND_HOME_PATH"
     [ ! -e "$AI/pa" ]
     no_trace
@@ -277,14 +277,15 @@ killed_rank() {
     host shell
     operator shell pa
     local before
-    before=$(tree_digest "$AI")
+    before=$(state_digest "$TK")
     run python3 -c 'import subprocess, sys; sys.exit(subprocess.run([sys.argv[1]]).returncode)' "$AI/pa/uninstall.sh"
     [ "$status" -eq 0 ]
     [[ "$output" == *"keeping pa: an operator's install (persistent)"*"--operator"* ]]
-    [ "$(tree_digest "$AI")" = "$before" ]
+    [ "$(state_digest "$TK")" = "$before" ]
     run "$SKINSTALL" uninstall --holder "$$" pa --install-path "$ASCEND_HOME_PATH"
     [ "$status" -eq 0 ]
-    [ "$(tree_digest "$AI")" = "$before" ]
+    [[ "$output" == *"keeping pa: an operator's install (persistent)"* ]]
+    [ "$(state_digest "$TK")" = "$before" ]
     sh "$AI/pa/uninstall.sh" --operator -q
     [ ! -e "$AI/pa" ]
     no_trace
@@ -337,4 +338,32 @@ PY
         sh "$AI/uninstall.sh" --all -q
         no_trace
     done
+}
+
+@test "under busybox sh and its applets: three ranks share a package and leave the vLLM way" {
+    command -v busybox >/dev/null || skip "busybox is not installed"
+    host shell
+    local bb
+    bb=$(command -v busybox)
+    mkdir bb
+    busybox --install -s "$W/bb"
+    # busybox's applets first (sh among them), what it lacks (python3) after.
+    export PATH=$W/bb:/usr/bin:/bin SERVICE_SH="$bb sh"
+    "$bb" sh pb.run --install -q
+    local na nb r
+    nb=$(found pb)
+    for r in r1 r2 r3; do service "$r" vllm pa; done
+    na=$(found pa)
+    [ "$na" -gt 0 ] && [ "$(holds pa)" = "false 3 0" ]
+    grep -q "^pa held $(cat svc/r1/pid):" "$AI/config/static_kernel.holders"
+    stop r1
+    [ "$(found pa)" -eq "$na" ] && [ "$(found pb)" -eq "$nb" ]
+    stop r2
+    [ "$(found pa)" -eq "$na" ]
+    stop r3
+    [ ! -e "$AI/pa" ] && [ "$(found pa)" -eq 0 ] && [ "$(found pb)" -eq "$nb" ]
+    "$bb" sh "$AI/uninstall.sh" --all -q
+    no_trace
+    export PATH=/usr/bin:/bin # bats' teardown runs rm, which goes with $W
+    hash -r
 }

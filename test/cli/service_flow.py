@@ -13,8 +13,13 @@ EXIT is how the engine leaves:
              ai_core/uninstall.sh started with bash in a new session, output discarded; writes its
              pid to WORK/detached and exits at once
   helper     skforge.kernels.release_all() (python/skforge on PYTHONPATH), then exits
+
+$SERVICE_SH (e.g. "busybox sh"), when set, is the shell every .run and uninstall.sh is executed
+with, instead of its #!/bin/sh line.
 """
 import fcntl
+import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -33,7 +38,38 @@ def wait_for(path, seconds=120):
         time.sleep(0.02)
 
 
-def vllm_exit(work):
+def install(directory, state, shell):
+    """torchair_flow.install, each .run executed by `shell`."""
+    if not shell:
+        return torchair_flow.install(directory, state)
+    s = torchair_flow.load(state)
+    ok = True
+    for run_pkg in Path(directory).glob("*.run"):
+        result = subprocess.run(shell + [str(run_pkg)], capture_output=True, text=True)
+        if result.returncode != 0:
+            print(f"{run_pkg.name} install failed, msg: {result.stderr}", file=sys.stderr)
+            ok = False
+            continue
+        ok = torchair_flow.save_uninstall_info(run_pkg.name[:-4], s) and ok
+        s["installed"].append(hashlib.sha256(run_pkg.read_bytes()).hexdigest())
+    state.write_text(json.dumps(s))
+    return ok
+
+
+def uninstall(state, shell):
+    """torchair_flow.uninstall, each uninstall.sh executed by `shell`."""
+    if not shell:
+        return torchair_flow.uninstall(state, None)
+    ok = True
+    for script in torchair_flow.load(state)["uninstall"]:
+        result = subprocess.run(shell + [script], capture_output=True, text=True)
+        if result.returncode != 0:
+            print(f"{script} uninstall failed, msg:\n{result.stderr}", file=sys.stderr)
+            ok = False
+    return ok
+
+
+def vllm_exit(work, shell):
     static_kernel = os.path.join(os.environ["ASCEND_HOME_PATH"], "opp/static_kernel")
     script = os.path.join(static_kernel, "ai_core/uninstall.sh")
     lock_path = os.path.join(static_kernel, "uninstall.lock")
@@ -43,7 +79,7 @@ def vllm_exit(work):
     with open(lock_path, "w") as lock_fd:
         try:
             fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            p = subprocess.Popen(["bash", script], stdin=subprocess.DEVNULL,
+            p = subprocess.Popen((shell or ["bash"]) + [script], stdin=subprocess.DEVNULL,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                  start_new_session=True)
             (work / "detached").write_text(str(p.pid))
@@ -61,13 +97,14 @@ def main():
     how, directory, work = sys.argv[1], sys.argv[2], Path(sys.argv[3])
     work.mkdir(parents=True, exist_ok=True)
     state = work / "state"
-    ok = torchair_flow.install(directory, state)
+    shell = os.environ.get("SERVICE_SH", "").split()
+    ok = install(directory, state, shell)
     (work / "ready").write_text(f"{os.getpid()} {int(ok)}")
     wait_for(work / "stop")
     if how == "torchair":
-        ok = torchair_flow.uninstall(state, None) and ok
+        ok = uninstall(state, shell) and ok
     elif how == "vllm":
-        vllm_exit(work)
+        vllm_exit(work, shell)
     else:
         import skforge.kernels
         skforge.kernels.release_all()
