@@ -149,10 +149,13 @@ two_services() {
     local na nb
     na=$(found pa)
     nb=$(found pb)
-    [ "$na" -gt 0 ] && [ "$nb" -gt 0 ]
-    [ "$(holds pa)" = "false 1 0" ] && [ "$(holds pb)" = "false 1 0" ]
+    [ "$na" -gt 0 ]
+    [ "$nb" -gt 0 ]
+    [ "$(holds pa)" = "false 1 0" ]
+    [ "$(holds pb)" = "false 1 0" ]
     stop s1
-    [ ! -e "$AI/pa" ] && [ "$(found pa)" -eq 0 ]
+    [ ! -e "$AI/pa" ]
+    [ "$(found pa)" -eq 0 ]
     [ "$(found pb)" -eq "$nb" ] # the other service's kernels are all there while it runs
     stop s2
     [ ! -e "$AI/pb" ]
@@ -186,13 +189,16 @@ three_ranks() {
     [ "$na" -gt 0 ]
     [ "$(holds pa)" = "false 3 0" ]
     stop r1
-    [ "$(found pa)" -eq "$na" ] && [ "$(found pb)" -eq "$nb" ]
+    [ "$(found pa)" -eq "$na" ]
+    [ "$(found pb)" -eq "$nb" ]
     # Released, or (vLLM: the detached script found its caller gone) listed as gone.
     [[ "$(holds pa)" == "false 2 "[01] ]]
     stop r2
-    [ "$(found pa)" -eq "$na" ] && [ "$(found pb)" -eq "$nb" ]
+    [ "$(found pa)" -eq "$na" ]
+    [ "$(found pb)" -eq "$nb" ]
     stop r3
-    [ ! -e "$AI/pa" ] && [ "$(found pa)" -eq 0 ]
+    [ ! -e "$AI/pa" ]
+    [ "$(found pa)" -eq 0 ]
     [ "$(found pb)" -eq "$nb" ] # the operator's install survives every service's exit
     [ "$(holds pb)" = "true 0 0" ]
     # The top-level script's old meaning, for an operator.
@@ -240,7 +246,8 @@ killed_rank() {
     [ "$(state_digest "$TK")" = "$before" ]
     "$SKINSTALL" gc --json --install-path "$ASCEND_HOME_PATH" >gc.json
     "$PY" -c 'import json,sys; r=json.load(open(sys.argv[1])); assert [x["name"] for x in r] == ["pa"] and len(r[0]["holders"]) == 2, r' gc.json
-    [ ! -e "$AI/pa" ] && [ "$(found pa)" -eq 0 ]
+    [ ! -e "$AI/pa" ]
+    [ "$(found pa)" -eq 0 ]
     [ "$(found pb)" -eq "$nb" ]
     [ ! -e "$AI/config/static_kernel.holders" ]
 }
@@ -267,7 +274,8 @@ killed_rank() {
     run sh pa.run --uninstall
     [ "$status" -eq 1 ]
     [[ "$output" == *"refusing to uninstall pa: running processes hold it ($pid:"* ]]
-    [ "$(state_digest "$TK")" = "$before" ] && [ "$(found pa)" -eq "$na" ]
+    [ "$(state_digest "$TK")" = "$before" ]
+    [ "$(found pa)" -eq "$na" ]
     "$SKINSTALL" uninstall --force -q pa --install-path "$ASCEND_HOME_PATH"
     [ ! -e "$AI/pa" ]
     no_trace
@@ -354,14 +362,18 @@ PY
     nb=$(found pb)
     for r in r1 r2 r3; do service "$r" vllm pa; done
     na=$(found pa)
-    [ "$na" -gt 0 ] && [ "$(holds pa)" = "false 3 0" ]
+    [ "$na" -gt 0 ]
+    [ "$(holds pa)" = "false 3 0" ]
     grep -q "^pa held $(cat svc/r1/pid):" "$AI/config/static_kernel.holders"
     stop r1
-    [ "$(found pa)" -eq "$na" ] && [ "$(found pb)" -eq "$nb" ]
+    [ "$(found pa)" -eq "$na" ]
+    [ "$(found pb)" -eq "$nb" ]
     stop r2
     [ "$(found pa)" -eq "$na" ]
     stop r3
-    [ ! -e "$AI/pa" ] && [ "$(found pa)" -eq 0 ] && [ "$(found pb)" -eq "$nb" ]
+    [ ! -e "$AI/pa" ]
+    [ "$(found pa)" -eq 0 ]
+    [ "$(found pb)" -eq "$nb" ]
     "$bb" sh "$AI/uninstall.sh" --all -q
     no_trace
     export PATH=/usr/bin:/bin # bats' teardown runs rm, which goes with $W
