@@ -324,21 +324,6 @@ std::vector<std::string> uninstall_names(const Options& o, const inst::InstallTr
     return names;
 }
 
-int dry_run_uninstall(const Options& o, skforge::support::Log& log) {
-    std::optional<inst::TreeLock> lock;
-    auto tree = open_for_dry_run(o, log, lock);
-    if (!tree)
-        throw Error("nothing is installed under '" + inst::choose_install_path(o.install_path) +
-                    "'");
-    auto names = uninstall_names(o, *tree, log);
-    json out = json::array();
-    for (const auto& n : names)
-        out.push_back(report::uninstall_result(inst::uninstall_package(
-            *tree, n, o.force ? inst::Force::yes : inst::Force::no, log, inst::Act::dry_run)));
-    print_dry_run(o, out);
-    return 0;
-}
-
 } // namespace
 
 namespace {
@@ -390,6 +375,36 @@ bool release_hold(const inst::InstallTree& tree, inst::HoldRecords& records,
     return remove;
 }
 
+// uninstall --dry-run: the same refusals and decisions, nothing written; a package a holder's
+// uninstall would keep is reported as kept.
+int dry_run_uninstall(const Options& o, const std::optional<inst::Holder>& holder,
+                      skforge::support::Log& log) {
+    std::optional<inst::TreeLock> lock;
+    auto tree = open_for_dry_run(o, log, lock);
+    if (!tree)
+        throw Error("nothing is installed under '" + inst::choose_install_path(o.install_path) +
+                    "'");
+    auto names = uninstall_names(o, *tree, log);
+    auto records = inst::read_holds(*tree);
+    if (o.holder.empty())
+        refuse_held(o, records, names);
+    json out = json::array();
+    for (const auto& n : names) {
+        auto record = inst::hold_of(records, n);
+        if (record && holder)
+            std::erase(record->holders, *holder);
+        if (!o.holder.empty() && !inst::collectable(record)) {
+            out.push_back(report::uninstall_result({n, "", "kept"}));
+            out.back()["changed"] = false;
+            continue;
+        }
+        out.push_back(report::uninstall_result(inst::uninstall_package(
+            *tree, n, o.force ? inst::Force::yes : inst::Force::no, log, inst::Act::dry_run)));
+    }
+    print_dry_run(o, out);
+    return 0;
+}
+
 } // namespace
 
 int cmd_uninstall(const Options& o) {
@@ -401,7 +416,7 @@ int cmd_uninstall(const Options& o) {
         holder = inst::parse_holder_option(o.holder, false);
     auto log = console(o);
     if (o.dry_run)
-        return dry_run_uninstall(o, log);
+        return dry_run_uninstall(o, holder, log);
     Mutating m(o, log, inst::Create::no);
     auto names = uninstall_names(o, m.tree, log);
     auto records = inst::read_holds(m.tree);

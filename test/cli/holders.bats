@@ -271,6 +271,9 @@ killed_rank() {
     [ "$status" -eq 1 ]
     [[ "$output" == *"refusing to uninstall pa: running processes hold it (pid $pid "* ]]
     [[ "$output" == *"--force"* ]]
+    run "$SKINSTALL" uninstall --dry-run pa --install-path "$ASCEND_HOME_PATH"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"refusing to uninstall pa: running processes hold it (pid $pid "* ]]
     run sh pa.run --uninstall
     [ "$status" -eq 1 ]
     [[ "$output" == *"refusing to uninstall pa: running processes hold it ($pid:"* ]]
@@ -290,6 +293,8 @@ killed_rank() {
     [ "$status" -eq 0 ]
     [[ "$output" == *"keeping pa: an operator's install (persistent)"*"--operator"* ]]
     [ "$(state_digest "$TK")" = "$before" ]
+    "$SKINSTALL" uninstall --dry-run --json --holder "$$" pa --install-path "$ASCEND_HOME_PATH" >dry.json
+    grep -q '"action": "kept"' dry.json
     run "$SKINSTALL" uninstall --holder "$$" pa --install-path "$ASCEND_HOME_PATH"
     [ "$status" -eq 0 ]
     [[ "$output" == *"keeping pa: an operator's install (persistent)"* ]]
