@@ -7,6 +7,7 @@
 #include "skforge/install/cleanup_log.hpp"
 #include "skforge/install/fix.hpp"
 #include "skforge/install/history.hpp"
+#include "skforge/install/holders.hpp"
 #include "skforge/install/index.hpp"
 #include "skforge/install/layout.hpp"
 #include "skforge/install/query.hpp"
@@ -15,6 +16,7 @@
 #include "skforge/package/json_text.hpp"
 #include "skforge/support/error.hpp"
 #include "skforge/support/file.hpp"
+#include "skforge/support/log.hpp"
 #include "skforge/support/printable.hpp"
 
 #include <cstdio>
@@ -210,6 +212,34 @@ void report_uninstall_paths(const inst::InstallTree& tree,
     }
 }
 
+bool installed_dir(const inst::InstallTree& tree, const std::string& name) {
+    auto st = inst::stat_at(tree.ai_core(), name);
+    return st && S_ISDIR(st->st_mode);
+}
+
+// Who holds the packages an install is about to commit (installer.md, "Lifecycle"): with
+// --holder, that process (a second install of the same version only adds it); without, the
+// install is an operator's and persistent. Decided after the same refusals install_packages
+// makes, written before it commits: a kill in between leaves a line for a package that is not
+// there (dropped at the next write) or the old version with the new lifecycle, never a held
+// package without its line.
+void record_holds(const Options& o, const inst::InstallTree& tree,
+                  const std::vector<inst::VerifiedPackage>& pkgs,
+                  const inst::InstallRequest& request) {
+    std::optional<inst::Holder> holder;
+    if (!o.holder.empty())
+        holder = inst::parse_holder_option(o.holder, true);
+    skforge::support::NullLog quiet;
+    inst::plan_installs(tree, pkgs, request, quiet);
+    auto records = inst::read_holds(tree);
+    for (const auto& p : pkgs) {
+        const auto& name = p.manifest.name;
+        inst::write_hold(tree, records, name,
+                         inst::hold_after_install(inst::hold_of(records, name),
+                                                  installed_dir(tree, name), holder));
+    }
+}
+
 } // namespace
 
 int cmd_install(const Options& o, inst::InstallMode mode) {
@@ -235,6 +265,7 @@ int cmd_install(const Options& o, inst::InstallMode mode) {
     Mutating m(o, log);
     if (auto why = inst::runtime_path_problem(given, m.tree.resolved_root()))
         log.warn(*why);
+    record_holds(o, m.tree, pkgs, request);
     auto results = inst::install_packages(m.tree, pkgs, request, policy, log);
     report_uninstall_paths(m.tree, results, log);
     finish_installs(o, m, results, log);
@@ -293,17 +324,83 @@ std::vector<std::string> uninstall_names(const Options& o, const inst::InstallTr
     return names;
 }
 
-int dry_run_uninstall(const Options& o, skforge::support::Log& log) {
+} // namespace
+
+namespace {
+
+// An operator's uninstall of a package live processes hold is refused, naming them, unless
+// --force: removing it takes the kernels from under them. Holds of the process asking (and its
+// ancestors: the shell that executed the .run) are its own to give up.
+void refuse_held(const Options& o, const inst::HoldRecords& records,
+                 const std::vector<std::string>& names) {
+    if (o.force)
+        return;
+    // The shell that installed it and now asks to remove it does not stand in its own way.
+    auto asking = inst::this_process_and_ancestors();
+    for (const auto& n : names) {
+        auto live = inst::live_holders(inst::hold_of(records, n));
+        std::erase_if(live, [&](const inst::Holder& h) {
+            return std::find(asking.begin(), asking.end(), h) != asking.end();
+        });
+        if (!live.empty())
+            throw Error("refusing to uninstall " + n + ": running processes hold it (" +
+                        inst::holders_list(live) +
+                        "); it is removed when the last of them releases it, or use --force to "
+                        "remove it from under them");
+    }
+}
+
+// A holder's uninstall (--holder): releases its hold on `name` and says whether the package is
+// to be removed now (not persistent, no live holder left). A kept package's record is written
+// now; a removed one's line goes once it is removed (a kill in between leaves the package as it
+// was, which recover or the next exit settles: its caller is exiting).
+bool release_hold(const inst::InstallTree& tree, inst::HoldRecords& records,
+                  const std::string& name, const std::optional<inst::Holder>& holder,
+                  skforge::support::Log& log) {
+    auto record = inst::hold_of(records, name);
+    if (record && holder)
+        std::erase(record->holders, *holder);
+    bool remove = inst::collectable(record);
+    if (record && record->persistent && record->holders.empty())
+        record.reset();
+    if (!remove) {
+        inst::write_hold(tree, records, name, record);
+        auto live = inst::live_holders(record);
+        log.info("keeping " + name + ": " +
+                 (live.empty() ? std::string("an operator's install (persistent); 'skinstall "
+                                             "uninstall " +
+                                             name + "' removes it")
+                               : "still held by " + inst::holders_list(live)));
+    }
+    return remove;
+}
+
+// uninstall --dry-run: the same refusals and decisions, nothing written; a package a holder's
+// uninstall would keep is reported as kept.
+int dry_run_uninstall(const Options& o, const std::optional<inst::Holder>& holder,
+                      skforge::support::Log& log) {
     std::optional<inst::TreeLock> lock;
     auto tree = open_for_dry_run(o, log, lock);
     if (!tree)
         throw Error("nothing is installed under '" + inst::choose_install_path(o.install_path) +
                     "'");
     auto names = uninstall_names(o, *tree, log);
+    auto records = inst::read_holds(*tree);
+    if (o.holder.empty())
+        refuse_held(o, records, names);
     json out = json::array();
-    for (const auto& n : names)
+    for (const auto& n : names) {
+        auto record = inst::hold_of(records, n);
+        if (record && holder)
+            std::erase(record->holders, *holder);
+        if (!o.holder.empty() && !inst::collectable(record)) {
+            out.push_back(report::uninstall_result({n, "", "kept"}));
+            out.back()["changed"] = false;
+            continue;
+        }
         out.push_back(report::uninstall_result(inst::uninstall_package(
             *tree, n, o.force ? inst::Force::yes : inst::Force::no, log, inst::Act::dry_run)));
+    }
     print_dry_run(o, out);
     return 0;
 }
@@ -313,18 +410,31 @@ int dry_run_uninstall(const Options& o, skforge::support::Log& log) {
 int cmd_uninstall(const Options& o) {
     if (o.args.empty() == !o.all)
         throw Error("name the packages to uninstall, or --all", ErrorKind::usage);
+    bool for_holder = !o.holder.empty();
+    std::optional<inst::Holder> holder;
+    if (for_holder)
+        holder = inst::parse_holder_option(o.holder, false);
     auto log = console(o);
     if (o.dry_run)
-        return dry_run_uninstall(o, log);
+        return dry_run_uninstall(o, holder, log);
     Mutating m(o, log, inst::Create::no);
     auto names = uninstall_names(o, m.tree, log);
+    auto records = inst::read_holds(m.tree);
+    if (!for_holder)
+        refuse_held(o, records, names);
     json out = json::array();
     std::vector<json> lines;
     auto record_done = [&] { record(m.tree, o, lines, log); };
     try {
         for (const auto& n : names) {
+            if (for_holder && !release_hold(m.tree, records, n, holder, log)) {
+                out.push_back(report::uninstall_result({n, "", "kept"}));
+                out.back()["changed"] = false;
+                continue;
+            }
             auto r = inst::uninstall_package(m.tree, n,
                                              o.force ? inst::Force::yes : inst::Force::no, log);
+            inst::write_hold(m.tree, records, n, std::nullopt);
             out.push_back(report::uninstall_result(r));
             lines.push_back(
                 inst::history_line(o.command_line, r.name, r.version, "", r.action, "ok"));
@@ -337,6 +447,65 @@ int cmd_uninstall(const Options& o) {
     if (o.json)
         print_json(out);
     return 0;
+}
+
+// gc: removes every package installed for processes that are all gone (a killed rank's), never
+// an operator's; a package that cannot be removed (changed files) is reported and kept.
+int cmd_gc(const Options& o) {
+    auto log = console(o);
+    std::optional<inst::TreeLock> shared;
+    std::optional<Mutating> m;
+    std::optional<inst::InstallTree> tree;
+    if (o.dry_run)
+        tree = open_for_dry_run(o, log, shared);
+    else if (open_for_query(o))
+        m.emplace(o, log, inst::Create::no);
+    const inst::InstallTree* t = m ? &m->tree : tree ? &*tree : nullptr;
+    json out = json::array();
+    std::vector<json> lines;
+    bool failed = false;
+    if (t) {
+        auto records = inst::read_holds(*t);
+        auto order = t->install_order();
+        for (auto it = order.rbegin(); it != order.rend(); ++it) {
+            auto record = inst::hold_of(records, *it);
+            if (!inst::collectable(record))
+                continue;
+            try {
+                auto r = inst::uninstall_package(*t, *it, inst::Force::no, log,
+                                                 o.dry_run ? inst::Act::dry_run : inst::Act::yes);
+                if (!o.dry_run) {
+                    inst::write_hold(*t, records, *it, std::nullopt);
+                    lines.push_back(
+                        inst::history_line(o.command_line, r.name, r.version, "", r.action, "ok"));
+                }
+                json j = report::uninstall_result(r);
+                j["holders"] = json::array();
+                for (const auto& h : record->holders)
+                    j["holders"].push_back({{"pid", h.pid}, {"start_time", h.start}});
+                out.push_back(j);
+            } catch (const Error& e) {
+                log.warn(std::string("keeping ") + *it + ": " + e.what());
+                failed = true;
+            }
+        }
+        if (m)
+            record(*t, o, lines, log);
+    }
+    if (o.dry_run)
+        print_dry_run(o, out);
+    else if (o.json)
+        print_json(out);
+    else if (!o.quiet) {
+        for (const auto& r : out)
+            print_safe("removed %s %s: every process that held it is gone\n",
+                       r.at("name").get<std::string>().c_str(),
+                       r.at("version").get<std::string>().c_str());
+        if (out.empty())
+            print_safe("nothing to collect: every package is persistent or held by a running "
+                       "process\n");
+    }
+    return failed ? 1 : 0;
 }
 
 int cmd_list(const Options& o) {

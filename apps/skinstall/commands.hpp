@@ -29,6 +29,8 @@ struct Options {
     std::string from;
     std::string key;
     std::string log_file;
+    std::string
+        holder; ///< --holder PID[:START]: the process an install is for or an uninstall comes from
     std::optional<double> lock_timeout;
     std::vector<std::string> args;
     std::string command_line; ///< for the history
@@ -51,5 +53,6 @@ int cmd_recover(const Options& o);
 int cmd_cleanup(const Options& o);
 int cmd_explain(const Options& o);
 int cmd_doctor(const Options& o);
+int cmd_gc(const Options& o);
 
 } // namespace skforge::skinstall

@@ -55,7 +55,8 @@ const std::map<std::string, Adder>& option_table() {
          [](auto& d, auto& o) {
              d.add_options()("force", po::bool_switch(&o.force),
                              "remove changed files too; remove a damaged package or what an "
-                             "uninstall left behind whole");
+                             "uninstall left behind whole; remove a package running processes "
+                             "hold");
          }},
         {"all",
          [](auto& d, auto& o) {
@@ -146,6 +147,14 @@ const std::map<std::string, Adder>& option_table() {
                              "check everything and say what would be done; change nothing "
                              "(like dpkg --dry-run)");
          }},
+        {"holder",
+         [](auto& d, auto& o) {
+             d.add_options()("holder", po::value(&o.holder),
+                             "PID[:START]: act for that process (installer.md, \"Lifecycle\"): "
+                             "install holds the packages for it; uninstall releases its hold and "
+                             "removes a package only when no running process holds it and it is "
+                             "not an operator's install (0: for a process that is gone)");
+         }},
         {"log-file",
          [](auto& d, auto& o) {
              d.add_options()("log-file", po::value(&o.log_file),
@@ -170,8 +179,8 @@ struct Spec {
 };
 
 const std::vector<const char*> k_install_opts = {
-    "trusted-key", "require-signature", "reinstall", "json",           "quiet",
-    "dry-run",     "lock-timeout",      "log-file",  "install-for-all"};
+    "trusted-key",  "require-signature", "reinstall",       "json",  "quiet", "dry-run",
+    "lock-timeout", "log-file",          "install-for-all", "holder"};
 
 std::vector<const char*> with(std::vector<const char*> base, std::vector<const char*> more) {
     base.insert(base.end(), more.begin(), more.end());
@@ -199,9 +208,14 @@ const std::vector<Spec>& specs() {
         {"uninstall",
          "NAME... | --all",
          "remove packages",
-         {"all", "force", "json", "quiet", "dry-run", "lock-timeout", "log-file"},
+         {"all", "force", "json", "quiet", "dry-run", "lock-timeout", "log-file", "holder"},
          cmd_uninstall,
          Args::package_names},
+        {"gc",
+         "",
+         "remove the packages installed for processes that are all gone (never an operator's)",
+         {"json", "quiet", "dry-run", "lock-timeout", "log-file"},
+         cmd_gc},
         {"list",
          "",
          "installed packages in install order (damaged ones marked)",

@@ -1,2 +1,3 @@
 # SPDX-License-Identifier: Apache-2.0
-"""skforge: Python access to packages built by skforge (see skforge.runtime)."""
+"""skforge: Python access to packages built by skforge: skforge.runtime runs them,
+skforge.kernels installs them for this process and releases them at its exit."""

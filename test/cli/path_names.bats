@@ -147,7 +147,7 @@ compile_refused() {
     sh long.run --install --install-path="$W/b" -q
     sh long2.run --upgrade --install-path="$W/b" -q
     [ -f "$W/b/opp/static_kernel/ai_core/$long/manifest.json" ]
-    sh "$W/b/opp/static_kernel/ai_core/$long/uninstall.sh" -q
+    sh "$W/b/opp/static_kernel/ai_core/$long/uninstall.sh" --operator -q
     [ ! -e "$W/b/opp/static_kernel/ai_core/$long" ]
     # One byte more is refused at pack, with the rule, and nothing is written.
     run "$SKC" pack tree -o longer.run --name "${long}n" --package-version 1.0 --npu-arch dav-2201

@@ -103,7 +103,9 @@ EOF2
     mkdir v2 root wrap
     printf 'kernel v2\n' >src-k1/soc/Add/add.o
     "$SKC" pack src-k1 -o v2/k1.run --package-version 2 -q
-    sh k1.run --install-path="$W/root" -q
+    # An operator's install, as the upgrade is (a held one would become persistent before the
+    # kill: installer.md, "Lifecycle").
+    sh k1.run --install --install-path="$W/root" -q
     "$SKINSTALL" recover --install-path "$W/root" -q
     before=$(state_digest root) # the history gains recover's line
     # mv that SIGKILLs the script right when it would move the new version into place: the old

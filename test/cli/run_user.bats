@@ -128,7 +128,8 @@ modes_are() {
     run as_hw sh k-2.run --upgrade --install-path "$W/hw"
     [ "$status" -eq 0 ]
     modes_are 0770 0640 0750
-    run as_hw sh "$AI/k/uninstall.sh"
+    # Upgraded by an operator: persistent, so its script removes it with --operator.
+    run as_hw sh "$AI/k/uninstall.sh" --operator
     [ "$status" -eq 0 ]
     [ ! -e "$AI/k" ]
     # With skinstall on PATH the .run hands over to it.

@@ -72,6 +72,23 @@ crash_every_step() {
     crash_every_step "$SKINSTALL" uninstall k1
 }
 
+@test "an install for a process (--holder) killed at every step recovers to before or after" {
+    mkpkg base
+    mkpkg k1
+    mkdir start
+    "$SKINSTALL" install base.run --install-path "$W/start" --holder "$$" -q
+    crash_every_step "$SKINSTALL" install --holder "$$" k1.run
+}
+
+@test "the last holder's uninstall (--holder) killed at every step recovers to before or after" {
+    mkpkg base
+    mkpkg k1
+    mkdir start
+    "$SKINSTALL" install base.run k1.run --install-path "$W/start" --holder "$$" -q
+    grep -q "^k1 held $$:[0-9]*$" "$W/start/opp/static_kernel/ai_core/config/static_kernel.holders"
+    crash_every_step "$SKINSTALL" uninstall --holder "$$" k1
+}
+
 @test "repair (a reinstall of the same manifest) killed at every step recovers to before or after" {
     mkpkg base
     mkpkg k1

@@ -156,8 +156,9 @@ json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
     mkdir root
     si install k1.run -q
     cp "$(ai)/k1/.skforge-installed.json" record.json
-    # This skforge's uninstall.sh removes the record with the package.
-    sh "$(ai)/k1/uninstall.sh" -q 2>/dev/null || true
+    # This skforge's uninstall.sh removes the record with the package (an operator's install:
+    # with --operator).
+    sh "$(ai)/k1/uninstall.sh" --operator -q 2>/dev/null || true
     [ ! -e "$(ai)/k1" ]
     # An older package's uninstall.sh left it behind alone.
     mkdir "$(ai)/k1"

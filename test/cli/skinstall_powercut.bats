@@ -120,6 +120,16 @@ cut_every_sync() {
     cut_every_sync "$SKINSTALL" uninstall k1
 }
 
+@test "an install and the last holder's uninstall for a process (--holder): a power cut at every point recovers to before or after" {
+    mkpkg base
+    mkpkg k1
+    mkdir start
+    "$SKINSTALL" install base.run --install-path "$W/start" --holder "$$" -q
+    cut_every_sync "$SKINSTALL" install --holder "$$" k1.run
+    rm -rf start && mv after start
+    cut_every_sync "$SKINSTALL" uninstall --holder "$$" k1
+}
+
 @test "the shim keeps only what was synced: an unsynced rewrite is undone, an unsynced new file is empty" {
     mkdir -p start/d
     echo old >start/d/f

@@ -182,7 +182,7 @@ mkpkg() {
     mkdir root
     "$SKINSTALL" install k1.run --install-path "$W/root" -q
     [ -f "$(ai)/k1/.skforge-installed.json" ]
-    SKFORGE_NO_SKINSTALL=1 run sh "$(ai)/k1/uninstall.sh" --install-path="$W/root"
+    SKFORGE_NO_SKINSTALL=1 run sh "$(ai)/k1/uninstall.sh" --operator --install-path="$W/root"
     [ "$status" -eq 0 ]
     [ ! -e "$(ai)/k1" ]
     run "$SKINSTALL" verify --install-path "$W/root"

@@ -191,8 +191,9 @@ step() {
     [ "$(count mix $soc p1)" -eq 0 ]
     same mix ref $soc
     "$SKINSTALL" verify --install-path "$ASCEND_HOME_PATH"
-    # The newest package goes first: what it hid is found again.
-    step sh "$AI/p3/uninstall.sh"
+    # The newest package goes first: what it hid is found again. An operator's install (--install)
+    # is removed by its script only with --operator (installer.md, "Lifecycle").
+    step sh "$AI/p3/uninstall.sh" --operator
     ref uninstall p3
     [ "$(count mix $soc p1)" -eq "$add1" ] # its Add is back, its Mul still hidden by p2's
     [ "$(count mix $soc p2)" -gt 0 ]

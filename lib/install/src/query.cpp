@@ -2,6 +2,7 @@
 #include "skforge/install/query.hpp"
 
 #include "skforge/install/history.hpp"
+#include "skforge/install/holders.hpp"
 #include "skforge/install/index.hpp"
 #include "skforge/package/json_text.hpp"
 #include "skforge/support/error.hpp"
@@ -265,7 +266,8 @@ std::string leftover_detail(const std::string& name) {
 void check_config(const Dir& config, std::vector<Problem>& out) {
     for (const auto& name : list_dir(config)) {
         auto st = stat_at(config, name);
-        if ((name == k_lock_file || name == k_record_file) && st && S_ISREG(st->st_mode))
+        if ((name == k_lock_file || name == k_record_file || name == k_holders_file) && st &&
+            S_ISREG(st->st_mode))
             continue;
         if (!st || !S_ISDIR(st->st_mode) || package::check_soc_dir_name(name)) {
             out.push_back({std::string(k_config_dir) + "/" + name, ProblemKind::extra,

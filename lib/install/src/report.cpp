@@ -2,6 +2,7 @@
 #include "skforge/install/report.hpp"
 
 #include "skforge/install/history.hpp"
+#include "skforge/install/holders.hpp"
 #include "skforge/package/path_rules.hpp"
 #include "skforge/support/error.hpp"
 #include "skforge/support/format.hpp"
@@ -111,14 +112,43 @@ Lines dry_run_lines(json& results) {
     return out;
 }
 
+namespace {
+
+// "persistent" and "holders" of a package, as list and info show them.
+json holds(const HoldRecords& records, const std::string& name) {
+    auto record = hold_of(records, name);
+    json holders = json::array();
+    if (record)
+        for (const auto& h : record->holders)
+            holders.push_back(
+                {{"pid", h.pid}, {"start_time", h.start}, {"alive", holder_alive(h)}});
+    return {{"persistent", !record || record->persistent}, {"holders", holders}};
+}
+
+std::string holds_text(const json& p) {
+    std::string out = p.value("persistent", true) ? "persistent" : "held";
+    std::string sep = p.value("persistent", true) ? "; held by " : " by ";
+    for (const auto& h : p.at("holders")) {
+        out += sep + "pid " + std::to_string(h.at("pid").get<long>()) + " (started " +
+               std::to_string(h.at("start_time").get<std::uint64_t>()) +
+               (h.at("alive").get<bool>() ? ", alive)" : ", gone)");
+        sep = ", ";
+    }
+    return out;
+}
+
+} // namespace
+
 json packages(const InstallTree& tree) {
     json out = json::array();
+    auto records = read_holds(tree);
     for (const auto& name : tree.install_order()) {
         auto pd = classify_package_dir(tree, name, true);
         std::string path = tree.shown() + "/" + name;
         if (pd.state == DirState::vendor) {
             out.push_back(
                 {{"name", name}, {"status", "vendor"}, {"problem", pd.why}, {"path", path}});
+            out.back().update(holds(records, name));
             continue;
         }
         if (pd.state != DirState::installed) {
@@ -135,6 +165,7 @@ json packages(const InstallTree& tree) {
                        {"files", m.entries.size()},
                        {"bytes", m.unpacked_size()},
                        {"path", path}});
+        out.back().update(holds(records, name));
     }
     return out;
 }
@@ -158,6 +189,9 @@ Lines packages_text(const json& packages) {
                                  field_str(p, "version").c_str(), field_str(p, "npu_arch").c_str(),
                                  field_str(p, "soc_version").c_str(), p["files"].get<std::size_t>(),
                                  static_cast<unsigned long long>(p["bytes"].get<std::uint64_t>())));
+            // An operator's install says nothing more; a held package says who holds it.
+            if (!p.value("persistent", true) || !p.at("holders").empty())
+                out.push_back(format("%-32s   %s", "", holds_text(p).c_str()));
         }
     }
     return out;
@@ -295,20 +329,22 @@ json info(const InstallTree& tree, const std::string& name, const package::Manif
                                    {"key", u.key},
                                    {"binPath", bin},
                                    {"winner", u.winner()}});
-    return {{"name", name},
-            {"version", m.version},
-            {"npu_arch", m.npu_arch},
-            {"soc_version", m.soc_version},
-            {"toolchain", m.toolchain},
-            {"signature", rec.signature},
-            {"signer_key_id", rec.signer_key_id},
-            {"installed_at", format_time(rec.installed_at)},
-            {"installed_by", rec.installed_by},
-            {"installed_from", rec.from},
-            {"bytes", m.unpacked_size()},
-            {"files", m.entries.size()},
-            {"path", tree.shown() + "/" + name},
-            {"kernels", kernels}};
+    json out = {{"name", name},
+                {"version", m.version},
+                {"npu_arch", m.npu_arch},
+                {"soc_version", m.soc_version},
+                {"toolchain", m.toolchain},
+                {"signature", rec.signature},
+                {"signer_key_id", rec.signer_key_id},
+                {"installed_at", format_time(rec.installed_at)},
+                {"installed_by", rec.installed_by},
+                {"installed_from", rec.from},
+                {"bytes", m.unpacked_size()},
+                {"files", m.entries.size()},
+                {"path", tree.shown() + "/" + name},
+                {"kernels", kernels}};
+    out.update(holds(read_holds(tree), name));
+    return out;
 }
 
 Lines info_text(const json& i) {
@@ -331,6 +367,7 @@ Lines info_text(const json& i) {
         "Size:           " + std::to_string(i.at("bytes").get<std::uint64_t>()) + " bytes",
         "Files:          " + std::to_string(i.at("files").get<std::size_t>()),
         "Path:           " + field_str(i, "path"),
+        "Lifecycle:      " + holds_text(i),
         "Kernels:        " + std::to_string(kernels.size()),
     };
     for (const auto& k : kernels) {

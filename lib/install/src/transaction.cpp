@@ -4,6 +4,7 @@
 #include "skforge/support/temp_dir.hpp"
 
 #include "skforge/install/history.hpp"
+#include "skforge/install/holders.hpp"
 #include "skforge/install/index.hpp"
 #include "skforge/install/query.hpp"
 #include "skforge/install/version.hpp"
@@ -1042,6 +1043,9 @@ std::string recover(const InstallTree& tree, support::Log& log) {
                     sweep(*dir, "config/" + soc + "/");
         }
     }
+    // An install killed between writing who holds it and committing it left a line for a
+    // package that is not there.
+    prune_holds(tree);
     // A package's own scripts killed between their renames, or those of packages from an older
     // skforge (which did not write the index), leave config.ini ahead of the index: rebuild
     // everything derived so config.ini, the index and list agree again.
