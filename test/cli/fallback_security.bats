@@ -487,7 +487,8 @@ counting_path() {
     [ ! -e $AI/kern/ascend910b/extra.txt ]
     [ "$(stat -c %a $AI/kern/tool.sh)" = "$([ "$(id -u)" = 0 ] && echo 755 || echo 750)" ]
     "$SKINSTALL" verify kern --install-path "$W/root" -q
-    sh $AI/kern/uninstall.sh -q
+    # install.sh run by hand is an operator's install: its uninstall.sh needs --operator.
+    sh $AI/kern/uninstall.sh --operator -q
     # A changed file is refused, naming it, and nothing is left.
     rm x/ascend910b/extra.txt
     echo changed >>x/ascend910b/AddCustom/AddCustom_1.json
