@@ -35,3 +35,19 @@ TEST_CASE("json_text: invalid UTF-8 replaced, C1 controls escaped, the rest as i
     CHECK(nlohmann::json::parse(json_text(j))["c"] == "a\xc2\x9b"
                                                       "b\x1b");
 }
+
+TEST_CASE("a key written twice in one object, or with an escape, is refused (issue 36)",
+          "[package][json_text]") {
+    CHECK_FALSE(check_json_keys(R"({"a":{"b":1},"b":{"a":[{"b":2},{"b":3}]}})"));
+    // The parser keeps the last duplicate; a reader of the text would see both.
+    CHECK(check_json_keys(R"({"Add":{"staticList":[]},"Add":{"staticList":[]}})") ==
+          R"(repeats the key "Add" in one object (line 1))");
+    CHECK(check_json_keys("{\"Add\":{\"staticList\":[{\"binPath\":\"x\",\n\"binPath\":\"y\"}]}}") ==
+          R"(repeats the key "binPath" in one object (line 2))");
+    CHECK(check_json_keys(R"({"BA":1,"B\u0041":2})") ==
+          R"(writes the key "B\u0041" with a backslash escape (line 1))");
+    // Strings that are values are not keys, escaped or repeated.
+    CHECK_FALSE(check_json_keys(R"({"a":["a","a"],"b":"\u0061","c":{"a":"a"}})"));
+    CHECK_THROWS_WITH(parse_json_limited(R"({"staticList":[],"staticList":[]})", "/x/i.json"),
+                      Catch::Contains(R"('/x/i.json' repeats the key "staticList")"));
+}
