@@ -517,7 +517,7 @@ PY
 # install.sh list its new SHA-256 (a package crafted to pass the scripts' digest checks).
 resum() {
     local old new
-    old=$(python3 -c 'import json, sys; print([e["sha256"] for e in json.load(open(sys.argv[1]))["entries"] if e["path"] == sys.argv[2]][0])' "$1/manifest.json" "$2")
+    old=$(python3 -c 'import json, sys; print([e["sha256"] for e in json.load(open(sys.argv[1]))["files"] if e["path"] == sys.argv[2]][0])' "$1/manifest.json" "$2")
     new=$(sha256sum "$1/$2" | cut -d' ' -f1)
     sed -i "s/$old/$new/" "$1/manifest.json" "$1/install.sh"
 }
@@ -540,7 +540,7 @@ PY
     run env PATH=/usr/bin:/bin sh p2/install.sh --install-path="$ASCEND_HOME_PATH" --package-dir="$W/p2"
     echo "$output"
     [ "$status" -eq 1 ]
-    [[ "$output" == *"refusing to install p2: "*"/config/ascend910b/binary_info_config.json' repeats the key \"Add\" in one object (line 1)"* ]]
+    [[ "$output" == *"refusing to install p2: "*"/config/ascend910b/binary_info_config.json' repeats the key \"Add\" in one object (line 2)"* ]]
     [ "$(tree_digest host)" = "$before" ]
 }
 
