@@ -10,21 +10,6 @@
 
 namespace skforge::package {
 
-namespace {
-
-// The end of the string token that starts at `at` (a '"') in valid JSON text.
-std::size_t string_end(std::string_view s, std::size_t at) {
-    for (std::size_t j = at + 1; j < s.size(); ++j) {
-        if (s[j] == '\\')
-            ++j;
-        else if (s[j] == '"')
-            return j + 1;
-    }
-    return s.size();
-}
-
-} // namespace
-
 std::optional<std::string> check_json_keys(std::string_view text) {
     struct Level {
         bool object;
@@ -46,7 +31,7 @@ std::optional<std::string> check_json_keys(std::string_view text) {
             if (!open.empty())
                 open.back().want_key = open.back().object;
         } else if (c == '"') {
-            std::size_t end = string_end(text, i);
+            std::size_t end = support::json_string_end(text, i);
             if (!open.empty() && open.back().want_key) {
                 std::string_view key = text.substr(i, end - i);
                 if (key.find('\\') != std::string_view::npos)
