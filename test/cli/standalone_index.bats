@@ -602,3 +602,45 @@ PY
     [ "$status" -eq 0 ]
     [[ "$output" != *"contains \".o\""* ]]
 }
+
+@test "every awk refuses the same index texts as skinstall's parser: JSON grammar, strings, numbers, depth, repeated and escaped keys (issue 36)" {
+    cp "$BATS_FILE_TMPDIR/dav-2201/p1.run" .
+    sh p1.run --noexec >/dev/null
+    # skf_merge_awk as the package carries it, run alone in check mode on one text.
+    sed -n "/^skf_merge_awk='/,/^}'\$/p" p1/install.sh >merge_awk.sh
+    [ -s merge_awk.sh ]
+    cat >check.sh <<'SH'
+. ./merge_awk.sh
+{ printf "\036'%s'\n" t && cat && printf '\n'; } | awk -v check=1 "$skf_merge_awk"
+SH
+    # TEXT VERDICT: "ok" when skinstall reads it (nlohmann's parser, then check_json_keys).
+    local cases=(
+        '{"Add":{"staticList":[{"binPath":"a/b.o","simplifiedKey":"k\"[{"}]},"x":[1.5e3,-0,true,null,false,"\u0041\ud83d\ude00\\"]}|ok'
+        "$(printf '\357\273\277{"a":"\344\270\255"}\r')|ok"
+        '{"a":1.7976931348623157e308,"b":1e-999,"c":0e999}|ok'
+        '{"Add":{"staticList":[]},"Add":{"staticList":[]}}|t repeats the key "Add" in one object (line 1)'
+        '{"Add":{"staticList":[{"binPath":"x","binPath":"y"}]}}|t repeats the key "binPath" in one object (line 1)'
+        '{"B\u0041":1}|t writes the key "B\u0041" with a backslash escape (line 1)'
+        '{"a":[1,]}|bad' '{"a":1,}|bad' '{a:1}|bad' '{"a":01}|bad' '{"a":1e999}|bad'
+        '{"a":"\ud83d"}|bad' '{"a":"\x"}|bad' "$(printf '{"a":"\t"}')|bad" "$(printf '{"a":"\377"}')|bad"
+        "$(printf '{"a":"\355\240\200"}')|bad" '{"a":1} {}|bad' '{"a":[}|bad' '{"a" 1}|bad' '|bad'
+        '[1]|t is not a JSON object of OpTypes (line 1)'
+        "{\"a\":$(printf '%064d' 0 | tr 0 '[')$(printf '%064d' 0 | tr 0 ']')}|t nests arrays and objects more than 64 deep (line 1)"
+    )
+    local impl c text want got
+    for impl in mawk gawk original-awk "busybox awk"; do
+        command -v "${impl%% *}" >/dev/null || continue
+        mkdir -p awkbin
+        printf '#!/bin/sh\nexec %s "$@"\n' "$impl" >awkbin/awk
+        chmod 0755 awkbin/awk
+        for c in "${cases[@]}"; do
+            text=${c%|*}
+            want=${c##*|}
+            got=$(printf '%s' "$text" | PATH=$W/awkbin:/usr/bin:/bin sh check.sh) && got=ok
+            case $want in
+            bad) [[ "$got" == "'t' is not valid JSON"* ]] || { echo "$impl: $text: $got"; false; } ;;
+            *) [ "$got" = "'t' ${want#t }" ] || [ "$got" = "$want" ] || { echo "$impl: $text: $got"; false; } ;;
+            esac
+        done
+    done
+}

@@ -3,6 +3,8 @@
 #include "skforge/support/error.hpp"
 
 #include <catch2/catch.hpp>
+#include <string>
+#include <vector>
 
 using namespace skforge::package;
 
@@ -50,4 +52,20 @@ TEST_CASE("a key written twice in one object, or with an escape, is refused (iss
     CHECK_FALSE(check_json_keys(R"({"a":["a","a"],"b":"\u0061","c":{"a":"a"}})"));
     CHECK_THROWS_WITH(parse_json_limited(R"({"staticList":[],"staticList":[]})", "/x/i.json"),
                       Catch::Contains(R"('/x/i.json' repeats the key "staticList")"));
+}
+
+TEST_CASE("the texts the scripts' awk refuses are the ones parse_json_limited refuses (issue 36)",
+          "[package][json_text]") {
+    // The same cases as standalone_index.bats "every awk refuses the same index texts…".
+    for (
+        const std::string& ok : std::vector<std::string>{
+            R"({"Add":{"staticList":[{"binPath":"a/b.o","simplifiedKey":"k\"[{"}]},"x":[1.5e3,-0,true,null,false,"\u0041\ud83d\ude00\\"]})",
+            "\xEF\xBB\xBF{\"a\":\"\xE4\xB8\xAD\"}\r",
+            R"({"a":1.7976931348623157e308,"b":1e-999,"c":0e999})"})
+        CHECK_NOTHROW(parse_json_limited(ok, "t"));
+    for (const std::string& bad : std::vector<std::string>{
+             "{\"a\":[1,]}", "{\"a\":1,}", "{a:1}", "{\"a\":01}", "{\"a\":1e999}",
+             R"({"a":"\ud83d"})", R"({"a":"\x"})", "{\"a\":\"\t\"}", "{\"a\":\"\xFF\"}",
+             "{\"a\":\"\xED\xA0\x80\"}", "{\"a\":1} {}", "{\"a\":[}", "{\"a\" 1}", ""})
+        CHECK_THROWS_WITH(parse_json_limited(bad, "t"), "'t' is not valid JSON");
 }
