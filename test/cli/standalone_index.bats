@@ -610,6 +610,7 @@ PY
     sed -n "/^skf_merge_awk='/,/^}'\$/p" p1/install.sh >merge_awk.sh
     [ -s merge_awk.sh ]
     cat >check.sh <<'SH'
+LC_ALL=C; export LC_ALL # as the scripts run it (fallback-lib.sh)
 . ./merge_awk.sh
 { printf "\036'%s'\n" t && cat && printf '\n'; } | awk -v check=1 "$skf_merge_awk"
 SH
