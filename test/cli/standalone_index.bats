@@ -454,3 +454,195 @@ json_of() { python3 -c 'import json, sys; j = json.loads(sys.argv[1]); print(eva
     [ "$status" -eq 0 ]
     [ ! -e "$AI/p1" ]
 }
+
+# bad_vendor_index TOOLKIT KIND: vendor_tree's ascend910b index made one that JSON readers disagree
+# on or that is not JSON: KIND dup_op (the OpType twice, the first with an escaping binPath),
+# dup_list (staticList twice), dup_bin (two binPaths in one entry), comma (a trailing comma),
+# unquoted (an unquoted key). The vendor also has a valid ascend950 index.
+bad_vendor_index() {
+    local v=$(ai_of "$1")/$VENDOR f
+    f=$v/config/ascend910b/binary_info_config.json
+    mkdir -p "$v/config/ascend950" "$(ai_of "$1")/config/ascend950"
+    sed "s,ascend910b,ascend950,g" "$f" >"$v/config/ascend950/binary_info_config.json"
+    cp "$v/config/ascend950/binary_info_config.json" "$(ai_of "$1")/config/ascend950/binary_info_config.json"
+    python3 - "$f" "$2" <<'PY'
+import sys
+path, kind = sys.argv[1], sys.argv[2]
+text = open(path).read()
+evil = '{"simplifiedKey": "Add/evil", "binPath": "../../../../../tmp/evil.o"}'
+if kind == "dup_op":
+    text = '{"Add": {"staticList": [' + evil + ']},' + text.lstrip()[1:]
+elif kind == "dup_list":
+    text = text.replace('"staticList": [', '"staticList": [' + evil + '], "staticList": [', 1)
+elif kind == "dup_bin":
+    text = text.replace('"binPath": ', '"binPath": "../../../../../tmp/evil.o", "binPath": ', 1)
+elif kind == "comma":
+    text = text.replace('"note": "\\u5382\\u5546"', '"note": "\\u5382\\u5546",', 1)
+elif kind == "unquoted":
+    text = text.replace('"coreType"', 'coreType', 1)
+assert text != open(path).read()
+open(path, "w").write(text)
+PY
+}
+
+@test "a vendor index that repeats a key or is not JSON contributes nothing, for any of its SoCs, in both installers alike (issue 36)" {
+    three_packages dav-2201
+    local kind soc
+    for kind in dup_op dup_list dup_bin comma unquoted; do
+        rm -rf host ref
+        toolkit host
+        toolkit ref
+        vendor_tree host
+        vendor_tree ref
+        bad_vendor_index host $kind
+        bad_vendor_index ref $kind
+        export ASCEND_HOME_PATH=$W/host/ascend-toolkit/latest
+        run env PATH=/usr/bin:/bin ./p1.run
+        echo "$kind: $output"
+        [ "$status" -eq 0 ]
+        [[ "$output" == *"package $VENDOR contributes no kernels to the global index"* ]]
+        run "$SKINSTALL" install p1.run --install-path "$W/ref/ascend-toolkit/latest"
+        [ "$status" -eq 0 ]
+        [[ "$output" == *"package $VENDOR contributes no kernels to the global index"* ]]
+        for soc in ascend910b ascend950; do
+            same host ref $soc
+            [ "$(count host $soc $VENDOR)" -eq 0 ]
+        done
+        [ "$(count host ascend910b p1)" -gt 0 ]
+        ! grep -q evil "$(ai_of host)/config/ascend910b/binary_info_config.json"
+        python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$(ai_of host)/config/ascend910b/binary_info_config.json"
+    done
+}
+
+# resum DIR FILE: after FILE (relative to the package directory DIR) was edited, its manifest and
+# install.sh list its new SHA-256 (a package crafted to pass the scripts' digest checks).
+resum() {
+    local old new
+    old=$(python3 -c 'import json, sys; print([e["sha256"] for e in json.load(open(sys.argv[1]))["files"] if e["path"] == sys.argv[2]][0])' "$1/manifest.json" "$2")
+    new=$(sha256sum "$1/$2" | cut -d' ' -f1)
+    sed -i "s/$old/$new/" "$1/manifest.json" "$1/install.sh"
+}
+
+@test "the .run alone refuses a package whose own index repeats a key, and changes nothing (issue 36)" {
+    three_packages dav-2201
+    toolkit host
+    export ASCEND_HOME_PATH=$W/host/ascend-toolkit/latest
+    ./p1.run -q
+    sh p2.run --noexec >/dev/null
+    local f=config/ascend910b/binary_info_config.json before
+    python3 - "p2/$f" <<'PY'
+import sys
+path = sys.argv[1]
+text = open(path).read()
+open(path, "w").write('{"Add":{"staticList":[{"binPath":"../../../../../tmp/evil.o"}]},' + text.lstrip()[1:])
+PY
+    resum p2 "$f"
+    before=$(tree_digest host)
+    run env PATH=/usr/bin:/bin sh p2/install.sh --install-path="$ASCEND_HOME_PATH" --package-dir="$W/p2"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"refusing to install p2: "*"/config/ascend910b/binary_info_config.json' repeats the key \"Add\" in one object (line 2)"* ]]
+    [ "$(tree_digest host)" = "$before" ]
+}
+
+@test "config.ini is read line by line, as CANN's installer writes it: a comment naming install_order=, CRLF line ends (issue 36)" {
+    three_packages dav-2201
+    toolkit host
+    toolkit ref
+    export ASCEND_HOME_PATH=$W/host/ascend-toolkit/latest
+    local r ini
+    for ini in '# was: install_order=old\ninstall_order=p1\n' '# skforge\r\ninstall_order=p1\r\n'; do
+        rm -rf host/ascend-toolkit/8.5.0/opp ref/ascend-toolkit/8.5.0/opp
+        ./p1.run -q
+        ref install p1.run
+        for r in host ref; do printf "$ini" >"$(ai_of $r)/config.ini"; done
+        run "$SKINSTALL" list --install-path "$W/ref/ascend-toolkit/latest"
+        [[ "$output" == *p1* ]]
+        (export PATH=/usr/bin:/bin && ./p3.run -q)
+        ref install p3.run
+        grep -qx "install_order=p1,p3" "$(ai_of host)/config.ini"
+        same host ref ascend910b
+        [ "$(count host ascend910b p1 Mul)" -gt 0 ] # p1's kernels are still found
+    done
+}
+
+@test "a damaged neighbour, the only one with a SoC, does not make the .run alone half-install or half-uninstall (issue 36)" {
+    cp "$BATS_FILE_TMPDIR/dav-2201/p2.run" .
+    cp "$BATS_FILE_TMPDIR/dav-3510/p1.run" p950.run
+    toolkit host
+    toolkit ref
+    export ASCEND_HOME_PATH=$W/host/ascend-toolkit/latest
+    ./p2.run -q
+    ref install p2.run
+    for r in host ref; do
+        sed -i 's/"coreType": 2/"coreType": 0/' "$(ai_of $r)/p2/config/ascend910b/binary_info_config.json"
+    done
+    run env PATH=/usr/bin:/bin sh p950.run
+    echo "$output"
+    [ "$status" -eq 0 ]
+    ref install p950.run 2>/dev/null
+    same host ref ascend910b
+    same host ref ascend950
+    [ "$(count host ascend950 p1)" -gt 0 ]
+    run env PATH=/usr/bin:/bin sh "$(ai_of host)/p1/uninstall.sh"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    ref uninstall p1 2>/dev/null
+    [ ! -e "$(ai_of host)/p1" ]
+    same host ref ascend910b
+    same host ref ascend950
+}
+
+@test "the .run alone warns, in skinstall's words, about an install path with '.o' in it (issue 36)" {
+    three_packages dav-2201
+    mkdir -p root.old root
+    run env PATH=/usr/bin:/bin sh p1.run --install-path "$W/root.old"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"WARNING: the install path '$W/root.old' contains \".o\": CANN's runtime cuts a static kernel's path at its first \".o\" to find the kernel's JSON, so it will not read these kernels' JSON there; install under a path without \".o\""* ]]
+    run env PATH=/usr/bin:/bin sh p1.run --install-path "$W/root"
+    [ "$status" -eq 0 ]
+    [[ "$output" != *"contains \".o\""* ]]
+}
+
+@test "every awk refuses the same index texts as skinstall's parser: JSON grammar, strings, numbers, depth, repeated and escaped keys (issue 36)" {
+    cp "$BATS_FILE_TMPDIR/dav-2201/p1.run" .
+    sh p1.run --noexec >/dev/null
+    # skf_merge_awk as the package carries it, run alone in check mode on one text.
+    sed -n "/^skf_merge_awk='/,/^}'\$/p" p1/install.sh >merge_awk.sh
+    [ -s merge_awk.sh ]
+    cat >check.sh <<'SH'
+LC_ALL=C; export LC_ALL # as the scripts run it (fallback-lib.sh)
+. ./merge_awk.sh
+{ printf "\036'%s'\n" t && cat && printf '\n'; } | awk -v check=1 "$skf_merge_awk"
+SH
+    # TEXT VERDICT: "ok" when skinstall reads it (nlohmann's parser, then check_json_keys).
+    local cases=(
+        '{"Add":{"staticList":[{"binPath":"a/b.o","simplifiedKey":"k\"[{"}]},"x":[1.5e3,-0,true,null,false,"\u0041\ud83d\ude00\\"]}|ok'
+        "$(printf '\357\273\277{"a":"\344\270\255"}\r')|ok"
+        '{"a":1.7976931348623157e308,"b":1e-999,"c":0e999}|ok'
+        '{"Add":{"staticList":[]},"Add":{"staticList":[]}}|t repeats the key "Add" in one object (line 1)'
+        '{"Add":{"staticList":[{"binPath":"x","binPath":"y"}]}}|t repeats the key "binPath" in one object (line 1)'
+        '{"B\u0041":1}|t writes the key "B\u0041" with a backslash escape (line 1)'
+        '{"a":[1,]}|bad' '{"a":1,}|bad' '{a:1}|bad' '{"a":01}|bad' '{"a":1e999}|bad'
+        '{"a":"\ud83d"}|bad' '{"a":"\x"}|bad' "$(printf '{"a":"\t"}')|bad" "$(printf '{"a":"\377"}')|bad"
+        "$(printf '{"a":"\355\240\200"}')|bad" '{"a":1} {}|bad' '{"a":[}|bad' '{"a" 1}|bad' '|bad'
+        '[1]|t is not a JSON object of OpTypes (line 1)'
+        "{\"a\":$(printf '%064d' 0 | tr 0 '[')$(printf '%064d' 0 | tr 0 ']')}|t nests arrays and objects more than 64 deep (line 1)"
+    )
+    local impl c text want got
+    for impl in mawk gawk original-awk "busybox awk"; do
+        command -v "${impl%% *}" >/dev/null || continue
+        mkdir -p awkbin
+        printf '#!/bin/sh\nexec %s "$@"\n' "$impl" >awkbin/awk
+        chmod 0755 awkbin/awk
+        for c in "${cases[@]}"; do
+            text=${c%|*}
+            want=${c##*|}
+            got=$(printf '%s' "$text" | PATH=$W/awkbin:/usr/bin:/bin sh check.sh) && got=ok
+            case $want in
+            bad) [[ "$got" == "'t' is not valid JSON"* ]] || { echo "$impl: $text: $got"; false; } ;;
+            *) [ "$got" = "'t' ${want#t }" ] || [ "$got" = "$want" ] || { echo "$impl: $text: $got"; false; } ;;
+            esac
+        done
+    done
+}

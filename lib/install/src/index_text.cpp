@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "skforge/install/index_text.hpp"
 
+#include "skforge/support/json_depth.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -32,15 +34,7 @@ struct Cursor {
         return true;
     }
     // The end of the string token that starts at `at` (a '"').
-    std::size_t string_end(std::size_t at) const {
-        for (std::size_t j = at + 1; j < s.size(); ++j) {
-            if (s[j] == '\\')
-                ++j;
-            else if (s[j] == '"')
-                return j + 1;
-        }
-        return s.size();
-    }
+    std::size_t string_end(std::size_t at) const { return support::json_string_end(s, at); }
     // Moves over one value (after whitespace) and returns its text.
     std::string_view value() {
         peek();

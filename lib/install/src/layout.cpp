@@ -169,22 +169,28 @@ std::string render_config_ini(const std::vector<std::string>& order) {
 }
 
 std::vector<std::string> parse_config_ini(const std::string& text) {
+    // Line by line, as the scripts' skf_read_order reads it: the first line that starts with
+    // "install_order=" holds the list; a comment or another key that mentions it is not that
+    // line; a line may end in CR (a file edited on Windows).
+    std::string_view list;
+    for (std::size_t at = 0; at < text.size();) {
+        std::size_t end = std::min(text.find('\n', at), text.size());
+        std::string_view line(text.data() + at, end - at);
+        if (line.ends_with('\r'))
+            line.remove_suffix(1);
+        if (line.starts_with("install_order=")) {
+            list = line.substr(14);
+            break;
+        }
+        at = end + 1;
+    }
     std::vector<std::string> out;
-    std::size_t pos = text.find("install_order=");
-    if (pos == std::string::npos || (pos != 0 && text[pos - 1] != '\n'))
-        return out;
-    std::size_t end = text.find('\n', pos);
-    std::string list =
-        text.substr(pos + 14, end == std::string::npos ? std::string::npos : end - pos - 14);
     std::size_t start = 0;
     while (start <= list.size()) {
-        std::size_t comma = list.find(',', start);
-        std::string name =
-            list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        std::size_t comma = std::min(list.find(',', start), list.size());
+        std::string name(list.substr(start, comma - start));
         if (!package::check_package_name(name))
             out.push_back(name);
-        if (comma == std::string::npos)
-            break;
         start = comma + 1;
     }
     return out;

@@ -3,6 +3,16 @@
 
 namespace skforge::support {
 
+std::size_t json_string_end(std::string_view text, std::size_t at) {
+    for (std::size_t j = at + 1; j < text.size(); ++j) {
+        if (text[j] == '\\')
+            ++j; // the escaped character cannot end the string
+        else if (text[j] == '"')
+            return j + 1;
+    }
+    return text.size();
+}
+
 std::optional<std::string> check_json_depth(std::string_view text, std::size_t max_depth) {
     std::size_t depth = 0;
     bool in_string = false;

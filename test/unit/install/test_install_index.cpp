@@ -17,6 +17,17 @@ TEST_CASE("config.ini round-trips and drops unsafe names", "[install][index]") {
     CHECK(parse_config_ini("# nothing\n").empty());
 }
 
+TEST_CASE("config.ini is read line by line: a comment is not the order, CR ends a line (issue 36)",
+          "[install][index]") {
+    using Names = std::vector<std::string>;
+    CHECK(parse_config_ini("# was: install_order=old\ninstall_order=other\n") == Names{"other"});
+    CHECK(parse_config_ini("x_install_order=old\ninstall_order=a,b") == Names{"a", "b"});
+    CHECK(parse_config_ini("# skforge\r\ninstall_order=a,b\r\n") == Names{"a", "b"});
+    // The first install_order line is the order, as the scripts read it.
+    CHECK(parse_config_ini("install_order=a\ninstall_order=b\n") == Names{"a"});
+    CHECK(parse_config_ini(" install_order=a\n").empty());
+}
+
 TEST_CASE("later packages win per simplifiedKey; entries are kept as written, compacted",
           "[install][index]") {
     PackageIndex a = {{"soc", scan_index_text(R"({"Add":{"dynamicRankSupport":false,"staticList":[

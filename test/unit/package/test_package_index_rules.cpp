@@ -59,3 +59,25 @@ TEST_CASE("an index must be OpType objects with staticList arrays", "[package][i
                                           "/p/config/s/binary_info_config.json", m),
                       Catch::Contains("'/p/config/s/binary_info_config.json' is not a valid"));
 }
+
+TEST_CASE("an index that repeats an OpType or a key is refused, whichever copy is valid (issue 36)",
+          "[package][index_rules]") {
+    auto m = kernels();
+    const std::string where = "/p/config/s/binary_info_config.json";
+    // The parsed document keeps only the valid copies; the text holds the escaping binPath.
+    CHECK_THROWS_WITH(
+        parse_package_index(R"({"Add":{"staticList":[{"binPath":"../../../../../tmp/evil.o"}]},
+                                "Add":{"staticList":[{"binPath":"kp/soc/add.o"}]}})",
+                            where, m),
+        Catch::Contains("'" + where + "' repeats the key \"Add\""));
+    CHECK_THROWS_WITH(parse_package_index(R"({"Add":{"staticList":[{"binPath":"../x.o"}],
+                                       "staticList":[{"binPath":"kp/soc/add.o"}]}})",
+                                          where, m),
+                      Catch::Contains("repeats the key \"staticList\""));
+    CHECK_THROWS_WITH(
+        parse_package_index(
+            R"({"Add":{"staticList":[{"binPath":"../x.o","binPath":"kp/soc/add.o"}]}})", where, m),
+        Catch::Contains("repeats the key \"binPath\""));
+    CHECK_NOTHROW(
+        parse_package_index(R"({"Add":{"staticList":[{"binPath":"kp/soc/add.o"}]}})", where, m));
+}

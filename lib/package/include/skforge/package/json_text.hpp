@@ -4,6 +4,7 @@
 #include "skforge/support/json_depth.hpp"
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -11,8 +12,15 @@ namespace skforge::package {
 
 using support::check_json_depth;
 
+/// Why the object keys of JSON text `text` (already parsed as JSON) are not what every reader of a
+/// package index sees alike, or nullopt: a key written twice in one object (a parser keeps one of
+/// them, a reader of the text both), or a key written with a backslash escape (two spellings of
+/// one key). The scripts' awk applies the same rule (share/doc/installer.md, "The global index").
+std::optional<std::string> check_json_keys(std::string_view text);
+
 /// Parses JSON read from a package or a tree: refuses nesting past support::k_max_json_depth
-/// before the parser sees it, then parses. Throws an Error naming `origin` and the reason.
+/// before the parser sees it, then parses, then refuses the keys check_json_keys refuses.
+/// Throws an Error naming `origin` and the reason.
 nlohmann::json parse_json_limited(std::string_view text, std::string_view origin);
 
 /// The same limit for callers that judge the document themselves: null when `text` nests too
