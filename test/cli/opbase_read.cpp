@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// opbase_read OPP SOC_DIR [--select CALLS] [--cores AIC,AIV]: what CANN's runtime would find in
-// an installed tree (test/unit/opbase_reader.hpp).
+// opbase_read OPP SOC_DIR [--select CALLS] [--cores AIC,AIV] [--cann-line 9.0|9.1|master]: what
+// CANN's runtime would find in an installed tree (test/unit/opbase_reader.hpp), by the rules of
+// opbase's release line (default master; line_rules in the header says what differs).
 //
 // Without --select: the static kernels, one line per key, sorted:
 //   <OpType> core=<coreType> bin=<binPath> blockDim=<n> kernel=<kernelName> ws=<sizes> key=<key>
@@ -136,9 +137,12 @@ int main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
     std::string calls;
     opbase::Context ctx;
+    opbase::Line line = opbase::Line::master;
     for (std::size_t i = 2; i + 1 < args.size(); i += 2) {
         if (args[i] == "--select")
             calls = args[i + 1];
+        else if (args[i] == "--cann-line" && opbase::parse_line(args[i + 1]))
+            line = *opbase::parse_line(args[i + 1]);
         else if (args[i] == "--cores" && args[i + 1].find(',') != std::string::npos) {
             ctx.aic = static_cast<std::uint32_t>(std::stoul(args[i + 1]));
             ctx.aiv = static_cast<std::uint32_t>(
@@ -147,11 +151,12 @@ int main(int argc, char** argv) {
             args.clear();
     }
     if (args.size() < 2 || args.size() % 2 != 0) {
-        std::cerr << "usage: opbase_read OPP SOC_DIR [--select CALLS] [--cores AIC,AIV]\n";
+        std::cerr << "usage: opbase_read OPP SOC_DIR [--select CALLS] [--cores AIC,AIV] "
+                     "[--cann-line 9.0|9.1|master]\n";
         return 2;
     }
     const std::string opp = args[0];
-    auto r = opbase::read_static_kernels(opp, args[1]);
+    auto r = opbase::read_static_kernels(opp, args[1], line);
     if (!r.index_read) {
         std::cout << "no index " << r.index_path << "\n";
         return 0;
