@@ -384,6 +384,11 @@ void build_tree(const Pipeline& p, const std::string& stage) {
     const CompileOptions& o = p.o;
     unsigned jobs = o.jobs != 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
     const bool vendor = p.npu_fusion && p.backend == SkBackend::cann;
+    if (p.arch != "host")
+        for (const auto& w : deterministic_level_ties(p.g, p.npu_fusion ? &*p.plan : nullptr)) {
+            p.user.warn(w);
+            p.log += "warning: " + w + "\n";
+        }
     if (p.arch == "host") {
         TempDir build(p.out.dir);
         build_host_package(p.g, *p.plan, o.name, build.path(), stage, jobs, p.log, o.progress);
