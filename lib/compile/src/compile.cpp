@@ -304,6 +304,11 @@ void select_release(Pipeline& p) {
         std::string where;
         p.release = &codegen::select_cann_release(p.o.cann_version, ascend_home(), where);
         p.log += "CANN conventions " + std::string(p.release->name) + " (" + where + ")\n";
+        if (!p.release->operator_json_debug_fields)
+            p.log += "CANN " + std::string(p.release->name) +
+                     ": operator JSONs do not say whether a sub-kernel was compiled with printf, "
+                     "assert or timestamp (asc-devkit 883c0f8b), so skforge's generator cannot "
+                     "refuse one that was\n";
     }
 }
 
