@@ -281,6 +281,33 @@ EOF
     done
 }
 
+@test "compile warns of two operators on one call whose kernels differ only in deterministicLevel, naming the one 9.0.x and 9.1.x select" {
+    kernel g/k a1 KERNEL_TYPE_AIV_ONLY
+    kernel g/k a2 KERNEL_TYPE_AIV_ONLY
+    sed -i 's/"blockDim"/"platformInfo":{"cubeCoreCnt":24,"vectorCoreCnt":48,"deterministicLevel":1},"blockDim"/' g/k/a1.json
+    sed -i 's/"blockDim"/"platformInfo":{"cubeCoreCnt":24,"vectorCoreCnt":48,"deterministicLevel":2},"blockDim"/' g/k/a2.json
+    cat >g/graph.yaml <<'EOF'
+name: g
+npu_arch: dav-2201
+soc_version: Ascend910B1
+super_kernel_optimize: false
+inputs: [{name: x, shape: [16], dtype: float16}]
+ops:
+  - {name: first, type: Add, kernel: {json_path: k/a1.json, bin_path: k/a1.o}, inputs: [x], outputs: [{name: y1, shape: [16], dtype: float16}]}
+  - {name: second, type: Add, kernel: {json_path: k/a2.json, bin_path: k/a2.o}, inputs: [x], outputs: [{name: y2, shape: [16], dtype: float16}]}
+EOF
+    run "$SKC" compile g/graph.yaml --name p1
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"operators 'first' and 'second' share the static key Add/d=1,p=0/"*"differ only in platformInfo.deterministicLevel (1, 2): CANN 9.0.x and 9.1.x do not compare it and select 'first''s kernel (the first in the index) at every level"* ]]
+    # Level 1 and 2 are both deterministic: d=1 keys only, for both kernels.
+    skinst install static_kernel_compile_outputs/p1.run
+    read_index ascend910b
+    [ "$(grep -c 'key=Add/d=0' <<<"$output")" -eq 0 ]
+    [ "$(grep -c 'bin=p1/ascend910b/Add/a1.o .*key=Add/d=1' <<<"$output")" -eq 6 ]
+    [ "$(grep -c 'bin=p1/ascend910b/Add/a2.o .*key=Add/d=1' <<<"$output")" -eq 6 ]
+}
+
 @test "a SuperKernel's packaged JSON carries what the runtime reads, and platformInfo for a SoC whose cores skforge knows" {
     kernel g/k add KERNEL_TYPE_AIV_ONLY
     kernel g/k add2 KERNEL_TYPE_AIV_ONLY
