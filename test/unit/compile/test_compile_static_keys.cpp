@@ -370,7 +370,8 @@ TEST_CASE("with the PCIe segment of the search-index opbase (c362be6c) the key w
     ScopedTempDir dir;
     auto g = same_call_graph(dir, {""});
     ScopedTempDir out;
-    const opbase::Registry registry(install(g, out, "ascend910b"));
+    const auto reading = install(g, out, "ascend910b");
+    const opbase::Registry registry(reading);
     std::vector<opbase::AclTensor> call(2, opbase::AclTensor{1, 2, {16}, {16}});
     opbase::Context ctx;
     for (bool pcie : {false, true}) {
