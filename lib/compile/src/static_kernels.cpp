@@ -136,14 +136,17 @@ std::string level_tie(const graph::Graph& g, const graph::Op& first, const graph
     auto [pb, lb] = platform_and_level(b);
     if (la == lb || pa != pb)
         return "";
+    // skinstall keeps one entry per key, the later one (installer.md, "later install wins").
     const bool cores = pa.is_object() && pa.contains("cubeCoreCnt");
     return "operators '" + first.name + "' and '" + later.name + "' share the static key " + key +
            " and their kernels differ only in platformInfo.deterministicLevel (" +
-           std::to_string(la) + ", " + std::to_string(lb) + "): " +
-           (cores ? "CANN 9.0.x and 9.1.x do not compare it and"
-                  : "without core counts CANN's runtime drops their platformInfo and on every "
-                    "line") +
-           " select '" + first.name + "''s kernel (the first in the index) at every level";
+           std::to_string(la) + ", " + std::to_string(lb) +
+           "): an installed tree keeps one kernel per key, '" + later.name + "''s, which " +
+           (cores ? "CANN 9.0.x and 9.1.x select at every level (they do not compare it) and "
+                    "master at level " +
+                        std::to_string(lb) + " only"
+                  : std::string("CANN's runtime selects at every level on every line (it drops a "
+                                "platformInfo without core counts)"));
 }
 
 } // namespace

@@ -22,9 +22,10 @@ void add_op_entries(kernel::PackageIndex& index, const graph::Graph& g,
 
 /// One warning for each pair of operators (left out of SuperKernels by `plan`; nullptr: none
 /// fused) whose calls share a static key while their kernels differ only in
-/// platformInfo.deterministicLevel: CANN 9.0.x and 9.1.x do not compare the level, and no line
-/// does when the platformInfo has no core counts, so the first operator's kernel is selected at
-/// every level (share/doc/cann-conformance.md, "opbase's rules per release").
+/// platformInfo.deterministicLevel: an installed tree keeps one kernel per key (the later), which
+/// CANN 9.0.x and 9.1.x, not comparing the level, select at every level, master only at its own
+/// (no line compares it when the platformInfo has no core counts; share/doc/cann-conformance.md,
+/// "opbase's rules per release").
 std::vector<std::string> deterministic_level_ties(const graph::Graph& g, const fusion::Plan* plan);
 
 /// Lays precompiled kernels out as static kernels: <soc_dir>/<OpType>/<stem>.{json,o}, and the

@@ -284,8 +284,8 @@ TEST_CASE("a kernel with a platformInfo.deterministicLevel is keyed for its leve
                                       "select it for no call"));
 }
 
-TEST_CASE("kernels that differ only in deterministicLevel: master selects by the level, 9.0.x "
-          "and 9.1.x the first in the index; compile warns",
+TEST_CASE("kernels that differ only in deterministicLevel, both in one index: master selects by "
+          "the level, 9.0.x and 9.1.x the first; compile warns",
           "[compile][keys][lines]") {
     ScopedTempDir dir;
     auto g = same_call_graph(
@@ -304,8 +304,9 @@ TEST_CASE("kernels that differ only in deterministicLevel: master selects by the
     REQUIRE(ties.size() == 1);
     CHECK(ties[0] == "operators 'a0' and 'a1' share the static key A/d=1,p=0/1,2,(10),(1),0/"
                      "1,2,(10),(1),0 and their kernels differ only in "
-                     "platformInfo.deterministicLevel (1, 2): CANN 9.0.x and 9.1.x do not "
-                     "compare it and select 'a0''s kernel (the first in the index) at every level");
+                     "platformInfo.deterministicLevel (1, 2): an installed tree keeps one kernel "
+                     "per key, 'a1''s, which CANN 9.0.x and 9.1.x select at every level (they do "
+                     "not compare it) and master at level 2 only");
 }
 
 TEST_CASE("a platformInfo with only deterministicLevel (asc-devkit 12c80e5d) is packaged as "
@@ -334,8 +335,8 @@ TEST_CASE("a platformInfo with only deterministicLevel (asc-devkit 12c80e5d) is 
     }
     const auto ties = compile::deterministic_level_ties(g, nullptr);
     REQUIRE(ties.size() == 1);
-    CHECK(ties[0].find("without core counts CANN's runtime drops their platformInfo and on "
-                       "every line select 'a0''s kernel") != std::string::npos);
+    CHECK(ties[0].find("'a1''s, which CANN's runtime selects at every level on every line (it "
+                       "drops a platformInfo without core counts)") != std::string::npos);
 }
 
 TEST_CASE("a strided or deterministic call finds the kernel on every line; 9.1.x and master "
