@@ -29,6 +29,7 @@ PAGES = {
     "skc": ("1", "check, plan, compile and pack Ascend static-kernel packages"),
     "skinstall": ("8", "install, upgrade, verify and remove skforge .run kernel packages"),
     "skrun": ("1", "run an installed skforge host-target package, fused and op-by-op"),
+    "skforge-op-compiler": ("1", "CANN's op_compiler answered from a store of verified packages"),
     "skforge-run": ("5", "the skforge .run self-extracting kernel package format"),
 }
 FENCE = "```"
@@ -510,7 +511,7 @@ def main(argv):
     sub = parser.add_subparsers(dest="what", required=True)
     man = sub.add_parser("man", help="write a man page")
     man.add_argument("--cli", help="cli.md (tool pages)")
-    man.add_argument("--tool", choices=["skc", "skinstall", "skrun"])
+    man.add_argument("--tool", choices=["skc", "skinstall", "skrun", "skforge-op-compiler"])
     man.add_argument("--format-doc", help="run-format.md (skforge-run(5))")
     man.add_argument("--version", required=True)
     man.add_argument("--out", required=True)

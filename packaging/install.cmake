@@ -12,10 +12,11 @@ set(docgen ${CMAKE_CURRENT_LIST_DIR}/docgen.py)
 set(cli_md ${PROJECT_SOURCE_DIR}/share/doc/cli.md)
 file(MAKE_DIRECTORY ${SKFORGE_GEN_DIR}/man ${SKFORGE_GEN_DIR}/completions)
 
-# Man pages: skc(1), skinstall(8), skrun(1) from cli.md; skforge-run(5) from run-format.md.
+# Man pages: skc(1), skinstall(8), skrun(1), skforge-op-compiler(1) from cli.md; skforge-run(5)
+# from run-format.md.
 set(skforge_generated)
-foreach(page IN ITEMS skc.1 skinstall.8 skrun.1)
-  string(REGEX REPLACE "\\..*" "" tool ${page})
+foreach(page IN ITEMS skc.1 skinstall.8 skrun.1 skforge-op-compiler.1)
+  string(REGEX REPLACE "\\.[0-9]+$" "" tool ${page})
   set(out ${SKFORGE_GEN_DIR}/man/${page}.gz)
   add_custom_command(OUTPUT ${out}
     COMMAND Python3::Interpreter ${docgen} man --cli ${cli_md} --tool ${tool}

@@ -10,7 +10,7 @@ libboost-program-options-dev libboost-filesystem-dev libarchive-dev libyaml-cpp-
 libssl-dev zlib1g-dev catch2 nlohmann-json3-dev bats makeself zstd gzip tar coreutils
 clang-format python3 file bc openssl procps diffutils clang libclang-rt-14-dev
 ansible-core graphviz lintian rpm man-db
-libdeflate-dev libzstd-dev pigz chromium
+libdeflate-dev libzstd-dev pigz chromium libcurl4-openssl-dev nginx-core
 busybox gawk original-awk"
 # Every :arm64 package here is Multi-Arch: same, so it installs beside its amd64 twin. Not
 # libyaml-cpp-dev (not Multi-Arch: same: its arm64 build would remove the amd64 one): the cross

@@ -33,7 +33,8 @@ CC=clang CXX=clang++ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithD
 # target:corpus directory, as test/fuzz/CMakeLists.txt pairs them.
 targets="graph_loader:graph scope_options:options run_reader:run index_merge:index
 index_record:record history_log:history cleanup_log:cleanup cache_files:cache output_cache:output_cache
-check_plan:check_plan"
+check_plan:check_plan makeself:makeself
+runtime_program:program"
 names=
 for t in $targets; do names="$names fuzz_${t%%:*}"; done
 cmake --build "$BUILD" -j "$(nproc)" --target $names

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Keeps share/doc/cli.md and every --help of skc, skinstall and skrun the same text.
+"""Keeps share/doc/cli.md and every --help of skc, skinstall, skrun and skforge-op-compiler the same
+text.
 
 cli.md holds, for each tool, a section `# TOOL` whose first fenced block is `TOOL --help`, and
 for each command the tool lists a section `## TOOL COMMAND` whose first fenced block is
@@ -21,7 +22,9 @@ import re
 import subprocess
 import sys
 
-TOOLS = ("skc", "skinstall", "skrun")
+TOOLS = ("skc", "skinstall", "skrun", "skforge-op-compiler")
+# Tools without commands: only `# TOOL`.
+SINGLE = ("skrun", "skforge-op-compiler")
 FENCE = "```"
 PLACEHOLDER = "(Describe this command here; the block above is its --help, kept by scripts/help-sync.py.)"
 
@@ -50,7 +53,7 @@ def expected_sections(exes):
     for tool in TOOLS:
         top = run_help(exes[tool], [])
         out.append((f"# {tool}", top))
-        if tool == "skrun":
+        if tool in SINGLE:
             continue
         for cmd in commands_of(top):
             out.append((f"## {tool} {cmd}", run_help(exes[tool], [cmd])))
@@ -150,13 +153,16 @@ def update(doc, expected):
 def find_tools(a):
     exes = {}
     for tool in TOOLS:
-        given = getattr(a, tool)
+        given = getattr(a, tool.replace("-", "_"))
         if given:
             exes[tool] = given
             continue
         if not a.build:
             sys.exit(f"help-sync: give --build DIR or --{tool} PATH")
-        for cand in (os.path.join(a.build, "apps", tool, tool), os.path.join(a.build, tool)):
+        cands = [os.path.join(a.build, "apps", tool, tool), os.path.join(a.build, tool)]
+        if tool == "skforge-op-compiler":
+            cands.insert(0, os.path.join(a.build, "apps", "op_compiler", tool))
+        for cand in cands:
             if os.access(cand, os.X_OK):
                 exes[tool] = cand
                 break

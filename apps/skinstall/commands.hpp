@@ -32,6 +32,10 @@ struct Options {
     std::optional<double> lock_timeout;
     std::vector<std::string> args;
     std::string command_line; ///< for the history
+    // explain and doctor (diagnose.cpp)
+    std::string op_type, impl_mode, soc, cores;
+    std::vector<std::string> tensors;
+    bool deterministic = false;
 };
 
 int cmd_install(const Options& o, install::InstallMode mode);
@@ -45,5 +49,7 @@ int cmd_owner(const Options& o);
 int cmd_history(const Options& o);
 int cmd_recover(const Options& o);
 int cmd_cleanup(const Options& o);
+int cmd_explain(const Options& o);
+int cmd_doctor(const Options& o);
 
 } // namespace skforge::skinstall

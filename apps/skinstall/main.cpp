@@ -84,6 +84,26 @@ const std::map<std::string, Adder>& option_table() {
              d.add_options()("key", po::value(&o.key),
                              "a kernel key (simplifiedKey): which package's kernel wins for it");
          }},
+        // explain and doctor
+        {"call",
+         [](auto& d, auto& o) {
+             d.add_options()("op-type", po::value(&o.op_type),
+                             "OP: explain a call of OP given by --tensor (instead of a dump "
+                             "JSON)")("tensor", po::value(&o.tensors)->composing(),
+                                      "DTYPE:FORMAT:DIMS[:VIEW_DIMS[:STRIDES[:OFFSET]]]: a "
+                                      "tensor of the call, inputs then outputs (repeatable)")(
+                 "deterministic", po::bool_switch(&o.deterministic), "the call is deterministic")(
+                 "impl-mode", po::value(&o.impl_mode),
+                 "high_performance|high_precision: the op-kernel engine's (default "
+                 "high_precision)")("cores", po::value(&o.cores),
+                                    "AIC,AIV: the device's cube and vector cores, matched "
+                                    "against platformInfo (default: the --soc's when known)");
+         }},
+        {"soc",
+         [](auto& d, auto& o) {
+             d.add_options()("soc", po::value(&o.soc),
+                             "SOC: the host's SoC (Ascend910B1) or SoC directory (ascend910b)");
+         }},
         {"conflicts",
          [](auto& d, auto& o) {
              d.add_options()("conflicts", po::bool_switch(&o.conflicts),
@@ -205,6 +225,16 @@ const std::vector<Spec>& specs() {
          "the package a file belongs to and whose kernel wins for a key, like dpkg -S",
          {"key", "json", "lock-timeout"},
          cmd_owner},
+        {"explain",
+         "[DUMP.json|DIR...]",
+         "which installed kernel each CANN line's runtime finds for an operator call, or why none",
+         {"call", "soc", "json", "lock-timeout"},
+         cmd_explain},
+        {"doctor",
+         "",
+         "what CANN's runtime will see of this tree; exit 1 when it would miss a kernel",
+         {"soc", "json", "quiet", "lock-timeout"},
+         cmd_doctor},
         {"info",
          "NAME",
          "version, SoC, signer, installation time and user, size, kernels",

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// opbase_read OPP SOC_DIR [--select CALLS] [--cores AIC,AIV] [--cann-line 9.0|9.1|master]: what
-// CANN's runtime would find in an installed tree (test/unit/opbase_reader.hpp), by the rules of
-// opbase's release line (default master; line_rules in the header says what differs).
+// opbase_read OPP SOC_DIR [--reselect-path P] [--select CALLS] [--cores AIC,AIV]
+//             [--cann-line 9.0|9.1|master]: what CANN's runtime would find in an installed tree
+// (test/unit/opbase_reader.hpp), by the rules of opbase's release line (default master;
+// line_rules in the header says what differs; 9.0.x has no reselect with a path). OPP is the
+// base the runtime reads when it starts; `-` computes it as the runtime does
+// (GetBuiltInBasePath: $ASCEND_HOME_PATH/opp_latest when it resolves, else $ASCEND_OPP_PATH,
+// else none).
 //
 // Without --select: the static kernels, one line per key, sorted:
 //   <OpType> core=<coreType> bin=<binPath> blockDim=<n> kernel=<kernelName> ws=<sizes> key=<key>
@@ -17,11 +21,20 @@
 // a path's binPath followed by "(retried)" when its key with strides missed first. Exits 1 when
 // a call is not selected on some path or only after a retry.
 // Prints "no index <path>" (exit 0) when there is no index to read.
+//
+// With --reselect-path P: the process then called aclnnReselectStaticKernelWithPath(P), which
+// reloads from realpath(P) and adds those kernels after OPP's. The lines are the reload's (a
+// binPath printed whole, as the runtime holds it); --select looks calls up among OPP's kernels
+// and then the reload's, so a key both have selects OPP's ("no index <path>" first when the
+// reload finds none). Exits 3, saying so, when P does not resolve (the call fails with
+// ACLNN_ERR_PARAM_INVALID and reloads nothing).
 #include "opbase_reader.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 namespace opbase = skforge::test::opbase;
@@ -131,11 +144,44 @@ int list_kernels(const opbase::Reading& r, const std::string& base) {
     return status;
 }
 
+// Says there is nothing to read; the runtime is silent.
+int no_index(const opbase::Reading& r) {
+    std::cout << "no index " << (r.index_path.empty() ? "(no base path)" : r.index_path) << "\n";
+    return 0;
+}
+
+// OPP as given, or `-`: the base the runtime computes from its environment.
+std::string start_base(const std::string& opp) {
+    return opp == "-" ? opbase::builtin_base_path(std::getenv("ASCEND_HOME_PATH"),
+                                                  std::getenv("ASCEND_OPP_PATH"))
+                      : opp;
+}
+
+// The runtime's registrations after it started from `opp` and reselected `path`.
+int reselect(const std::string& opp, const std::string& soc_dir, const std::string& path,
+             const std::string& calls, const opbase::Context& ctx, opbase::Line line) {
+    const std::string base = opbase::reselect_base_path(path);
+    if (base.empty()) {
+        std::cerr << "opbase_read: aclnnReselectStaticKernelWithPath fails: Invalid static kernel "
+                  << "path: " << path << ".\n";
+        return 3;
+    }
+    const auto reload = opbase::read_static_kernels(base, soc_dir, line);
+    if (!reload.index_read)
+        no_index(reload);
+    if (calls.empty())
+        return reload.index_read ? list_kernels(reload, "") : 0;
+    const auto r =
+        opbase::reloaded(opbase::read_static_kernels(start_base(opp), soc_dir, line), reload);
+    return select_calls(r, "", calls, ctx);
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
     std::string calls;
+    std::optional<std::string> reselect_path;
     opbase::Context ctx;
     opbase::Line line = opbase::Line::master;
     for (std::size_t i = 2; i + 1 < args.size(); i += 2) {
@@ -143,6 +189,8 @@ int main(int argc, char** argv) {
             calls = args[i + 1];
         else if (args[i] == "--cann-line" && opbase::parse_line(args[i + 1]))
             line = *opbase::parse_line(args[i + 1]);
+        else if (args[i] == "--reselect-path")
+            reselect_path = args[i + 1];
         else if (args[i] == "--cores" && args[i + 1].find(',') != std::string::npos) {
             ctx.aic = static_cast<std::uint32_t>(std::stoul(args[i + 1]));
             ctx.aiv = static_cast<std::uint32_t>(
@@ -151,18 +199,23 @@ int main(int argc, char** argv) {
             args.clear();
     }
     if (args.size() < 2 || args.size() % 2 != 0) {
-        std::cerr << "usage: opbase_read OPP SOC_DIR [--select CALLS] [--cores AIC,AIV] "
-                     "[--cann-line 9.0|9.1|master]\n";
+        std::cerr << "usage: opbase_read OPP|- SOC_DIR [--reselect-path P] [--select CALLS] "
+                  << "[--cores AIC,AIV] [--cann-line 9.0|9.1|master]\n";
         return 2;
     }
-    const std::string opp = args[0];
-    auto r = opbase::read_static_kernels(opp, args[1], line);
-    if (!r.index_read) {
-        std::cout << "no index " << r.index_path << "\n";
-        return 0;
+    if (reselect_path && !opbase::line_rules(line).reselect_with_path) {
+        std::cerr << "opbase_read: aclnnReselectStaticKernelWithPath does not exist on "
+                  << opbase::line_rules(line).name << "\n";
+        return 2;
     }
-    const std::string base = opp + "/static_kernel/ai_core/";
     try {
+        if (reselect_path)
+            return reselect(args[0], args[1], *reselect_path, calls, ctx, line);
+        const std::string opp = start_base(args[0]);
+        const auto r = opbase::read_static_kernels(opp, args[1], line);
+        if (!r.index_read)
+            return no_index(r);
+        const std::string base = opp + "/static_kernel/ai_core/";
         return calls.empty() ? list_kernels(r, base) : select_calls(r, base, calls, ctx);
     } catch (const std::exception& e) {
         std::cerr << "opbase_read: " << e.what() << "\n";

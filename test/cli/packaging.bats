@@ -105,8 +105,8 @@ cli_has() {
 }
 
 @test "the .deb puts each file in its FHS place, binaries stripped and without RPATH" {
-    for f in usr/bin/skc usr/bin/skinstall usr/bin/skrun \
-        usr/share/man/man1/skc.1.gz usr/share/man/man8/skinstall.8.gz \
+    for f in usr/bin/skc usr/bin/skinstall usr/bin/skrun usr/bin/skforge-op-compiler \
+        usr/share/man/man1/skforge-op-compiler.1.gz usr/share/man/man1/skc.1.gz usr/share/man/man8/skinstall.8.gz \
         usr/share/man/man1/skrun.1.gz usr/share/man/man5/skforge-run.5.gz \
         usr/share/bash-completion/completions/skc usr/share/bash-completion/completions/skinstall \
         usr/share/bash-completion/completions/skrun usr/include/skforge/skforge_host_kernel.h \
@@ -119,12 +119,14 @@ cli_has() {
         [ -f "$ROOT/$f" ] || { echo "missing: /$f"; false; }
     done
     [ "$(readlink "$ROOT/usr/lib/libskforge_runtime.so.0")" = libskforge_runtime.so.0.1.0 ]
+    # The op_compiler front end's masquerade link (op-compiler.md), relative so any prefix works.
+    [ "$(readlink "$ROOT/usr/lib/skforge/masquerade/op_compiler")" = ../../../bin/skforge-op-compiler ]
     [ "$(ls "$ROOT")" = usr ]
     grep -q '^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' \
         "$ROOT/usr/share/doc/skforge/copyright"
     grep -q '^License: Apache-2.0$' "$ROOT/usr/share/doc/skforge/copyright"
     ! grep -qi unspecified "$ROOT/usr/share/doc/skforge/copyright"
-    for tool in skc skinstall skrun; do
+    for tool in skc skinstall skrun skforge-op-compiler; do
         file "$ROOT/usr/bin/$tool" | grep -q ', stripped'
         ! readelf -d "$ROOT/usr/bin/$tool" | grep -E 'RPATH|RUNPATH'
     done

@@ -111,6 +111,87 @@ EOF
     [[ "$output" == *"host device memory ok, "* ]]
 }
 
+# crafted_host EDIT: two_stream's installed host package with its host/program.json changed by
+# the Python statement EDIT (on `p`, the program), packed again and installed under a root of
+# its own (its manifest is right, so skf_open checks it like any package). Prints that root.
+crafted_host() {
+    local dir="$BATS_TEST_TMPDIR/crafted" root="$BATS_TEST_TMPDIR/croot"
+    rm -rf "$dir" "$root" "$BATS_TEST_TMPDIR/crafted.run"
+    mkdir -p "$root"
+    cp -r "$ROOT/opp/static_kernel/ai_core/two_stream" "$dir"
+    rm -f "$dir/install.sh" "$dir/uninstall.sh" "$dir/manifest.json" "$dir/version.info" \
+        "$dir/.skforge-installed.json"
+    python3 - "$dir/host/program.json" "$1" <<'EOF'
+import json, sys
+path, edit = sys.argv[1], sys.argv[2]
+p = json.load(open(path))
+exec(edit)
+json.dump(p, open(path, "w"))
+EOF
+    "$SKC" pack "$dir" -o "$BATS_TEST_TMPDIR/crafted.run" --package-version 1 --name two_stream \
+        --npu-arch host -q >/dev/null
+    "$SKINSTALL" install "$BATS_TEST_TMPDIR/crafted.run" --install-path "$root" --quiet
+    echo "$root"
+}
+
+@test "runtime: a crafted host program is refused at open, naming the field, before any of it runs" {
+    # The first opened and then read operator 99 of 4 (describe), the others wrote a pointer
+    # outside the parameter block or wrapped its size.
+    local cases=(
+        'p["segments"][0]["ops"].append(99)'
+        'segments[0].ops[4]: 99 is out of range (4 operators)'
+        'p["segments"][0]["parameters"][1]["param_offset"] = 2**63 - 4'
+        'segments[0].parameters[1].param_offset: 9223372036854775804 is not an integer from 0 to 40'
+        'p["segments"][0]["param_block_size"] = 2**63 - 1'
+        'segments[0].param_block_size: 9223372036854775807 bytes, more than memory can hold'
+        'p["segments"][0]["sync_slots"] = 2**32 - 1'
+        'segments[0].sync_slots: 4294967295 is not an integer from 0 to 65536'
+        'p["ops"][1]["segment"] = 7'
+        'ops[1].segment: 7 is out of range (1 segments; -1: none)'
+    )
+    local i root
+    for ((i = 0; i < ${#cases[@]}; i += 2)); do
+        root=$(crafted_host "${cases[i]}")
+        run python_asan - "$root" <<'EOF'
+import sys
+import skforge.runtime as skr
+try:
+    skr.open(sys.argv[1], "two_stream", device="host:1")
+    print("opened")
+except skr.Error as e:
+    print(e.code, e)
+EOF
+        echo "${cases[i]}: $output"
+        [ "$status" -eq 0 ]
+        [[ "$output" == "-4 "*"/two_stream/host/program.json: ${cases[i + 1]}" ]]
+    done
+}
+
+@test "runtime: skforge.runtime's malloc of 2**64 - 8 bytes is refused, not rounded to 64" {
+    run python_asan - "$ROOT" <<'EOF'
+import sys
+import skforge.runtime as skr
+with skr.open(sys.argv[1], "moe_block", device="host:1") as pkg:
+    for n in (2**64 - 8, 2**64 - 1):
+        try:
+            pkg.malloc(n)
+            raise SystemExit("malloc(%d) returned an address" % n)
+        except skr.Error as e:
+            assert e.code == -8, e
+            assert str(e) == "skf_device_malloc: out of memory for %d bytes" % n, e
+    p = pkg.malloc(16)
+    try:
+        pkg.copy_to_device(p, bytes(17))
+        raise SystemExit("17 bytes were copied into a block of 16")
+    except skr.Error as e:
+        assert e.code == -1 and "would run past its end" in str(e), e
+print("refused")
+EOF
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "${lines[-1]}" = refused ]
+}
+
 @test "runtime: skrun --device: host by default, bad strings are usage errors, npu without CANN names set_env.sh" {
     run "$SKRUN" moe_block --install-path "$ROOT" --device host --cores 2 --iterations 1 --json
     [ "$status" -eq 0 ]

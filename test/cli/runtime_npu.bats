@@ -147,6 +147,69 @@ standin_python() {
         ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" python3 "$@"
 }
 
+# crafted_npu EDIT: two_stream's installed package with its npu/program.json changed by the
+# Python statement EDIT (on `p`, the program), packed again and installed under a root of its
+# own: its manifest is right, so skinstall installs it and skf_open checks it like any package.
+# Prints that root.
+crafted_npu() {
+    local dir="$BATS_TEST_TMPDIR/crafted" root="$BATS_TEST_TMPDIR/croot"
+    rm -rf "$dir" "$root" "$BATS_TEST_TMPDIR/crafted.run"
+    mkdir -p "$root"
+    cp -r "$ROOT/opp/static_kernel/ai_core/two_stream" "$dir"
+    rm -f "$dir/install.sh" "$dir/uninstall.sh" "$dir/manifest.json" "$dir/version.info" \
+        "$dir/.skforge-installed.json"
+    python3 - "$dir/npu/program.json" "$1" <<'EOF'
+import json, sys
+path, edit = sys.argv[1], sys.argv[2]
+p = json.load(open(path))
+exec(edit)
+json.dump(p, open(path, "w"))
+EOF
+    "$SKC" pack "$dir" -o "$BATS_TEST_TMPDIR/crafted.run" --package-version 1 --name two_stream \
+        --npu-arch dav-2201 -q >/dev/null
+    "$SKINSTALL" install "$BATS_TEST_TMPDIR/crafted.run" --install-path "$root" --quiet
+    echo "$root"
+}
+
+@test "runtime_npu: a crafted program is refused at open, naming the field: slots out of range, a step that launches a SuperKernel's operator, 9 dims, a name twice" {
+    # Each opened before and then wrote before its slot vector, past it, or launched through an
+    # empty kernel; or read past skf_tensor_info's 8 dims; or bound the first of two names.
+    local cases=(
+        'p["segments"][0]["args"].append({"slot": 2**64 - 1, "tensor": 0})'
+        'segments[0].args[18].slot: 18446744073709551615 is not an integer from 0 to 65535'
+        'p["segments"][0]["args"].append({"slot": 2**63, "count": 2**63, "sub_operator_params": [], "op": "x", "reason": "r"})'
+        'segments[0].args[18].slot: 9223372036854775808 is not an integer from 0 to 65535'
+        'p["segments"][0]["args"].append({"slot": 3, "count": 2**64 - 3, "sub_operator_params": [], "op": "x", "reason": "r"})'
+        'segments[0].args[18].count: 18446744073709551613 is not an integer from 0 to 65533'
+        'p["ops"][0]["kernel"] = None; p["steps"].append({"op": 0})'
+        "steps[1].op: operator 'rope' is part of SuperKernel sk_dual, which launches it; a step cannot launch it alone"
+        'p["tensors"][0]["shape"] = [1] * 9'
+        "tensors[0].shape: 9 dimensions; a tensor has at most 8 (the kernel ABI's and skf_tensor_info's)"
+        'p["tensors"][1]["name"] = p["tensors"][0]["name"]'
+        "tensors[1]: tensor 'x' is named twice (also tensors[0]); a caller binds tensors by name"
+        'p["segments"][0]["args"][1]["tensor"] = -1'
+        "segments[0].args[1].tensor: -1 is out of range (7 tensors)"
+        'p["segments"][0]["workspace_bytes"] = 2**64 - 1'
+        "segments[0].workspace_bytes: 18446744073709551615 bytes, more than memory can hold"
+    )
+    local i root
+    for ((i = 0; i < ${#cases[@]}; i += 2)); do
+        root=$(crafted_npu "${cases[i]}")
+        run standin_python - "$root" <<'EOF'
+import sys
+import skforge.runtime as skr
+try:
+    skr.open(sys.argv[1], "two_stream", device="npu:0")
+    print("opened")
+except skr.Error as e:
+    print(e.code, e)
+EOF
+        echo "${cases[i]}: $output"
+        [ "$status" -eq 0 ]
+        [[ "$output" == "-4 "*"/two_stream/npu/program.json: ${cases[i + 1]}" ]]
+    done
+}
+
 @test "runtime_npu: every example's launches on npu:0 match its SuperKernel JSONs; op by op one launch per operator" {
     run standin_python "$SKFORGE_SOURCE_DIR/test/python/npu_standin.py" "$ROOT" \
         "$SKFORGE_ASCENDCL_STANDIN" moe_block tbe_cut two_stream decoder two_stream_apart

@@ -131,6 +131,38 @@ assert r["fixed"][0]["problem"] == "stale index", r'
     "$SKINSTALL" verify --install-path "$W/root" -q
 }
 
+@test "a .run whose path is not UTF-8 is found again by verify --fix and repair; an old record still reads" {
+    mkpkg a
+    mkdir "dir"$'\377'
+    mv a.run "dir"$'\377'/a.run
+    mkdir root
+    "$SKINSTALL" install "dir"$'\377'/a.run --install-path "$W/root" -q
+    echo changed >"root/$AI/a/soc/Add/add.o"
+    fix
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"a: soc/Add/add.o: changed size: fixed:"* ]]
+    "$SKINSTALL" verify --install-path "$W/root" -q
+    # The record names the file byte for byte (JSON holds UTF-8: the bytes go hex-encoded).
+    local hex
+    hex=$(printf '%s' "$W/dir"$'\377'/a.run | od -An -tx1 | tr -d ' \n')
+    grep -q "\"from_hex\":\"$hex\"" "root/$AI/a/.skforge-installed.json"
+    rm "root/$AI/a/soc/Mul/mul.o"
+    run "$SKINSTALL" repair a --install-path "$W/root"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    "$SKINSTALL" verify --install-path "$W/root" -q
+    # A record written before "from_hex" (a UTF-8 path: "from" alone) is still read.
+    mkpkg b
+    mkdir sub
+    mv b.run sub/b.run
+    "$SKINSTALL" install sub/b.run --install-path "$W/root" -q
+    ! grep -q from_hex "root/$AI/b/.skforge-installed.json"
+    echo changed >"root/$AI/b/soc/Add/add.o"
+    "$SKINSTALL" repair b --install-path "$W/root" -q
+    "$SKINSTALL" verify --install-path "$W/root" -q
+}
+
 @test "a recorded .run that fails the signature policy or its digest is not used" {
     "$SKC" keygen -o key >/dev/null
     "$SKC" keygen -o other >/dev/null

@@ -8,7 +8,7 @@ load helpers
 
 VENDOR=static_kernel_250924103634186357_988879
 
-# vendor_run OUT.run [makeself options...]: a makeself archive of CANN's layout with one Add
+# vendor_run OUT.run [--with-link | --with-sparse] [makeself options...]: a makeself archive of CANN's layout with one Add
 # kernel, built with Debian's makeself.
 vendor_run() {
     local out=$1 src=$W/vsrc-$RANDOM v
@@ -24,7 +24,24 @@ vendor_run() {
         chmod 0755 "$s"
     done
     [ "$#" -gt 0 ] && [ "$1" = --with-link ] && shift && ln -s /etc/passwd "$v/ascend910b/Add/link"
+    if [ "$#" -gt 0 ] && [ "$1" = --with-sparse ]; then
+        # A 1 TiB file of holes: GNU tar's sparse map stores it in a few hundred bytes.
+        shift
+        truncate -s 1T "$v/ascend910b/Add/hole.o"
+        set -- --tar-format gnu --tar-extra --sparse "$@"
+    fi
     makeself "$@" "$src" "$out" "STATIC KERNEL RUN PACKAGE" ./install.sh >/dev/null
+}
+
+# makeself_wrap PAYLOAD OUT.run: PAYLOAD (a tar no tool would write) behind a makeself 2.4.5
+# header that records its SHA-256, as the fuzz target wraps one.
+makeself_wrap() {
+    local sum size
+    sum=$(sha256sum "$1" | cut -c1-64)
+    size=$(stat -c %s "$1")
+    printf '#!/bin/sh\n# This script was generated using Makeself 2.4.5\nCRCsum="0000000000"\nMD5="00000000000000000000000000000000"\nSHA="%s"\nlabel="STATIC KERNEL RUN PACKAGE"\nscript="./install.sh"\nfilesizes="%s"\nskip="9"\n' \
+        "$sum" "$size" >"$2"
+    cat "$1" >>"$2"
 }
 
 ai() { echo "$W/root/opp/static_kernel/ai_core"; }
@@ -119,11 +136,119 @@ ai() { echo "$W/root/opp/static_kernel/ai_core"; }
     makeself "$src" one.run "STATIC KERNEL RUN PACKAGE" ./install.sh >/dev/null
     run "$SKC" import one.run -o x.run
     [ "$status" -eq 2 ]
-    [[ "$output" == *"'mypkg' is not named static_kernel_<datetime>_<pid>"*"--package-version V"* ]]
+    [[ "$output" == *"'mypkg' is not named static_kernel_<datetime>_<pid> or static_kernel_<datetime>"*"--package-version V"* ]]
     "$SKC" import one.run -o x.run --package-version 2.0 -q
     cp -r "$src/mypkg" "$src/other"
     makeself "$src" two.run "STATIC KERNEL RUN PACKAGE" ./install.sh >/dev/null
     run "$SKC" import two.run -o y.run --package-version 1
     [ "$status" -eq 1 ]
     [[ "$output" == *"holds 2 packages in CANN's layout"* ]]
+}
+
+@test "a sparse member (1 TiB of holes in a few hundred bytes) is refused at once, named, nothing written" {
+    vendor_run bomb.run --with-sparse
+    [ "$(stat -c %s bomb.run)" -lt 100000 ]
+    mkdir root
+    local before
+    before=$(tree_digest root)
+    # The bound only turns a hang (hours: the holes were written and packed) into a failure.
+    run timeout 120 "$SKINSTALL" install bomb.run --install-path root
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"'bomb.run' holds '$VENDOR/ascend910b/Add/hole.o', a sparse file of 1099511627776 bytes"*"refuses sparse members"* ]]
+    run timeout 120 "$SKC" import bomb.run -o out.run
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"'bomb.run' holds '$VENDOR/ascend910b/Add/hole.o', a sparse file"* ]]
+    [ ! -e out.run ]
+    [ "$(tree_digest root)" = "$before" ]
+    [ ! -e "$W/EXECUTED" ]
+}
+
+@test "the header's MD5 is checked: a wrong one is refused though the CRC is right; an MD5-only archive installs" {
+    mkdir root
+    local before
+    before=$(tree_digest root)
+    vendor_run md5.run
+    grep -q '^MD5="[0-9a-f]\{32\}"$' md5.run
+    grep -q '^CRCsum="[0-9]*"$' md5.run
+    # Same length, so the header's line count and the payload's offset are unchanged.
+    sed '1,20s/^MD5="[0-9a-f]*"$/MD5="0123456789abcdef0123456789abcdef"/' md5.run >badmd5.run
+    run "$SKINSTALL" install badmd5.run --install-path root
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"'badmd5.run' payload MD5 mismatch: the header records 0123456789abcdef0123456789abcdef"* ]]
+    run "$SKC" import badmd5.run -o x.run
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"payload MD5 mismatch"* ]]
+    [ "$(tree_digest root)" = "$before" ]
+    vendor_run md5only.run --nocrc
+    grep -q '^CRCsum="0000000000"$' md5only.run
+    "$SKINSTALL" install md5only.run --install-path root -q
+    "$SKINSTALL" verify --install-path root -q
+    [ ! -e "$W/EXECUTED" ]
+}
+
+@test "CANN 8.0.RC3 to 8.1.RC1's static_kernel_<datetime> (no pid) installs, its datetime the version" {
+    VENDOR=static_kernel_230808110316 vendor_run static_kernel_230808110316.run --sha256
+    mkdir root
+    run "$SKINSTALL" install static_kernel_230808110316.run --install-path root
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"installed static_kernel_230808110316 230808110316 into"* ]]
+    "$SKINSTALL" verify --install-path root -q
+    run "$SKC" import static_kernel_230808110316.run -o x.run --json
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"\"version\": \"230808110316\""* ]]
+    [ ! -e "$W/EXECUTED" ]
+}
+
+@test "an entry below a file or a file given twice is refused naming the .run and the entry" {
+    mkdir root
+    local before
+    before=$(tree_digest root)
+    python3 - <<'PY'
+import io, tarfile
+for out, entries in (("clash.tar", ["static_kernel_1_2/a", "static_kernel_1_2/a/b"]),
+                     ("dup.tar", ["static_kernel_1_2/a", "static_kernel_1_2/a"])):
+    with tarfile.open(out, "w", format=tarfile.USTAR_FORMAT) as t:
+        for name in entries:
+            i = tarfile.TarInfo(name)
+            i.size = 1
+            t.addfile(i, io.BytesIO(b"x"))
+PY
+    makeself_wrap clash.tar clash.run
+    run "$SKINSTALL" install clash.run --install-path root
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"'clash.run' holds 'static_kernel_1_2/a/b', which cannot be unpacked"*"an earlier entry is a file on its path"* ]]
+    makeself_wrap dup.tar dup.run
+    run "$SKC" import dup.run -o x.run
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"'dup.run' holds 'static_kernel_1_2/a' more than once"* ]]
+    [ ! -e x.run ]
+    [ "$(tree_digest root)" = "$before" ]
+}
+
+@test "a directory named like a script skforge renders (install.sh/) is left out like the file" {
+    python3 - <<'PY'
+import io, tarfile
+k = "static_kernel_1_2"
+index = b'{"Add":{"staticList":[{"simplifiedKey":"Add/x","binPath":"%s/ascend910b/Add/a.o"}]}}' % k.encode()
+with tarfile.open("gendir.tar", "w", format=tarfile.USTAR_FORMAT) as t:
+    for name, data in ((k + "/ascend910b/Add/a.o", b"kernel"),
+                       (k + "/config/ascend910b/binary_info_config.json", index),
+                       (k + "/install.sh/x", b"vendor")):
+        i = tarfile.TarInfo(name)
+        i.size = len(data)
+        t.addfile(i, io.BytesIO(data))
+PY
+    makeself_wrap gendir.tar gendir.run
+    mkdir root
+    run "$SKINSTALL" install gendir.run --install-path root
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ -f "$(ai)/static_kernel_1_2/install.sh" ]
+    [ ! -e "$(ai)/static_kernel_1_2/install.sh/x" ]
+    "$SKINSTALL" verify --install-path root -q
 }

@@ -32,9 +32,19 @@
 //       offset). That engine reads simplifiedKey as one string (op_kernel.cpp AppendStaticBin).
 // The release lines hosts run differ from master in a few of these rules; `Line` selects them
 // (line_rules below names the vendor file and commit of each difference).
+// The base (<opp> above), from opbase's master at aa3cd74 and 9.1.0 at 0e247b8 (where the
+// collector is indv_collecter.cpp; 9.0.0 has no reselect with a path):
+//   GetBuiltInBasePath, read when the runtime starts: $ASCEND_HOME_PATH/opp_latest, as written,
+//     when it resolves; else $ASCEND_OPP_PATH as written; else none (no static kernels);
+//   aclnnReselectStaticKernelWithPath(P) (common/api/acl_op_api.cpp): realpath(P), or the call
+//     fails (ACLNN_ERR_PARAM_INVALID) and nothing is reloaded; NnopbaseReloadStaticBinJsonInfos
+//     hands that base to NnopbaseCollectorGetStaticKernelPathAndReadConfig in place of the
+//     built-in one, whose kernels stay registered: the reload adds ("incremental update static
+//     bin" in NnopbaseCollectorAddBinInfo), and a byte key already registered keeps its kernel.
 // Used by unit tests and by the opbase_read program the whole-program tests run.
 #include <algorithm>
 #include <array>
+#include <climits>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -44,6 +54,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <stdlib.h>
 
 namespace skforge::test::opbase {
 
@@ -73,14 +85,17 @@ struct LineRules {
     /// workspace inside that branch; a JSON without runInfo leaves the OpType's previous run
     /// info in place (9.0.0 indv_collecter.cpp UpdateRunInfoForStaticJson).
     bool run_info_fallback;
+    /// aclnnReselectStaticKernelWithPath exists (common/api/acl_op_api.cpp: not on branch
+    /// 9.0.0, on 9.1.0 and master).
+    bool reselect_with_path;
 };
 
 /// The row of `line`.
 inline const LineRules& line_rules(Line line) {
     static const LineRules rows[] = {
-        {"9.0", false, false, false},
-        {"9.1", true, false, true},
-        {"master", true, true, true},
+        {"9.0", false, false, false, false},
+        {"9.1", true, false, true, true},
+        {"master", true, true, true, true},
     };
     return rows[static_cast<int>(line)];
 }
@@ -427,12 +442,38 @@ inline std::string read_entry(const nlohmann::json& entry, const std::string& ba
     return "";
 }
 
+/// realpath(path) as mmRealPath gives it (a buffer of PATH_MAX), "" when it does not resolve.
+inline std::string real_path(const std::string& path) {
+    char resolved[PATH_MAX];
+    return ::realpath(path.c_str(), resolved) == nullptr ? std::string() : std::string(resolved);
+}
+
+/// GetBuiltInBasePath: the base the runtime reads static kernels from when it starts, given
+/// $ASCEND_HOME_PATH and $ASCEND_OPP_PATH (nullptr: unset); "" for none.
+inline std::string builtin_base_path(const char* home, const char* opp_path) {
+    if (home != nullptr) {
+        const std::string latest = std::string(home) + "/opp_latest";
+        if (!real_path(latest).empty())
+            return latest; // as written: its symbolic links stay in every binPath
+    }
+    return opp_path != nullptr ? opp_path : "";
+}
+
+/// aclnnReselectStaticKernelWithPath(path): the base its reload reads in place of the built-in
+/// one, realpath(path) (a file resolves too: its index is then simply not found); "" when the
+/// call fails (ACLNN_ERR_PARAM_INVALID "Invalid static kernel path") and reloads nothing.
+inline std::string reselect_base_path(const std::string& path) {
+    return real_path(path);
+}
+
 /// Reads `<opp>/static_kernel/ai_core/config/<soc_dir>/binary_info_config.json` as the runtime
 /// of `line` does.
 inline Reading read_static_kernels(const std::string& opp, const std::string& soc_dir,
                                    Line line = Line::master) {
     Reading r;
     r.line = line;
+    if (opp.empty()) // no base: the runtime reads no static kernels
+        return r;
     const std::string base = opp + "/static_kernel/ai_core/";
     r.index_path = base + "config/" + soc_dir + "/binary_info_config.json";
     std::ifstream in(r.index_path);
@@ -456,6 +497,16 @@ inline Reading read_static_kernels(const std::string& opp, const std::string& so
             r.kernels.push_back(std::move(k));
         }
     }
+    return r;
+}
+
+/// What the runtime has registered after it read `start` and a reselect then reloaded
+/// `reload`: the start's kernels first, the reload's after them (the index read is the
+/// reload's). A Registry over it lets a kernel of the start hide the reload's under one key.
+inline Reading reloaded(const Reading& start, const Reading& reload) {
+    Reading r = reload;
+    r.kernels = start.kernels;
+    r.kernels.insert(r.kernels.end(), reload.kernels.begin(), reload.kernels.end());
     return r;
 }
 

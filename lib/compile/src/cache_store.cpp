@@ -223,21 +223,6 @@ struct stat stat_fd(int fd, const std::string& path) {
     return st;
 }
 
-// Throws an Error saying what is wrong unless the file open at `fd` has the entry's size and
-// SHA-256 and `path` reads as a whole .run (layout, payload digest, manifest).
-void check_run(int fd, const std::string& path, const CacheEntry& e) {
-    auto size = static_cast<std::uint64_t>(stat_fd(fd, path).st_size);
-    if (size != e.size)
-        throw Error(std::to_string(size) + " bytes, the metadata says " + std::to_string(e.size));
-    std::string sha = support::sha256_fd(fd, path).sha256;
-    if (sha != e.sha256)
-        throw Error("SHA-256 " + sha + ", the metadata says " + e.sha256);
-    package::RunPackage run(path);
-    run.check_layout();
-    run.verify_digests();
-    run.read_manifest();
-}
-
 json entry_json(const CacheEntry& e) {
     return {{"key", e.key},
             {"sha256", e.sha256},
@@ -500,6 +485,19 @@ UniqueFd open_root(const std::string& dir) {
 }
 
 } // namespace
+
+void check_run(int fd, const std::string& path, const CacheEntry& e) {
+    auto size = static_cast<std::uint64_t>(stat_fd(fd, path).st_size);
+    if (size != e.size)
+        throw Error(std::to_string(size) + " bytes, the metadata says " + std::to_string(e.size));
+    std::string sha = support::sha256_fd(fd, path).sha256;
+    if (sha != e.sha256)
+        throw Error("SHA-256 " + sha + ", the metadata says " + e.sha256);
+    package::RunPackage run(path);
+    run.check_layout();
+    run.verify_digests();
+    run.read_manifest();
+}
 
 CacheStore::CacheStore(CacheStoreOptions options) : m_options(std::move(options)) {
     if (m_options.dir.empty())

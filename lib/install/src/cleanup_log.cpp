@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "skforge/install/cleanup_log.hpp"
 
-#include <algorithm>
 #include <cctype>
 #include <string_view>
+#include <unordered_set>
 
 namespace skforge::install {
 
@@ -20,20 +20,21 @@ bool continues_name(char c) {
     return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.' || c == '-';
 }
 
-// In the run of path characters [begin, end): from its first '/' to the end of its last
-// "/uninstall.sh" that no name character follows, or "" when it has none.
-std::string_view candidate_in(std::string_view text, std::size_t begin, std::size_t end) {
+// In a word (a run of path characters): from its first '/' to the end of its last
+// "/uninstall.sh" that no name character follows, or "" when it has none. Every search stays
+// inside the word, so a log is read a bounded number of times whatever its words.
+std::string_view candidate_in(std::string_view word) {
     static constexpr std::string_view k_tail = "/uninstall.sh";
-    std::size_t start = text.find('/', begin);
-    if (start >= end)
+    std::size_t start = word.find('/');
+    if (start == std::string_view::npos)
         return {};
-    for (std::size_t p = end; p > start + 1;) {
-        p = text.rfind(k_tail, p - 1);
+    for (std::size_t p = word.size(); p > start + 1;) {
+        p = word.rfind(k_tail, p - 1);
         if (p == std::string_view::npos || p <= start)
             break;
         std::size_t after = p + k_tail.size();
-        if (after <= end && (after == text.size() || !continues_name(text[after])))
-            return text.substr(start, after - start);
+        if (after == word.size() || !continues_name(word[after]))
+            return word.substr(start, after - start);
     }
     return {};
 }
@@ -41,10 +42,12 @@ std::string_view candidate_in(std::string_view text, std::size_t begin, std::siz
 } // namespace
 
 // Linear in the log's size: a CI log may hold lines of megabytes (std::regex recursed once per
-// character there and overflowed the stack).
+// character there and overflowed the stack) and megabytes of short words (a search from each
+// word to the log's end or start was quadratic, minutes for a few megabytes).
 std::vector<std::string> uninstall_candidates(const std::string& log_text) {
     std::string_view text = log_text;
     std::vector<std::string> out;
+    std::unordered_set<std::string_view> seen;
     for (std::size_t i = 0; i < text.size();) {
         if (ends_path(text[i])) {
             ++i;
@@ -53,9 +56,9 @@ std::vector<std::string> uninstall_candidates(const std::string& log_text) {
         std::size_t end = i;
         while (end < text.size() && !ends_path(text[end]))
             ++end;
-        std::string p(candidate_in(text, i, end));
-        if (!p.empty() && std::find(out.begin(), out.end(), p) == out.end())
-            out.push_back(std::move(p));
+        std::string_view p = candidate_in(text.substr(i, end - i));
+        if (!p.empty() && seen.insert(p).second)
+            out.emplace_back(p);
         i = end;
     }
     return out;

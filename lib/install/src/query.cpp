@@ -5,6 +5,7 @@
 #include "skforge/install/index.hpp"
 #include "skforge/package/json_text.hpp"
 #include "skforge/support/error.hpp"
+#include "skforge/support/hex.hpp"
 #include "skforge/support/parallel.hpp"
 #include "skforge/support/printable.hpp"
 #include "skforge/support/sha256.hpp"
@@ -510,6 +511,8 @@ InstallRecord read_install_record(const Dir& package_dir) {
     };
     r.installed_by = field("installed_by");
     r.from = field("from");
+    if (auto bytes = support::from_hex(field("from_hex")); bytes && !bytes->empty())
+        r.from.assign(bytes->begin(), bytes->end()); // a path that is not UTF-8, exactly
     r.signature = field("signature");
     r.signer_key_id = field("signer_key_id");
     return r;

@@ -8,9 +8,11 @@
 #include "skforge/install/query.hpp"
 #include "skforge/install/version.hpp"
 #include "skforge/package/json_text.hpp"
+#include "skforge/package/path_rules.hpp"
 #include "skforge/package/writer.hpp"
 #include "skforge/support/error.hpp"
 #include "skforge/support/fault.hpp"
+#include "skforge/support/hex.hpp"
 #include "skforge/support/sha256.hpp"
 
 #include <algorithm>
@@ -691,17 +693,21 @@ StagedPackage decide_package(const InstallTree& tree, const VerifiedPackage& pkg
 }
 
 // The install record written beside manifest.json: who installed it, from where, signed by
-// whom, and each file's stamp as staged.
+// whom, and each file's stamp as staged. JSON holds UTF-8 only: a .run path that is not UTF-8 is
+// also recorded byte for byte as "from_hex" (what repair reads), "from" keeping its readable form.
 std::string render_install_record(const VerifiedPackage& pkg,
                                   const std::map<std::string, std::string>& stamps) {
     char buf[PATH_MAX];
     std::string from = ::realpath(pkg.origin.c_str(), buf) ? buf : pkg.origin;
-    return package::json_text({{"installed_by", invoking_user()},
-                               {"from", from},
-                               {"signature", package::signature_state_name(pkg.signature)},
-                               {"signer_key_id", pkg.signer_key_id},
-                               {"file_stamps", stamps}}) +
-           "\n";
+    nlohmann::json record = {{"installed_by", invoking_user()},
+                             {"from", from},
+                             {"signature", package::signature_state_name(pkg.signature)},
+                             {"signer_key_id", pkg.signer_key_id},
+                             {"file_stamps", stamps}};
+    if (package::check_utf8(from))
+        record["from_hex"] = support::to_hex(
+            std::span(reinterpret_cast<const std::uint8_t*>(from.data()), from.size()));
+    return package::json_text(record) + "\n";
 }
 
 // Refuses, before anything changes, when this user could not finish replacing or removing

@@ -142,6 +142,26 @@ std::optional<std::uint32_t> ge_format(std::string_view format) {
 
 namespace {
 
+template <class T, std::size_t N>
+std::optional<std::string_view> name_of(const std::pair<std::string_view, T> (&table)[N], T value) {
+    for (const auto& [n, v] : table)
+        if (v == value)
+            return n;
+    return std::nullopt;
+}
+
+} // namespace
+
+std::optional<std::string_view> ge_data_type_name(std::uint32_t code) {
+    return name_of(k_dtypes, code);
+}
+
+std::optional<std::string_view> ge_format_name(std::uint32_t code) {
+    return name_of(k_formats, code);
+}
+
+namespace {
+
 void append_list(std::string& key, std::span<const std::int64_t> values) {
     key += '(';
     for (std::size_t i = 0; i < values.size(); ++i) {

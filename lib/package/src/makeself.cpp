@@ -33,7 +33,6 @@ namespace {
 
 constexpr std::string_view k_banner = "# This script was generated using Makeself ";
 constexpr std::size_t k_max_header = 1u << 20; // makeself's own script is about 20 KiB
-constexpr std::uint64_t k_max_unpacked = 64ull << 30;
 constexpr std::size_t k_max_entries = 1u << 20;
 
 Error bad(const std::string& path, const std::string& why) {
@@ -60,7 +59,7 @@ std::string read_head(int fd, std::uint64_t size, const std::string& path) {
 
 // The header's NAME="VALUE" assignments at the start of a line (the first of each name).
 std::map<std::string, std::string> assignments(std::string_view head) {
-    static const std::regex k_line(R"(^([A-Za-z_]+)="([^"\n]*)\"$)");
+    static const std::regex k_line(R"(^([A-Za-z_][A-Za-z0-9_]*)="([^"\n]*)\"$)");
     std::map<std::string, std::string> out;
     std::size_t start = 0;
     while (start < head.size()) {
@@ -209,8 +208,70 @@ std::string entry_path(archive_entry* e, const std::string& path) {
     return p;
 }
 
+// Bytes the entries declare so far, and the most an archive may declare.
+struct Unpacked {
+    std::uint64_t total = 0;
+    std::uint64_t limit = 0;
+};
+
+// A regular file's apparent size, counted against the limit before a byte is written: a sparse
+// member's data blocks say nothing of the holes between them (457 bytes declared 1 TiB).
+void count_entry(archive_entry* e, const std::string& rel, const std::string& path,
+                 Unpacked& unpacked) {
+    if (archive_entry_sparse_count(e) > 0)
+        throw bad(path, "holds '" + rel + "', a sparse file of " +
+                            std::to_string(archive_entry_size(e)) +
+                            " bytes (mostly holes): skforge refuses sparse members; pack the "
+                            "files without --sparse");
+    la_int64_t size = archive_entry_size(e);
+    if (!archive_entry_size_is_set(e) || size < 0)
+        throw bad(path, "holds '" + rel + "', whose size is not recorded");
+    unpacked.total += static_cast<std::uint64_t>(size);
+    if (unpacked.total > unpacked.limit)
+        throw bad(path, "unpacks to more than " + std::to_string(unpacked.limit) + " bytes (at '" +
+                            rel + "')");
+}
+
+// The entry's data into `fd`. The blocks follow one another from 0 to the recorded size: a hole
+// (a sparse map the entry did not declare) or a block past the end is refused.
+void copy_data(archive* a, archive_entry* e, int fd, const std::string& target,
+               const std::string& rel, const std::string& path) {
+    const void* buf = nullptr;
+    size_t size = 0;
+    la_int64_t offset = 0;
+    auto written = static_cast<std::uint64_t>(0);
+    auto declared = static_cast<std::uint64_t>(archive_entry_size(e));
+    for (;;) {
+        int rc = archive_read_data_block(a, &buf, &size, &offset);
+        if (rc == ARCHIVE_EOF)
+            break;
+        if (rc != ARCHIVE_OK)
+            throw bad(path, "has a damaged payload at '" + rel + "': " + archive_error_string(a));
+        if (offset < 0 || static_cast<std::uint64_t>(offset) != written ||
+            size > declared - written)
+            throw bad(path, "holds '" + rel +
+                                "', whose data does not run whole from its start to "
+                                "its recorded size (a sparse or damaged member)");
+        if (::pwrite(fd, buf, size, offset) != static_cast<ssize_t>(size))
+            throw support::io_error("cannot write", target, errno);
+        written += size;
+    }
+    if (written != declared)
+        throw bad(path, "holds '" + rel + "', whose data ends before its recorded size");
+}
+
+// The directory `dir` (for entry `rel`) and its parents in the scratch tree; an entry below one
+// the archive made a file is refused.
+void make_dirs(const std::string& dir, const std::string& rel, const std::string& path) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec)
+        throw bad(path, "holds '" + rel + "', which cannot be unpacked (" + ec.message() +
+                            "): an earlier entry is a file on its path");
+}
+
 void write_entry(archive* a, archive_entry* e, const std::string& dest, const std::string& rel,
-                 const std::string& path, std::uint64_t& total) {
+                 const std::string& path, Unpacked& unpacked) {
     std::string target = dest + "/" + rel;
     auto type = archive_entry_filetype(e);
     if (archive_entry_hardlink(e) != nullptr || (type != AE_IFREG && type != AE_IFDIR))
@@ -218,34 +279,23 @@ void write_entry(archive* a, archive_entry* e, const std::string& dest, const st
                             "', which is not a regular file or a directory (links and devices "
                             "are refused)");
     if (type == AE_IFDIR) {
-        fs::create_directories(target);
+        make_dirs(target, rel, path);
         return;
     }
-    fs::create_directories(fs::path(target).parent_path());
+    count_entry(e, rel, path, unpacked);
+    make_dirs(fs::path(target).parent_path(), rel, path);
     mode_t mode = (archive_entry_perm(e) & 0111) != 0 ? 0755 : 0644;
     int fd = ::open(target.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+    if (fd < 0 && (errno == EEXIST || errno == EISDIR || errno == ENOTDIR))
+        throw bad(path, "holds '" + rel + "' more than once (a file where an entry already is)");
     if (fd < 0)
         throw support::io_error("cannot create", target, errno);
     support::UniqueFd out(fd);
-    const void* buf = nullptr;
-    size_t size = 0;
-    la_int64_t offset = 0;
-    for (;;) {
-        int rc = archive_read_data_block(a, &buf, &size, &offset);
-        if (rc == ARCHIVE_EOF)
-            break;
-        if (rc != ARCHIVE_OK)
-            throw bad(path, "has a damaged payload at '" + rel + "': " + archive_error_string(a));
-        total += size;
-        if (total > k_max_unpacked)
-            throw bad(path,
-                      "unpacks to more than " + std::to_string(k_max_unpacked >> 30) + " GiB");
-        if (::pwrite(fd, buf, size, offset) != static_cast<ssize_t>(size))
-            throw support::io_error("cannot write", target, errno);
-    }
+    copy_data(a, e, fd, target, rel, path);
 }
 
-void extract(int fd, const MakeselfHeader& h, const std::string& path, const std::string& dest) {
+void extract(int fd, const MakeselfHeader& h, const std::string& path, const std::string& dest,
+             std::uint64_t max_unpacked) {
     std::unique_ptr<archive, decltype(&archive_read_free)> a(archive_read_new(), archive_read_free);
     archive_read_support_filter_all(a.get());
     archive_read_support_format_tar(a.get());
@@ -253,7 +303,7 @@ void extract(int fd, const MakeselfHeader& h, const std::string& path, const std
     if (archive_read_open(a.get(), &r, nullptr, range_read, nullptr) != ARCHIVE_OK)
         throw bad(path, std::string("has a payload libarchive cannot read: ") +
                             archive_error_string(a.get()));
-    std::uint64_t total = 0;
+    Unpacked unpacked{0, max_unpacked};
     std::size_t count = 0;
     archive_entry* e = nullptr;
     for (;;) {
@@ -266,7 +316,7 @@ void extract(int fd, const MakeselfHeader& h, const std::string& path, const std
             throw bad(path, "holds more than " + std::to_string(k_max_entries) + " entries");
         std::string rel = entry_path(e, path);
         if (!rel.empty())
-            write_entry(a.get(), e, dest, rel, path, total);
+            write_entry(a.get(), e, dest, rel, path, unpacked);
     }
 }
 
@@ -291,17 +341,20 @@ std::string package_dir(const std::string& root, const std::string& path) {
     return found.front();
 }
 
-// static_kernel_<datetime>_<pid>: the datetime, which orders CANN's builds.
+// static_kernel_<datetime>_<pid>, or static_kernel_<datetime> as the CANN 8.0.RC3, 8.0 and
+// 8.1.RC1 guides name them: the datetime, which orders CANN's builds.
 std::string default_version(const std::string& name, const std::string& path) {
-    static const std::regex k_name(R"(static_kernel_([0-9]{1,30})_[0-9]+)");
+    static const std::regex k_name(R"(static_kernel_([0-9]{1,30})(_[0-9]+)?)");
     std::smatch m;
     if (std::regex_match(name, m, k_name))
         return m[1];
-    throw Error("'" + path + "': the package '" + name +
-                    "' is not named static_kernel_<datetime>_<pid>, so it has no version to take; "
-                    "give one with 'skc import " +
-                    path + " --package-version V'",
-                support::ErrorKind::usage);
+    throw Error(
+        "'" + path + "': the package '" + name +
+            "' is not named static_kernel_<datetime>_<pid> or static_kernel_<datetime>, so it "
+            "has no version to take; "
+            "give one with 'skc import " +
+            path + " --package-version V'",
+        support::ErrorKind::usage);
 }
 
 // The header of the archive open at `fd`, of `size` bytes.
@@ -365,14 +418,15 @@ PackResult import_makeself(const ImportOptions& o) {
     auto h = parse_header(fd.get(), size, o.input);
     check_sums(fd.get(), h, o.input);
     support::TempDir scratch(support::temp_parent(), "skforge-import-");
-    extract(fd.get(), h, o.input, scratch.path());
+    extract(fd.get(), h, o.input, scratch.path(), o.max_unpacked_bytes);
     std::string name = package_dir(scratch.path(), o.input);
     std::string src = scratch.path() + "/" + name;
     // The vendor's own scripts are not installed: skforge renders the package's install.sh,
     // uninstall.sh and version.info, and its installer never runs package code.
+    // Whatever they are: a directory of that name is left out too.
     for (const char* generated : k_generated_paths)
-        fs::remove(src + "/" + generated);
-    fs::remove(src + "/" + std::string(k_manifest_path));
+        fs::remove_all(src + "/" + generated);
+    fs::remove_all(src + "/" + std::string(k_manifest_path));
     PackOptions p;
     p.source_dir = src;
     p.output = o.output;

@@ -94,7 +94,7 @@ int copy_memory(skf_package* pkg, void* dst, const void* src, size_t bytes, rt::
         if (bytes != 0 && (dst == nullptr || src == nullptr))
             throw rt::ApiError(SKF_E_ARGUMENT, std::string(call) + ": NULL memory");
         if (bytes != 0)
-            pkg->opened.executor->copy(dst, src, bytes, d);
+            pkg->opened.copy(dst, src, bytes, d, call);
         return SKF_OK;
     });
 }
@@ -258,7 +258,7 @@ int skf_device_malloc(skf_package* pkg, size_t bytes, void** out) {
         require_live(pkg, "skf_device_malloc");
         if (out == nullptr)
             throw rt::ApiError(SKF_E_ARGUMENT, "skf_device_malloc: out is NULL");
-        *out = pkg->opened.executor->device_malloc(bytes);
+        *out = pkg->opened.device_malloc(bytes);
         return SKF_OK;
     });
 }
@@ -267,7 +267,7 @@ int skf_device_free(skf_package* pkg, void* memory) {
     return guarded([&] {
         require_live(pkg, "skf_device_free");
         if (memory != nullptr)
-            pkg->opened.executor->device_free(memory);
+            pkg->opened.device_free(memory);
         return SKF_OK;
     });
 }

@@ -6,6 +6,7 @@
 #include "skforge/runtime/npu.hpp"
 
 #include "acl_api.hpp"
+#include "program_check.hpp"
 #include "skforge/kernel/host_dtype.hpp"
 #include "skforge/kernel/kernel_meta.hpp"
 #include "skforge/runtime.h"
@@ -17,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -160,17 +162,26 @@ std::string package_path(const std::string& dir, const std::string& rel, const s
     return dir + "/" + rel;
 }
 
-KernelLaunch kernel_launch(const json& k) {
+// A launch of the program (`where`: the field it is, as "ops[3].kernel"), its numbers checked.
+KernelLaunch kernel_launch(const json& k, const std::string& file, const std::string& where) {
     KernelLaunch l;
     l.json = k.at("json").get<std::string>();
     l.binary = k.at("binary").get<std::string>();
+    package_path("", l.binary, file); // refused here, before the device is touched
     l.kernel_name = k.at("kernel_name").get<std::string>();
     l.magic = k.at("magic").get<std::string>();
-    l.block_dim = std::max<std::uint32_t>(1, k.at("block_dim").get<std::uint32_t>());
+    l.block_dim =
+        std::max<std::uint32_t>(1, check::member<std::uint32_t>(k, "block_dim", file, where));
     l.ffts = k.value("ffts", false);
-    l.workspace = k.value("workspace", std::vector<std::uint64_t>{});
-    l.schedule_mode = k.value("schedule_mode", std::uint8_t{0});
-    l.local_memory_size = k.value("local_memory_size", std::uint32_t{0});
+    std::size_t i = 0;
+    for (const auto& w : k.value("workspace", json::array())) {
+        std::string field = where + ".workspace[" + std::to_string(i++) + "]";
+        l.workspace.push_back(
+            check::unsigned_integer(w, std::numeric_limits<std::uint64_t>::max(), file, field));
+        check::allocatable(l.workspace.back(), file, field);
+    }
+    l.schedule_mode = check::member<std::uint8_t>(k, "schedule_mode", file, where, std::uint8_t{0});
+    l.local_memory_size = check::member<std::uint32_t>(k, "local_memory_size", file, where, 0u);
     if (k.contains("tiling") && !k["tiling"].is_null()) {
         l.has_tiling = true;
         l.tiling = unhex(k["tiling"].at("data").get<std::string>(), l.json);
@@ -181,33 +192,47 @@ KernelLaunch kernel_launch(const json& k) {
 // The slots of a segment's table; a sub-kernel whose parameters its JSON names
 // (sub_operator_params) makes the segment unsupported, saying so.
 void read_slots(SegmentStep& s, const json& args, const std::map<std::int64_t, std::size_t>& locks,
-                std::size_t tensors, const std::string& file) {
-    std::size_t count = 0;
-    for (const auto& a : args)
-        count = std::max<std::size_t>(count, a.at("slot").get<std::size_t>() +
-                                                 a.value("count", std::size_t{1}));
-    s.slots.assign(count, {Slot::Kind::null, 0});
+                std::size_t tensors, const std::string& file, const std::string& where) {
+    // The table's size: every entry's slots inside it, at most k_max_slots of them.
+    std::uint64_t count = 0;
+    std::vector<std::size_t> first;
     for (const auto& a : args) {
-        auto at = a.at("slot").get<std::size_t>();
+        std::string field = where + ".args[" + std::to_string(first.size()) + "]";
+        auto at =
+            check::unsigned_integer(a.at("slot"), check::k_max_slots - 1, file, field + ".slot");
+        auto n = a.contains("count") ? check::unsigned_integer(a["count"], check::k_max_slots - at,
+                                                               file, field + ".count")
+                                     : 1;
+        count = std::max(count, at + n);
+        first.push_back(static_cast<std::size_t>(at));
+    }
+    s.slots.assign(static_cast<std::size_t>(count), {Slot::Kind::null, 0});
+    std::size_t k = 0;
+    for (const auto& a : args) {
+        auto at = first[k++];
+        const std::string field = where + ".args[" + std::to_string(k - 1) + "]";
+        // An offset in the workspace block: inside it.
+        auto offset = [&](const char* key) {
+            return check::unsigned_integer(a[key], s.workspace_bytes, file, field + "." + key);
+        };
         Slot& slot = s.slots[at];
         if (a.contains("ffts")) {
             slot = {Slot::Kind::ffts, 0};
         } else if (a.contains("tensor")) {
-            slot = {Slot::Kind::tensor, a["tensor"].get<std::uint64_t>()};
-            if (slot.value >= tensors)
-                throw support::Error(file + ": SuperKernel " + s.name + ": tensor out of range");
+            slot = {Slot::Kind::tensor,
+                    check::index(a["tensor"], tensors, "tensors", file, field + ".tensor")};
         } else if (a.contains("arena")) {
-            slot = {Slot::Kind::arena, a["arena"].get<std::uint64_t>()};
+            slot = {Slot::Kind::arena, offset("arena")};
         } else if (a.contains("workspace")) {
-            slot = {Slot::Kind::workspace, a["workspace"].get<std::uint64_t>()};
+            slot = {Slot::Kind::workspace, offset("workspace")};
         } else if (a.contains("superkernel_workspace") && !a["superkernel_workspace"].is_null()) {
-            slot = {Slot::Kind::superkernel_workspace,
-                    a["superkernel_workspace"].get<std::uint64_t>()};
+            slot = {Slot::Kind::superkernel_workspace, offset("superkernel_workspace")};
         } else if (a.contains("lock")) {
-            auto lock = locks.find(a["lock"].get<std::int64_t>());
+            auto event = check::member<std::int64_t>(a, "lock", file, field);
+            auto lock = locks.find(event);
             if (lock == locks.end())
-                throw support::Error(file + ": SuperKernel " + s.name +
-                                     ": a lock of an event not in 'locks'");
+                throw support::Error(file + ": " + field + ".lock: event " + std::to_string(event) +
+                                     " is not in 'locks'");
             slot = {Slot::Kind::lock, lock->second};
             if (a.value("role", std::string()) == "wait") {
                 s.wait_slots.push_back(at);
@@ -220,11 +245,6 @@ void read_slots(SegmentStep& s, const json& args, const std::map<std::int64_t, s
                             "cannot map to its tensors: " +
                             a.value("reason", std::string("(no reason given)"));
         }
-        if ((slot.kind == Slot::Kind::arena || slot.kind == Slot::Kind::workspace ||
-             slot.kind == Slot::Kind::superkernel_workspace) &&
-            slot.value > s.workspace_bytes)
-            throw support::Error(file + ": SuperKernel " + s.name +
-                                 ": a slot points outside its workspace");
     }
 }
 
@@ -239,44 +259,50 @@ struct Program {
     std::vector<Step> steps;
 };
 
-// A tensor index of the program; throws naming the file when it is out of range.
-std::size_t tensor_ref(const json& v, const Program& p, const std::string& file) {
-    auto i = v.get<std::size_t>();
-    if (i >= p.tensors.size())
-        throw support::Error(file + ": tensor index " + std::to_string(i) + " out of range");
-    return i;
+// The tensor indices of list `key` of `o` (`where`.key), each checked.
+std::vector<std::size_t> tensor_refs(const json& o, const char* key, const Program& p,
+                                     const std::string& file, const std::string& where) {
+    std::vector<std::size_t> out;
+    for (const auto& i : o.at(key))
+        out.push_back(check::index(i, p.tensors.size(), "tensors", file,
+                                   where + "." + key + "[" + std::to_string(out.size()) + "]"));
+    return out;
 }
 
-void read_tensors(const json& j, Program& p) {
+// Every tensor: at most SK_MAX_RANK dims, a size memory can hold, a name of its own.
+void read_tensors(const json& j, Program& p, const std::string& file) {
     for (const auto& t : j.at("tensors")) {
+        const std::string where = "tensors[" + std::to_string(p.tensors.size()) + "]";
         TensorInfo info;
         info.name = t.at("name").get<std::string>();
         info.dtype = t.at("dtype").get<std::string>();
         info.dt = kernel::host_dtype(info.dtype).value_or(0);
         info.shape = t.at("shape").get<std::vector<std::int64_t>>();
-        info.bytes = t.at("bytes").get<std::uint64_t>();
+        check::rank(info, file, where);
+        info.bytes = check::member<std::uint64_t>(t, "bytes", file, where);
+        check::allocatable(info.bytes, file, where + ".bytes");
         info.graph_input = t.at("graph_input").get<bool>();
         info.graph_output = t.at("graph_output").get<bool>();
         p.tensors.push_back(std::move(info));
     }
+    check::unique_names(p.tensors, file);
 }
 
 void read_ops(const json& j, Program& p, const std::string& file) {
     for (const auto& o : j.at("ops")) {
+        const std::string where = "ops[" + std::to_string(p.ops.size()) + "]";
         OpStep op;
         op.name = o.at("name").get<std::string>();
         op.kind = o.at("kind").get<std::string>();
         op.type = o.value("type", std::string());
-        op.stream = o.at("stream").get<std::uint32_t>();
-        for (const auto& i : o.at("inputs"))
-            op.inputs.push_back(tensor_ref(i, p, file));
-        for (const auto& i : o.at("outputs"))
-            op.outputs.push_back(tensor_ref(i, p, file));
+        op.stream = check::member<std::uint32_t>(o, "stream", file, where);
+        op.inputs = tensor_refs(o, "inputs", p, file, where);
+        op.outputs = tensor_refs(o, "outputs", p, file, where);
         op.send = o.at("send_events").get<std::vector<std::int64_t>>();
         op.recv = o.at("recv_events").get<std::vector<std::int64_t>>();
-        op.segment = o.at("segment").get<int>();
+        op.segment = check::member<int>(o, "segment", file, where); // its range: read_steps
         if (!o.at("kernel").is_null()) {
-            op.kernel = kernel_launch(o["kernel"]);
+            op.kernel = kernel_launch(o["kernel"], file, where + ".kernel");
             op.kernel->op_type = op.type;
         }
         p.ops.push_back(std::move(op));
@@ -289,20 +315,20 @@ void read_segments(const json& j, Program& p, const std::string& file) {
     for (std::size_t i = 0; i < p.locks.size(); ++i)
         lock_index.emplace(p.locks[i], i);
     for (const auto& s : j.at("segments")) {
+        const std::string where = "segments[" + std::to_string(p.segments.size()) + "]";
         SegmentStep seg;
         seg.name = s.at("name").get<std::string>();
-        seg.stream = s.at("stream").get<std::uint32_t>();
-        seg.ops = s.at("ops").get<std::vector<std::size_t>>();
-        for (auto i : seg.ops)
-            if (i >= p.ops.size())
-                throw support::Error(file + ": SuperKernel " + seg.name +
-                                     ": operator out of range");
+        seg.stream = check::member<std::uint32_t>(s, "stream", file, where);
+        for (const auto& i : s.at("ops"))
+            seg.ops.push_back(check::index(i, p.ops.size(), "operators", file,
+                                           where + ".ops[" + std::to_string(seg.ops.size()) + "]"));
         json k = s;
         k["ffts"] = false; // the table's slot 0 says it
         k.erase("workspace");
-        seg.launch = kernel_launch(k);
-        seg.workspace_bytes = s.at("workspace_bytes").get<std::uint64_t>();
-        read_slots(seg, s.at("args"), lock_index, p.tensors.size(), file);
+        seg.launch = kernel_launch(k, file, where);
+        seg.workspace_bytes = check::member<std::uint64_t>(s, "workspace_bytes", file, where);
+        check::allocatable(seg.workspace_bytes, file, where + ".workspace_bytes");
+        read_slots(seg, s.at("args"), lock_index, p.tensors.size(), file, where);
         // Its arena tensors are no caller's to bind.
         for (const auto& arg : s.at("args"))
             if (arg.contains("arena"))
@@ -312,16 +338,33 @@ void read_segments(const json& j, Program& p, const std::string& file) {
     }
 }
 
+// The steps, and each operator's SuperKernel: an operator of a SuperKernel is launched by it,
+// never by a step of its own (a fused run launches a step's operator with its own kernel).
 void read_steps(const json& j, Program& p, const std::string& file) {
+    for (std::size_t i = 0; i < p.ops.size(); ++i)
+        if (p.ops[i].segment < -1 ||
+            p.ops[i].segment >= static_cast<std::int64_t>(p.segments.size()))
+            throw support::Error(file + ": ops[" + std::to_string(i) + "].segment: " +
+                                 std::to_string(p.ops[i].segment) + " is out of range (" +
+                                 std::to_string(p.segments.size()) + " segments; -1: none)");
     for (const auto& st : j.at("steps")) {
         bool seg = st.contains("segment");
-        auto i = st.at(seg ? "segment" : "op").get<std::size_t>();
-        if (i >= (seg ? p.segments.size() : p.ops.size()))
-            throw support::Error(file + ": step index out of range");
+        std::string field =
+            "steps[" + std::to_string(p.steps.size()) + "]." + (seg ? "segment" : "op");
+        auto i = seg ? check::index(st["segment"], p.segments.size(), "segments", file, field)
+                     : check::index(st.at("op"), p.ops.size(), "operators", file, field);
+        if (!seg && p.ops[i].segment >= 0)
+            throw support::Error(file + ": " + field + ": operator '" + p.ops[i].name +
+                                 "' is part of SuperKernel " +
+                                 p.segments[static_cast<std::size_t>(p.ops[i].segment)].name +
+                                 ", which launches it; a step cannot launch it alone");
         p.steps.push_back({seg, i});
     }
 }
 
+Program parse_program(const std::string& text, const std::string& file);
+
+// The package's npu/program.json, read and checked (parse_program).
 Program read_program(const std::string& dir) {
     const std::string file = dir + "/npu/program.json";
     std::string text;
@@ -332,6 +375,10 @@ Program read_program(const std::string& dir) {
                                           " (an NPU package built by an skc without the NPU "
                                           "program, or a host package: rebuild it)");
     }
+    return parse_program(text, file);
+}
+
+Program parse_program(const std::string& text, const std::string& file) {
     if (auto deep = support::check_json_depth(text))
         throw support::Error(file + ": " + *deep);
     Program p;
@@ -341,7 +388,7 @@ Program read_program(const std::string& dir) {
             throw ApiError(SKF_E_PACKAGE, file + ": not a version 1 skforge NPU program");
         p.graph = j.at("graph").get<std::string>();
         p.arch = j.at("arch").get<std::string>();
-        read_tensors(j, p);
+        read_tensors(j, p, file);
         read_ops(j, p, file);
         read_segments(j, p, file);
         read_steps(j, p, file);
@@ -984,6 +1031,10 @@ void describe_npu(Opened& o, const Program& p) {
 }
 
 } // namespace
+
+void check_npu_program(const std::string& text, const std::string& file) {
+    parse_program(text, file);
+}
 
 std::unique_ptr<Executor> npu_executor(const std::string& dir, unsigned device_id, Opened& o) {
     library(device_id); // names set_env.sh when CANN's runtime is missing, before the package

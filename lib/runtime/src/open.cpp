@@ -2,6 +2,7 @@
 // Opening an installed package on a device, binding its tensors by name, and the host executor.
 #include "skforge/runtime/open.hpp"
 
+#include "program_check.hpp"
 #include "skforge/install/layout.hpp"
 #include "skforge/install/query.hpp"
 #include "skforge/runtime.h"
@@ -37,12 +38,14 @@ class HostExecutor final : public Executor {
     void drop_side_waits(bool drop) override { m_runner.drop_side_waits(drop); }
     // The host's device memory is host memory, 64-byte aligned as a device allocation is.
     void* device_malloc(std::size_t bytes) override {
-        std::size_t n = std::max<std::size_t>(64, (bytes + 63) / 64 * 64);
-        std::unique_ptr<std::byte, Free> p(static_cast<std::byte*>(std::aligned_alloc(64, n)));
+        auto n = check::block_size(bytes);
+        std::unique_ptr<std::byte, Free> p(
+            n ? static_cast<std::byte*>(std::aligned_alloc(64, static_cast<std::size_t>(*n)))
+              : nullptr);
         if (p == nullptr)
             throw ApiError(SKF_E_MEMORY, "skf_device_malloc: out of memory for " +
                                              std::to_string(bytes) + " bytes");
-        std::memset(p.get(), 0, n);
+        std::memset(p.get(), 0, static_cast<std::size_t>(*n));
         void* out = p.get();
         m_user.emplace(out, std::move(p));
         return out;
@@ -204,6 +207,34 @@ void Opened::bind(const std::string& name, void* memory) {
     }
     executor->bind(it->second, memory);
     bound[it->second] = memory != nullptr;
+}
+
+void* Opened::device_malloc(std::size_t bytes) {
+    void* p = executor->device_malloc(bytes);
+    blocks[reinterpret_cast<std::uintptr_t>(p)] = std::max<std::size_t>(bytes, 1); // at least one
+    return p;
+}
+
+void Opened::device_free(void* memory) {
+    executor->device_free(memory);
+    blocks.erase(reinterpret_cast<std::uintptr_t>(memory));
+}
+
+void Opened::copy(void* dst, const void* src, std::size_t bytes, Executor::Copy direction,
+                  const char* call) {
+    auto device =
+        reinterpret_cast<std::uintptr_t>(direction == Executor::Copy::to_device ? dst : src);
+    auto it = blocks.upper_bound(device);
+    if (it != blocks.begin()) {
+        --it;
+        std::uintptr_t offset = device - it->first;
+        if (offset < it->second && bytes > it->second - offset)
+            throw ApiError(SKF_E_ARGUMENT, std::string(call) + ": " + std::to_string(bytes) +
+                                               " bytes at offset " + std::to_string(offset) +
+                                               " of a block of " + std::to_string(it->second) +
+                                               " bytes (skf_device_malloc) would run past its end");
+    }
+    executor->copy(dst, src, bytes, direction);
 }
 
 namespace {

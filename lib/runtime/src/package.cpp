@@ -2,7 +2,9 @@
 // Loading a host package's program and libraries, preparing its launches, running and comparing.
 #include "skforge/runtime/package.hpp"
 
+#include "program_check.hpp"
 #include "skforge/kernel/host_dtype.hpp"
+#include "skforge/support/checked.hpp"
 #include "skforge/support/error.hpp"
 #include "skforge/support/file.hpp"
 #include "skforge/support/json_depth.hpp"
@@ -12,6 +14,7 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -29,11 +32,11 @@ namespace {
 constexpr std::size_t k_align = 64;
 
 void* aligned_bytes(std::uint64_t bytes) {
-    std::size_t n = (static_cast<std::size_t>(bytes) + k_align - 1) / k_align * k_align;
-    void* p = std::aligned_alloc(k_align, n == 0 ? k_align : n);
+    auto n = check::block_size(bytes);
+    void* p = n ? std::aligned_alloc(k_align, static_cast<std::size_t>(*n)) : nullptr;
     if (p == nullptr)
         throw Error("out of memory allocating " + std::to_string(bytes) + " bytes");
-    std::memset(p, 0, n == 0 ? k_align : n);
+    std::memset(p, 0, static_cast<std::size_t>(*n));
     return p;
 }
 
@@ -109,14 +112,126 @@ Package::Package(Package&& o) noexcept
     o.m_handles.clear();
 }
 
-Package Package::open(const std::string& dir) {
-    const std::string file = dir + "/host/program.json";
-    if (!std::filesystem::is_regular_file(file))
-        throw Error(file + ": no host program here; was the package compiled with --npu-arch "
-                           "host?");
+namespace {
+
+// Tensor `i` of the program (`t`), checked: its shape, its size and that its block fits.
+TensorInfo read_tensor(const json& t, std::size_t i, const std::string& file) {
+    const std::string where = "tensors[" + std::to_string(i) + "]";
+    TensorInfo info;
+    info.name = t.at("name").get<std::string>();
+    info.dtype = t.at("dtype").get<std::string>();
+    auto dt = kernel::host_dtype(info.dtype);
+    if (!dt)
+        throw Error(file + ": tensor '" + info.name + "' has unknown dtype '" + info.dtype + "'");
+    info.dt = *dt;
+    info.shape = t.at("shape").get<std::vector<std::int64_t>>();
+    auto bytes = support::checked_mul(check::elements(info, file, where), sk_dtype_size(info.dt));
+    if (!bytes || !check::block_size(*bytes))
+        throw Error(file + ": " + where + ": tensor '" + info.name + "' of " + info.dtype +
+                    " is larger than memory can hold");
+    info.bytes = *bytes;
+    info.graph_input = t.at("graph_input").get<bool>();
+    info.graph_output = t.at("graph_output").get<bool>();
+    return info;
+}
+
+// Operator `i` of the program, checked; its kernel is not loaded yet.
+OpInfo read_op(const json& o, std::size_t i, std::size_t tensors, const std::string& file) {
+    const std::string where = "ops[" + std::to_string(i) + "]";
+    OpInfo op;
+    op.name = o.at("name").get<std::string>();
+    op.type = o.at("type").get<std::string>();
+    op.kind = op_kind(o.value("kind", "kernel"), op.name, file);
+    op.stream = check::member<std::uint32_t>(o, "stream", file, where, 0u);
+    op.notify = o.value("notify", std::vector<std::int64_t>{});
+    op.wait = o.value("wait", std::vector<std::int64_t>{});
+    op.library = o.at("library").get<std::string>();
+    op.symbol = o.at("symbol").get<std::string>();
+    op.block_dim =
+        std::max<std::uint32_t>(1, check::member<std::uint32_t>(o, "block_dim", file, where));
+    op.workspace = check::member<std::uint64_t>(o, "workspace", file, where);
+    check::allocatable(op.workspace, file, where + ".workspace");
+    op.core_mask = check::member<std::uint32_t>(o, "core_mask", file, where);
+    if (op.core_mask < 1 || op.core_mask > 3)
+        throw Error(file + ": operator '" + op.name + "' has core_mask " +
+                    std::to_string(op.core_mask) + " (1 vector, 2 cube, 3 both)");
+    std::size_t k = 0;
+    for (const auto& t : o.at("inputs"))
+        op.inputs.push_back(check::index(t, tensors, "tensors", file,
+                                         where + ".inputs[" + std::to_string(k++) + "]"));
+    k = 0;
+    for (const auto& t : o.at("outputs"))
+        op.outputs.push_back(check::index(t, tensors, "tensors", file,
+                                          where + ".outputs[" + std::to_string(k++) + "]"));
+    op.segment = check::member<int>(o, "segment", file, where); // its range once segments are read
+    return op;
+}
+
+// An offset of an 8-byte pointer in a parameter block of `size` bytes (size >= 8).
+std::int64_t param_offset(const json& v, std::int64_t size, const std::string& file,
+                          const std::string& field) {
+    return check::integer(v, 0, size - 8, file, field);
+}
+
+// SuperKernel `i` of the program, checked against the operators and tensors; not loaded yet.
+SegmentInfo read_segment(const json& s, std::size_t i, std::vector<TensorInfo>& tensors,
+                         std::size_t ops, const std::string& file) {
+    const std::string where = "segments[" + std::to_string(i) + "]";
+    SegmentInfo seg;
+    seg.name = s.at("name").get<std::string>();
+    seg.library = s.at("library").get<std::string>();
+    seg.entry = s.at("entry").get<std::string>();
+    seg.task_ration = s.at("task_ration").get<std::string>();
+    std::size_t k = 0;
+    for (const auto& o : s.at("ops"))
+        seg.ops.push_back(
+            check::index(o, ops, "operators", file, where + ".ops[" + std::to_string(k++) + "]"));
+    // The block holds at least the workspace pointer.
+    seg.param_block_size =
+        check::integer(s.at("param_block_size"), 8, std::numeric_limits<std::int64_t>::max(), file,
+                       where + ".param_block_size");
+    check::allocatable(static_cast<std::uint64_t>(seg.param_block_size), file,
+                       where + ".param_block_size");
+    seg.workspace_param_offset = param_offset(s.at("workspace_param_offset"), seg.param_block_size,
+                                              file, where + ".workspace_param_offset");
+    seg.workspace_bytes = check::member<std::uint64_t>(s, "workspace_bytes", file, where);
+    check::allocatable(seg.workspace_bytes, file, where + ".workspace_bytes");
+    seg.sync_slots = static_cast<std::uint32_t>(check::unsigned_integer(
+        s.at("sync_slots"), check::k_max_slots, file, where + ".sync_slots"));
+    k = 0;
+    for (const auto& a : s.at("parameters")) {
+        std::string at = where + ".parameters[" + std::to_string(k++) + "]";
+        auto t = check::index(a.at("tensor"), tensors.size(), "tensors", file, at + ".tensor");
+        seg.parameters.emplace_back(t, param_offset(a.at("param_offset"), seg.param_block_size,
+                                                    file, at + ".param_offset"));
+    }
+    k = 0;
+    for (const auto& a : s.at("arena_tensors"))
+        tensors[check::index(a, tensors.size(), "tensors", file,
+                             where + ".arena_tensors[" + std::to_string(k++) + "]")]
+            .arena = true;
+    // The event flags lie between the workspace pointer and the notify/wait slots.
+    seg.side_slot_offset =
+        s.contains("side_slot_offset")
+            ? check::integer(s["side_slot_offset"], seg.workspace_param_offset + 8,
+                             seg.param_block_size, file, where + ".side_slot_offset")
+            : seg.param_block_size;
+    k = 0;
+    for (const auto& a : s.value("side_slots", json::array())) {
+        std::string at = where + ".side_slots[" + std::to_string(k++) + "]";
+        auto off = check::integer(a.at("param_offset"), seg.side_slot_offset,
+                                  seg.param_block_size - 8, file, at + ".param_offset");
+        seg.side_slots.push_back(
+            {off, a.at("event").get<std::int64_t>(), a.at("role").get<std::string>() == "wait"});
+    }
+    return seg;
+}
+
+} // namespace
+
+Package Package::parse(const std::string& text, const std::string& file) {
     Package p;
     try {
-        std::string text = support::read_file(file);
         if (auto deep = support::check_json_depth(text))
             throw Error(file + ": " + *deep);
         json j = json::parse(text);
@@ -125,125 +240,68 @@ Package Package::open(const std::string& dir) {
             throw Error(file + ": not a version 1 skforge host program (ABI " +
                         std::to_string(SK_HOST_ABI_VERSION) + ")");
         p.m_graph = j.at("graph").get<std::string>();
-        for (const auto& t : j.at("tensors")) {
-            TensorInfo info;
-            info.name = t.at("name").get<std::string>();
-            info.dtype = t.at("dtype").get<std::string>();
-            auto dt = kernel::host_dtype(info.dtype);
-            if (!dt)
-                throw Error(file + ": tensor '" + info.name + "' has unknown dtype '" + info.dtype +
-                            "'");
-            info.dt = *dt;
-            info.shape = t.at("shape").get<std::vector<std::int64_t>>();
-            std::uint64_t n = 1;
-            for (auto d : info.shape) {
-                if (d < 0)
-                    throw Error(file + ": tensor '" + info.name + "' has a negative dimension");
-                n *= static_cast<std::uint64_t>(d);
-            }
-            info.bytes = n * sk_dtype_size(info.dt);
-            info.graph_input = t.at("graph_input").get<bool>();
-            info.graph_output = t.at("graph_output").get<bool>();
-            p.m_tensors.push_back(std::move(info));
-        }
-        auto tensor_ref = [&](const json& v) {
-            auto i = v.get<std::size_t>();
-            if (i >= p.m_tensors.size())
-                throw Error(file + ": tensor index " + std::to_string(i) + " out of range");
-            return i;
-        };
-        std::map<std::string, void*> loaded;
-        auto load = [&](const std::string& rel, const std::string& symbol) {
-            std::string path = library_path(dir, rel, file);
-            auto it = loaded.find(path);
-            if (it == loaded.end()) {
-                void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-                if (h == nullptr)
-                    throw Error("cannot load " + path + ": " + ::dlerror());
-                p.m_handles.push_back(h);
-                it = loaded.emplace(path, h).first;
-            }
-            void* fn = ::dlsym(it->second, symbol.c_str());
-            if (fn == nullptr)
-                throw Error(path + ": no symbol '" + symbol + "'");
-            return fn;
-        };
-        for (const auto& o : j.at("ops")) {
-            OpInfo op;
-            op.name = o.at("name").get<std::string>();
-            op.type = o.at("type").get<std::string>();
-            op.kind = op_kind(o.value("kind", "kernel"), op.name, file);
-            op.stream = o.value("stream", 0u);
-            op.notify = o.value("notify", std::vector<std::int64_t>{});
-            op.wait = o.value("wait", std::vector<std::int64_t>{});
-            op.library = o.at("library").get<std::string>();
-            op.symbol = o.at("symbol").get<std::string>();
-            op.block_dim = std::max<std::uint32_t>(1, o.at("block_dim").get<std::uint32_t>());
-            op.workspace = o.at("workspace").get<std::uint64_t>();
-            op.core_mask = o.at("core_mask").get<std::uint32_t>();
-            if (op.core_mask < 1 || op.core_mask > 3)
-                throw Error(file + ": operator '" + op.name + "' has core_mask " +
-                            std::to_string(op.core_mask) + " (1 vector, 2 cube, 3 both)");
-            for (const auto& i : o.at("inputs"))
-                op.inputs.push_back(tensor_ref(i));
-            for (const auto& i : o.at("outputs"))
-                op.outputs.push_back(tensor_ref(i));
-            op.segment = o.at("segment").get<int>();
-            if (op.kind != OpKind::prefetch) // a prefetch runs no kernel
-                op.fn = reinterpret_cast<sk_kernel_fn>(load(op.library, op.symbol));
-            p.m_ops.push_back(std::move(op));
-        }
-        for (const auto& s : j.at("segments")) {
-            SegmentInfo seg;
-            seg.name = s.at("name").get<std::string>();
-            seg.library = s.at("library").get<std::string>();
-            seg.entry = s.at("entry").get<std::string>();
-            seg.task_ration = s.at("task_ration").get<std::string>();
-            seg.ops = s.at("ops").get<std::vector<std::size_t>>();
-            seg.param_block_size = s.at("param_block_size").get<std::int64_t>();
-            seg.workspace_param_offset = s.at("workspace_param_offset").get<std::int64_t>();
-            seg.workspace_bytes = s.at("workspace_bytes").get<std::uint64_t>();
-            seg.sync_slots = s.at("sync_slots").get<std::uint32_t>();
-            for (const auto& a : s.at("parameters")) {
-                auto off = a.at("param_offset").get<std::int64_t>();
-                if (off < 0 || off + 8 > seg.param_block_size)
-                    throw Error(file + ": SuperKernel " + seg.name +
-                                ": parameter offset outside its block");
-                seg.parameters.emplace_back(tensor_ref(a.at("tensor")), off);
-            }
-            if (seg.workspace_param_offset < 0 ||
-                seg.workspace_param_offset + 8 > seg.param_block_size)
-                throw Error(file + ": SuperKernel " + seg.name +
-                            ": workspace offset outside its block");
-            for (const auto& a : s.at("arena_tensors"))
-                p.m_tensors[tensor_ref(a)].arena = true;
-            seg.side_slot_offset = s.value("side_slot_offset", seg.param_block_size);
-            if (seg.side_slot_offset < seg.workspace_param_offset + 8 ||
-                seg.side_slot_offset > seg.param_block_size)
-                throw Error(file + ": SuperKernel " + seg.name +
-                            ": notify/wait slots outside its block");
-            for (const auto& a : s.value("side_slots", json::array())) {
-                auto off = a.at("param_offset").get<std::int64_t>();
-                if (off < seg.side_slot_offset || off + 8 > seg.param_block_size)
-                    throw Error(file + ": SuperKernel " + seg.name +
-                                ": notify/wait slot outside its block");
-                seg.side_slots.push_back({off, a.at("event").get<std::int64_t>(),
-                                          a.at("role").get<std::string>() == "wait"});
-            }
-            seg.fn = reinterpret_cast<sk_entry_fn>(load(seg.library, seg.entry));
-            p.m_segments.push_back(std::move(seg));
-        }
+        for (const auto& t : j.at("tensors"))
+            p.m_tensors.push_back(read_tensor(t, p.m_tensors.size(), file));
+        check::unique_names(p.m_tensors, file);
+        for (const auto& o : j.at("ops"))
+            p.m_ops.push_back(read_op(o, p.m_ops.size(), p.m_tensors.size(), file));
+        for (const auto& s : j.at("segments"))
+            p.m_segments.push_back(
+                read_segment(s, p.m_segments.size(), p.m_tensors, p.m_ops.size(), file));
+        for (std::size_t i = 0; i < p.m_ops.size(); ++i)
+            if (p.m_ops[i].segment < -1 ||
+                p.m_ops[i].segment >= static_cast<std::int64_t>(p.m_segments.size()))
+                throw Error(file + ": ops[" + std::to_string(i) + "].segment: " +
+                            std::to_string(p.m_ops[i].segment) + " is out of range (" +
+                            std::to_string(p.m_segments.size()) + " segments; -1: none)");
         check_side_events(p.m_ops, p.m_segments, file);
+        std::size_t k = 0;
         for (const auto& st : j.at("steps")) {
             bool seg = st.contains("segment");
-            auto i = st.at(seg ? "segment" : "op").get<std::size_t>();
-            if (i >= (seg ? p.m_segments.size() : p.m_ops.size()))
-                throw Error(file + ": step index out of range");
+            std::string field = "steps[" + std::to_string(k++) + "]." + (seg ? "segment" : "op");
+            auto i = seg ? check::index(st["segment"], p.m_segments.size(), "segments", file, field)
+                         : check::index(st.at("op"), p.m_ops.size(), "operators", file, field);
             p.m_steps.push_back({seg, i});
         }
+        // Every library path, before any is loaded.
+        for (const auto& op : p.m_ops)
+            if (op.kind != OpKind::prefetch)
+                library_path("", op.library, file);
+        for (const auto& s : p.m_segments)
+            library_path("", s.library, file);
     } catch (const json::exception& e) {
         throw Error(file + ": damaged program: " + e.what());
     }
+    return p;
+}
+
+Package Package::open(const std::string& dir) {
+    const std::string file = dir + "/host/program.json";
+    if (!std::filesystem::is_regular_file(file))
+        throw Error(file + ": no host program here; was the package compiled with --npu-arch "
+                           "host?");
+    Package p = parse(support::read_file(file), file);
+    std::map<std::string, void*> loaded;
+    auto load = [&](const std::string& rel, const std::string& symbol) {
+        std::string path = library_path(dir, rel, file);
+        auto it = loaded.find(path);
+        if (it == loaded.end()) {
+            void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+            if (h == nullptr)
+                throw Error("cannot load " + path + ": " + ::dlerror());
+            p.m_handles.push_back(h);
+            it = loaded.emplace(path, h).first;
+        }
+        void* fn = ::dlsym(it->second, symbol.c_str());
+        if (fn == nullptr)
+            throw Error(path + ": no symbol '" + symbol + "'");
+        return fn;
+    };
+    for (auto& op : p.m_ops)
+        if (op.kind != OpKind::prefetch) // a prefetch runs no kernel
+            op.fn = reinterpret_cast<sk_kernel_fn>(load(op.library, op.symbol));
+    for (auto& s : p.m_segments)
+        s.fn = reinterpret_cast<sk_entry_fn>(load(s.library, s.entry));
     return p;
 }
 

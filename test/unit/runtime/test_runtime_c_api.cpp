@@ -9,10 +9,14 @@
 #include "skforge/support/log.hpp"
 #include "temp_dir.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 using namespace skforge;
@@ -28,13 +32,13 @@ const char* k_program = R"({"format": "skforge-host-program", "version": 1, "abi
            "outputs": [], "segment": -1}],
   "segments": [], "steps": [{"op": 0}]})";
 
-// <dir>/root with package `pf` installed.
+// <dir>/root with package `pf` installed, its program `program`.
 struct Installed {
     test::ScopedTempDir dir;
     std::string root() const { return dir / "root"; }
-    Installed() {
+    explicit Installed(const std::string& program = k_program) {
         std::string src = dir / "src";
-        test::write_text(src + "/host/program.json", k_program);
+        test::write_text(src + "/host/program.json", program);
         test::write_text(src + "/config/host/binary_info_config.json", "{}\n");
         package::PackOptions o{src, dir / "pf.run", "1.0", "", ""};
         o.name = "pf";
@@ -51,6 +55,38 @@ struct Installed {
 
 std::string last_error() {
     return skf_last_error();
+}
+
+// k_program with its tensors and operators replaced: a crafted program, installed for real
+// (its manifest is right), as a package from anyone could be.
+std::string crafted(const std::string& tensors, const std::string& ops = "",
+                    const std::string& steps = R"([{"op": 0}])") {
+    std::string program = k_program;
+    auto swap = [&](const std::string& key, const std::string& close, const std::string& with) {
+        auto at = program.find("\"" + key + "\": ");
+        auto from = at + key.size() + 4;
+        auto end = program.find(close, from) + close.size();
+        program.replace(from, end - from, with);
+    };
+    swap("tensors", "}]", tensors);
+    if (!ops.empty())
+        swap("ops", "}]", ops);
+    swap("steps", "]", steps);
+    return program;
+}
+
+const std::string k_prefetch_of_w = R"([{"name": "p", "type": "Prefetch", "kind": "prefetch",
+    "stream": 1, "library": "", "symbol": "", "block_dim": 1, "workspace": 0, "core_mask": 3,
+    "inputs": [0], "outputs": [], "segment": -1}])";
+
+// skf_open's code and message for package `pf` with program `program`.
+std::pair<int, std::string> open_crafted(const std::string& program) {
+    Installed f(program);
+    skf_package* pkg = nullptr;
+    int rc = skf_open(f.root().c_str(), "pf", "host:1", &pkg);
+    std::string message = last_error();
+    skf_close(pkg);
+    return {rc, message};
 }
 
 } // namespace
@@ -217,4 +253,129 @@ TEST_CASE("runtime C API: device memory on the host is zeroed, copied both ways 
     skf_close(pkg);
     CHECK(skf_device_malloc(pkg, 8, &left) == SKF_E_MISUSE);
     CHECK(left == nullptr);
+}
+
+TEST_CASE("runtime C API: a tensor whose size wraps 64 bits is refused at open, named",
+          "[runtime][capi][crafted]") {
+    // 3 × 6148914691236517205 int8 = 2^64 - 1 bytes: rounded up to 64 it wrapped to a 64-byte
+    // block, which the prefetch then read 2^64 bytes of.
+    auto [rc, message] = open_crafted(crafted(
+        R"([{"name": "w", "dtype": "int8", "shape": [3, 6148914691236517205],
+             "graph_input": false, "graph_output": false}])"));
+    CHECK(rc == SKF_E_PACKAGE);
+    CHECK_THAT(message, Catch::Contains("host/program.json: tensors[0]: tensor 'w' of int8 is "
+                                        "larger than memory can hold"));
+    // a product that overflows 64 bits on its own
+    std::tie(rc, message) = open_crafted(crafted(
+        R"([{"name": "w", "dtype": "float32", "shape": [4294967296, 4294967296],
+             "graph_input": false, "graph_output": false}])"));
+    CHECK(rc == SKF_E_PACKAGE);
+    CHECK_THAT(message, Catch::Contains("tensors[0].shape: more elements than 64 bits count"));
+}
+
+TEST_CASE("runtime C API: a tensor of more than 8 dims is refused at open (the kernel ABI and "
+          "skf_tensor_info hold 8)",
+          "[runtime][capi][crafted]") {
+    auto [rc, message] = open_crafted(crafted(
+        R"([{"name": "w", "dtype": "float32", "shape": [1, 1, 1, 1, 1, 1, 1, 1, 2],
+             "graph_input": true, "graph_output": false}])"));
+    CHECK(rc == SKF_E_PACKAGE);
+    CHECK_THAT(message, Catch::Contains("tensors[0].shape: 9 dimensions; a tensor has at most 8"));
+}
+
+TEST_CASE("runtime C API: two tensors of one name are refused at open, naming it",
+          "[runtime][capi][crafted]") {
+    // Before, the package opened and every run said "needs 1 unbound tensor: w" after w was
+    // bound (the bind went to the first).
+    auto [rc, message] = open_crafted(
+        crafted(R"([{"name": "w", "dtype": "float32", "shape": [2, 8], "graph_input": true,
+                     "graph_output": false},
+                    {"name": "w", "dtype": "float32", "shape": [2, 8], "graph_input": true,
+                     "graph_output": false}])"));
+    CHECK(rc == SKF_E_PACKAGE);
+    CHECK_THAT(message, Catch::Contains("tensors[1]: tensor 'w' is named twice (also "
+                                        "tensors[0]); a caller binds tensors by name"));
+}
+
+TEST_CASE("runtime C API: a workspace of 2^64 - 1 bytes is refused at open, not rounded to 64",
+          "[runtime][capi][crafted]") {
+    std::string ops = k_prefetch_of_w;
+    ops.replace(ops.find(R"("workspace": 0)"), 14, R"("workspace": 18446744073709551615)");
+    auto [rc, message] = open_crafted(crafted(
+        R"([{"name": "w", "dtype": "float32", "shape": [16], "graph_input": true,
+             "graph_output": false}])",
+        ops));
+    CHECK(rc == SKF_E_PACKAGE);
+    CHECK_THAT(message, Catch::Contains("ops[0].workspace: 18446744073709551615 bytes, more than "
+                                        "memory can hold"));
+}
+
+TEST_CASE("runtime C API: every number and index of a program is checked at open, named by its "
+          "field",
+          "[runtime][capi][crafted]") {
+    const std::string w = R"([{"name": "w", "dtype": "float32", "shape": [16],
+                               "graph_input": true, "graph_output": false}])";
+    auto with = [&](const std::string& from, const std::string& to) {
+        std::string ops = k_prefetch_of_w;
+        ops.replace(ops.find(from), from.size(), to);
+        return crafted(w, ops);
+    };
+    const std::pair<std::string, std::string> cases[] = {
+        {with(R"("segment": -1)", R"("segment": 5)"),
+         "ops[0].segment: 5 is out of range (0 segments; -1: none)"},
+        {with(R"("stream": 1)", R"("stream": 4294967296)"),
+         "ops[0].stream: 4294967296 is not an integer from 0 to 4294967295"},
+        {with(R"("inputs": [0])", R"("inputs": [-1])"),
+         "ops[0].inputs[0]: -1 is out of range (1 tensors)"},
+        {with(R"("block_dim": 1)", R"("block_dim": 1.5)"),
+         "ops[0].block_dim: 1.5 is not an integer from 0 to 4294967295"},
+        {crafted(w, "", R"([{"op": 18446744073709551615}])"),
+         "steps[0].op: 18446744073709551615 is out of range (1 operators)"},
+    };
+    for (const auto& [program, expected] : cases) {
+        auto [rc, message] = open_crafted(program);
+        CHECK(rc == SKF_E_PACKAGE);
+        CHECK_THAT(message, Catch::Contains("host/program.json: " + expected));
+    }
+}
+
+TEST_CASE("runtime C API: a device allocation whose rounding would wrap is refused",
+          "[runtime][capi][crafted]") {
+    Installed f;
+    skf_package* pkg = nullptr;
+    REQUIRE(skf_open(f.root().c_str(), "pf", "host:1", &pkg) == SKF_OK);
+    for (std::size_t bytes : {SIZE_MAX, SIZE_MAX - 7, SIZE_MAX - 63}) {
+        void* p = &pkg; // must be reset to NULL
+        CHECK(skf_device_malloc(pkg, bytes, &p) == SKF_E_MEMORY);
+        CHECK(p == nullptr);
+        CHECK(last_error() ==
+              "skf_device_malloc: out of memory for " + std::to_string(bytes) + " bytes");
+    }
+    skf_close(pkg);
+}
+
+TEST_CASE("runtime C API: a copy larger than the block skf_device_malloc gave is refused",
+          "[runtime][capi][crafted]") {
+    Installed f;
+    skf_package* pkg = nullptr;
+    REQUIRE(skf_open(f.root().c_str(), "pf", "host:1", &pkg) == SKF_OK);
+    void* p = nullptr;
+    REQUIRE(skf_device_malloc(pkg, 40, &p) == SKF_OK);
+    auto* bytes = static_cast<unsigned char*>(p);
+    std::vector<unsigned char> host(256, 7);
+    CHECK(skf_copy_to_device(pkg, p, host.data(), 41) == SKF_E_ARGUMENT);
+    CHECK(last_error() == "skf_copy_to_device: 41 bytes at offset 0 of a block of 40 bytes "
+                          "(skf_device_malloc) would run past its end");
+    CHECK(skf_copy_to_device(pkg, bytes + 30, host.data(), 11) == SKF_E_ARGUMENT);
+    CHECK(skf_copy_to_host(pkg, host.data(), bytes + 39, 2) == SKF_E_ARGUMENT);
+    CHECK(last_error() == "skf_copy_to_host: 2 bytes at offset 39 of a block of 40 bytes "
+                          "(skf_device_malloc) would run past its end");
+    // what fits is copied, and nothing of a refused copy was
+    CHECK(skf_copy_to_device(pkg, bytes + 30, host.data(), 10) == SKF_OK);
+    std::vector<unsigned char> back(40, 1);
+    REQUIRE(skf_copy_to_host(pkg, back.data(), p, 40) == SKF_OK);
+    CHECK(std::count(back.begin(), back.end(), 7) == 10);
+    CHECK(std::count(back.begin(), back.begin() + 30, 0) == 30);
+    REQUIRE(skf_device_free(pkg, p) == SKF_OK);
+    skf_close(pkg);
 }

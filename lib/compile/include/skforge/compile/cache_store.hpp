@@ -28,6 +28,10 @@ struct CacheEntry {
     std::int64_t last_used = 0; ///< Unix time in milliseconds: inserted or last hit
 };
 
+/// Throws an Error saying what is wrong unless the file open at `fd` has `expected`'s size and
+/// SHA-256 and `path` reads as a whole .run (layout, payload digest, manifest).
+void check_run(int fd, const std::string& path, const CacheEntry& expected);
+
 /// Whether a store that does not exist yet is made.
 enum class CacheOpen {
     create,   ///< make the directory (skc compile)

@@ -40,6 +40,11 @@ std::optional<CoreType> kernel_core_type(const KernelMeta& meta);
 
 /// ge::DataType's value of a graph dtype name (float16, bfloat16, int8, ...), or nullopt.
 std::optional<std::uint32_t> ge_data_type(std::string_view dtype);
+/// The name of a ge::DataType value (the first the table gives: float, float16, ...), or
+/// nullopt.
+std::optional<std::string_view> ge_data_type_name(std::uint32_t code);
+/// The name of a ge::Format value without FORMAT_ (ND, NCHW, FRACTAL_NZ, ...), or nullopt.
+std::optional<std::string_view> ge_format_name(std::uint32_t code);
 /// ge::Format's value of a format name as GE spells it without FORMAT_ (ND, NCHW, FRACTAL_NZ,
 /// ...), or nullopt.
 std::optional<std::uint32_t> ge_format(std::string_view format);

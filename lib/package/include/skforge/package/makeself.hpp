@@ -41,6 +41,7 @@ struct ImportOptions {
     std::optional<std::string> sign_key;
     Compression compression = Compression::gzip;
     std::int64_t mtime = 0;
+    std::uint64_t max_unpacked_bytes = 64ull << 30; ///< the entries' apparent sizes, summed
 };
 
 /// Checks the archive's checksums (every one it records; one at least), extracts it with

@@ -18,6 +18,11 @@ std::string ascendcl_library();
 /// fills `o`'s description of the package. Throws ApiError: SKF_E_DEVICE naming CANN's
 /// set_env.sh when libascendcl.so cannot be loaded, or naming the call that failed;
 /// SKF_E_PACKAGE when the package has no NPU program (a host package, an older skc's).
+/// Reads and checks an NPU program `text` (of `file`, named in errors) as npu_executor does
+/// before it touches the device: every count, index, rank, size and slot. Throws an Error (or
+/// an ApiError SKF_E_PACKAGE) naming the file and the field.
+void check_npu_program(const std::string& text, const std::string& file);
+
 std::unique_ptr<Executor> npu_executor(const std::string& dir, unsigned device_id, Opened& o);
 
 } // namespace skforge::runtime

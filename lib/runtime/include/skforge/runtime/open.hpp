@@ -6,6 +6,7 @@
 #include "skforge/runtime/package.hpp"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -63,6 +64,7 @@ struct Opened {
     std::vector<std::vector<bool>> segment_writes;         ///< ... and whether it writes each
     std::unordered_map<std::string, std::size_t> by_name;  ///< graph name -> program index
     std::vector<bool> bound;                               ///< by program index
+    std::map<std::uintptr_t, std::size_t> blocks; ///< device_malloc's: address -> bytes asked
     std::unique_ptr<Executor> executor;
 
     /// Listed tensor `i`; throws SKF_E_ARGUMENT naming `call` when out of range.
@@ -76,6 +78,15 @@ struct Opened {
     /// Throws SKF_E_NOT_FOUND (no such SuperKernel) or SKF_E_UNBOUND naming its unbound tensors.
     std::uint64_t run_segment(const std::string& segment, void* stream);
     void drop_side_waits(bool drop) { executor->drop_side_waits(drop); }
+    /// The executor's device_malloc, the block remembered for copy.
+    void* device_malloc(std::size_t bytes);
+    /// The executor's device_free; throws SKF_E_ARGUMENT for anything device_malloc did not give.
+    void device_free(void* memory);
+    /// Copies `bytes` bytes between host and device memory (`call` names the C function in
+    /// errors); throws SKF_E_ARGUMENT when the device side starts in a block of device_malloc
+    /// and the copy runs past that block's end. Other device memory is the caller's to size.
+    void copy(void* dst, const void* src, std::size_t bytes, Executor::Copy direction,
+              const char* call);
     std::size_t segment_count() const { return segment_names.size(); }
     const std::string& segment_name(std::size_t i) const { return segment_names[i]; }
 };

@@ -111,6 +111,10 @@ class Package {
     /// Throws an Error naming the file when the program is missing, damaged or of another
     /// version, or a library or symbol cannot be loaded.
     static Package open(const std::string& dir);
+    /// The program `text` (of `file`, named in errors) read and checked as open does, every
+    /// count, index, rank and size and every library path, but no library loaded (no kernel
+    /// can run). Throws an Error naming the file and the field.
+    static Package parse(const std::string& text, const std::string& file);
 
     ~Package();
     Package(Package&&) noexcept;

@@ -1,0 +1,69 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# The path every process start and stop takes on a host without skforge (issue 37): one package
+# of K static kernels (test/bench/gen_kernel_trees.py: 2K files and an index) installed and
+# removed by the .run alone (`sh p1.run`, `sh p1.run --uninstall`, SKFORGE_NO_SKINSTALL=1; and
+# the installed uninstall.sh, TorchAir's way), side by side with makeself .runs of the same tree
+# whose script copies it into place, and one whose script removes it (makeself's defaults, as
+# CANN's own .runs: gzip -9, MD5 and CRC checked when run). Each step the median of REPS rounds,
+# the rounds alternating between the two; then the ratios.
+#   test/bench/bench_run_alone.sh [REPS] [K...]      (default: 5 rounds, 200 and 2000 kernels)
+# SKC may point at any build (only `skc pack` runs; default: bench_build's release build).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+REPS=${1:-5}
+shift || true
+[ $# -gt 0 ] || set -- 200 2000
+. test/bench/common.sh
+if [ -z "${SKC:-}" ]; then bench_build; fi
+command -v makeself >/dev/null || { echo "makeself is not installed (apt-get install makeself)" >&2; exit 2; }
+bench_workdir 0 0
+export SOURCE_DATE_EPOCH=0 SKFORGE_NO_SKINSTALL=1
+AI=opp/static_kernel/ai_core
+
+ratio() { echo "scale=2; $1 / $2" | bc -l; }
+sk_install() { sh "$W/p1.run" --install-path="$W/rsk" -q; }
+sk_uninstall() { sh "$W/p1.run" --uninstall --install-path="$W/rsk" -q; }
+sk_script() { sh "$W/rsk/$AI/p1/uninstall.sh" -q; }
+ms_install() { sh "$W/ms-install.run" --quiet --nox11 -- "$W/rms"; }
+ms_uninstall() { sh "$W/ms-remove.run" --quiet --nox11 -- "$W/rms"; }
+
+echo "Working directory: $W_FS; $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg) at the start."
+echo
+echo "| kernels (files) | step | .run alone | makeself .run | ratio |"
+echo "|---|---|---|---|---|"
+for K in "$@"; do
+    rm -rf "${W:?}"/t1 "$W"/ms "$W"/*.run
+    python3 test/bench/gen_kernel_trees.py "$W" 1 "$K"
+    "$SKC" pack "$W/t1" -o "$W/p1.run" --package-version 1 -q >/dev/null
+    # The makeself side: the same tree and two scripts; one copies the tree into place, the
+    # other removes it.
+    mkdir "$W/ms"
+    cp -R "$W/t1" "$W/ms/tree"
+    printf '#!/bin/sh\nset -e\nmkdir -p "$1/%s"\ncp -R tree "$1/%s/p1"\n' "$AI" "$AI" >"$W/ms/install.sh"
+    printf '#!/bin/sh\nrm -rf "$1/%s/p1"\n' "$AI" >"$W/ms/remove.sh"
+    chmod 0755 "$W/ms/install.sh" "$W/ms/remove.sh"
+    makeself --quiet --nox11 "$W/ms" "$W/ms-install.run" p1 ./install.sh >/dev/null
+    makeself --quiet --nox11 "$W/ms" "$W/ms-remove.run" p1 ./remove.sh >/dev/null
+    files=$(find "$W/t1" -type f | wc -l)
+    for s in sk_install ms_install sk_uninstall ms_uninstall sk_script; do : >"$W/t.$s"; done
+    for _ in $(seq 1 "$REPS"); do
+        timed 'rm -rf "$W/rsk" && mkdir "$W/rsk"' sk_install >>"$W/t.sk_install"
+        timed 'rm -rf "$W/rms" && mkdir "$W/rms"' ms_install >>"$W/t.ms_install"
+        timed 'test -d "$W/rsk/$AI/p1"' sk_uninstall >>"$W/t.sk_uninstall"
+        timed 'test -d "$W/rms/$AI/p1"' ms_uninstall >>"$W/t.ms_uninstall"
+        timed 'sk_install' sk_script >>"$W/t.sk_script"
+        [ ! -e "$W/rsk/$AI/p1" ] && [ ! -e "$W/rms/$AI/p1" ] || { echo "a removal left the package" >&2; exit 1; }
+    done
+    for s in sk_install ms_install sk_uninstall ms_uninstall sk_script; do
+        eval "t_$s=\$(median <\"\$W/t.$s\")"
+    done
+    printf '| %d (%d) | install | `sh p1.run`: %.2f s | copy into place: %.2f s | %s |\n' \
+        "$K" "$files" "$t_sk_install" "$t_ms_install" "$(ratio "$t_sk_install" "$t_ms_install")"
+    printf '| %d (%d) | uninstall | `sh p1.run --uninstall`: %.2f s | remove: %.2f s | %s |\n' \
+        "$K" "$files" "$t_sk_uninstall" "$t_ms_uninstall" "$(ratio "$t_sk_uninstall" "$t_ms_uninstall")"
+    printf '| %d (%d) | uninstall | installed `uninstall.sh`: %.2f s | remove: %.2f s | %s |\n' \
+        "$K" "$files" "$t_sk_script" "$t_ms_uninstall" "$(ratio "$t_sk_script" "$t_ms_uninstall")"
+done
+echo
+echo "Load average $(cut -d' ' -f1-3 /proc/loadavg) at the end."
