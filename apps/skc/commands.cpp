@@ -292,7 +292,7 @@ int cmd_compile(CompileArgs a) {
                     ErrorKind::usage);
     o.sk_backend = *backend;
     if (!o.cann_version.empty() && !codegen::parse_cann_version(o.cann_version))
-        throw Error("--cann-version '" + o.cann_version + "': expected 8.5 or 9.0",
+        throw Error("--cann-version '" + o.cann_version + "': expected 8.5, 9.0 or 9.1",
                     ErrorKind::usage);
     if (!a.key.empty())
         o.sign_key = a.key;

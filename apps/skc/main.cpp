@@ -187,7 +187,7 @@ int compile_command(const Args& args) {
     add("sk-backend", po::value(&a.sk_backend)->value_name("auto|cann|skforge"),
         "NPU SuperKernel generator: cann (the vendor's super_kernel.compile), skforge, or auto "
         "(default: cann when python3 can import superkernel)");
-    add("cann-version", po::value(&o.cann_version)->value_name("8.5|9.0"),
+    add("cann-version", po::value(&o.cann_version)->value_name("8.5|9.0|9.1"),
         "NPU targets: the CANN release whose conventions to follow (default: the toolkit's "
         "in $ASCEND_HOME_PATH, else 9.0)");
     add("depfile", po::value(&a.depfile)->value_name("FILE"),

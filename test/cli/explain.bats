@@ -85,16 +85,20 @@ winner() { grep "^$1 $2: " <<<"$output" | sed "s/^$1 $2: //"; }
     explain --op-type Det --tensor float16:ND:16 --tensor float16:ND:16 --deterministic
     [ "$status" -eq 0 ]
     [ "$(grep -c ': p1/ascend910b/Det/det.o (package p1' <<<"$output")" -eq 6 ]
-    # Lvl's platformInfo says deterministicLevel 1: only master matches it, so a call that is not
-    # deterministic finds it on 9.0.x and 9.1.x (core counts only) and not on master.
+    # Lvl's platformInfo says deterministicLevel 1: skc keys it d=1 only (the only mode master
+    # selects it in), so a call that is not deterministic finds it on no line, 9.0.x and 9.1.x
+    # (core counts only) included; a deterministic one finds it on every line.
     explain --op-type Lvl --tensor float16:ND:16 --tensor float16:ND:16 --soc Ascend910B1
+    [ "$status" -eq 0 ]
+    [ "$(grep -c ': no static kernel' <<<"$output")" -eq 6 ]
+    [[ "$output" == *"nearest p1/ascend910b/Lvl/lvl.o (package p1, key Lvl/d=1,p=0/1,2,(10),(1),0/1,2,(10),(1),0): determinism: d=1 in the entry, d=0 for the call"* ]]
+    explain --op-type Lvl --tensor float16:ND:16 --tensor float16:ND:16 --soc Ascend910B1 --deterministic
     [ "$status" -eq 0 ]
     [[ "$(winner 9.0.x "aclnn executor")" == "p1/ascend910b/Lvl/lvl.o"* ]]
     [[ "$(winner 9.1.x "op-kernel engine")" == "p1/ascend910b/Lvl/lvl.o"* ]]
-    [ "$(winner master "aclnn executor")" = "no static kernel" ]
-    [[ "$output" == *"nearest p1/ascend910b/Lvl/lvl.o (package p1, key Lvl/d=0,p=0/1,2,(10),(1),0/1,2,(10),(1),0): platformInfo: the kernel is for 24 cube / 48 vector cores, deterministicLevel 1, the device has 24 cube / 48 vector cores, deterministicLevel 0"* ]]
+    [[ "$(winner master "aclnn executor")" == "p1/ascend910b/Lvl/lvl.o"* ]]
     # Other core counts: no line finds it.
-    explain --op-type Lvl --tensor float16:ND:16 --tensor float16:ND:16 --cores 20,40
+    explain --op-type Lvl --tensor float16:ND:16 --tensor float16:ND:16 --cores 20,40 --deterministic
     [ "$(grep -c ': no static kernel' <<<"$output")" -eq 6 ]
 }
 

@@ -628,16 +628,27 @@ compiled_line() {
     run env PATH=/usr/bin:/bin ASCEND_HOME_PATH="$PWD/cann" "$SKC" compile g/graph.yaml --sources-only --cann-version 9.0
     [ "$status" -eq 0 ]
     [ "$(compiled_line)" = blockNum ]
+    # A 9.1 toolkit: the 9.1 row, the same kernel list; the log says what its operator JSONs
+    # no longer carry.
+    printf 'Version=9.1.0\n' >cann/compiler/version.info
+    run env PATH=/usr/bin:/bin ASCEND_HOME_PATH="$PWD/cann" "$SKC" compile g/graph.yaml --sources-only
+    [ "$status" -eq 0 ]
+    [ "$(compiled_line)" = blockNum ]
+    grep -q "^CANN conventions 9.1 (the toolkit at $PWD/cann (Version=9.1.0))" "$LOG"
+    grep -q "^CANN 9.1: operator JSONs do not say whether a sub-kernel was compiled with printf" "$LOG"
+    run env PATH=/usr/bin:/bin ASCEND_HOME_PATH="$PWD/cann" "$SKC" compile g/graph.yaml --sources-only --cann-version 9.0
+    [ "$status" -eq 0 ]
+    ! grep -q "^CANN 9.0: operator JSONs" "$LOG"
     # A toolkit of a line skforge has no table row for is refused, naming the version.
     printf 'Version=8.0.RC2\n' >cann/compiler/version.info
     run env PATH=/usr/bin:/bin ASCEND_HOME_PATH="$PWD/cann" "$SKC" compile g/graph.yaml --sources-only
     [ "$status" -eq 1 ]
-    [[ "$output" == *"is version '8.0.RC2'"*"--cann-version 8.5 or 9.0"* ]]
+    [[ "$output" == *"is version '8.0.RC2'"*"--cann-version 8.5, 9.0 or 9.1"* ]]
     [ ! -e static_kernel_compile_outputs/te_dav-2201_sources ]
     # Usage errors: an unknown line, and the host target (skforge's own conventions).
     run "$SKC" compile g/graph.yaml --sources-only --cann-version 7.0
     [ "$status" -eq 2 ]
-    [[ "$output" == *"--cann-version '7.0': expected 8.5 or 9.0"* ]]
+    [[ "$output" == *"--cann-version '7.0': expected 8.5, 9.0 or 9.1"* ]]
     run "$SKC" compile g/graph.yaml --npu-arch host --cann-version 9.0
     [ "$status" -eq 2 ]
     [[ "$output" == *"--cann-version chooses the conventions of NPU SuperKernels"* ]]

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// opbase_read OPP SOC_DIR [--reselect-path P] [--select CALLS] [--cores AIC,AIV]: what CANN's
-// runtime would find in an installed tree (test/unit/opbase_reader.hpp). OPP is the base the
-// runtime reads when it starts; `-` computes it as the runtime does (GetBuiltInBasePath:
-// $ASCEND_HOME_PATH/opp_latest when it resolves, else $ASCEND_OPP_PATH, else none).
+// opbase_read OPP SOC_DIR [--reselect-path P] [--select CALLS] [--cores AIC,AIV]
+//             [--cann-line 9.0|9.1|master]: what CANN's runtime would find in an installed tree
+// (test/unit/opbase_reader.hpp), by the rules of opbase's release line (default master;
+// line_rules in the header says what differs; 9.0.x has no reselect with a path). OPP is the
+// base the runtime reads when it starts; `-` computes it as the runtime does
+// (GetBuiltInBasePath: $ASCEND_HOME_PATH/opp_latest when it resolves, else $ASCEND_OPP_PATH,
+// else none).
 //
 // Without --select: the static kernels, one line per key, sorted:
 //   <OpType> core=<coreType> bin=<binPath> blockDim=<n> kernel=<kernelName> ws=<sizes> key=<key>
@@ -156,19 +159,20 @@ std::string start_base(const std::string& opp) {
 
 // The runtime's registrations after it started from `opp` and reselected `path`.
 int reselect(const std::string& opp, const std::string& soc_dir, const std::string& path,
-             const std::string& calls, const opbase::Context& ctx) {
+             const std::string& calls, const opbase::Context& ctx, opbase::Line line) {
     const std::string base = opbase::reselect_base_path(path);
     if (base.empty()) {
         std::cerr << "opbase_read: aclnnReselectStaticKernelWithPath fails: Invalid static kernel "
                   << "path: " << path << ".\n";
         return 3;
     }
-    const auto reload = opbase::read_static_kernels(base, soc_dir);
+    const auto reload = opbase::read_static_kernels(base, soc_dir, line);
     if (!reload.index_read)
         no_index(reload);
     if (calls.empty())
         return reload.index_read ? list_kernels(reload, "") : 0;
-    const auto r = opbase::reloaded(opbase::read_static_kernels(start_base(opp), soc_dir), reload);
+    const auto r =
+        opbase::reloaded(opbase::read_static_kernels(start_base(opp), soc_dir, line), reload);
     return select_calls(r, "", calls, ctx);
 }
 
@@ -179,9 +183,12 @@ int main(int argc, char** argv) {
     std::string calls;
     std::optional<std::string> reselect_path;
     opbase::Context ctx;
+    opbase::Line line = opbase::Line::master;
     for (std::size_t i = 2; i + 1 < args.size(); i += 2) {
         if (args[i] == "--select")
             calls = args[i + 1];
+        else if (args[i] == "--cann-line" && opbase::parse_line(args[i + 1]))
+            line = *opbase::parse_line(args[i + 1]);
         else if (args[i] == "--reselect-path")
             reselect_path = args[i + 1];
         else if (args[i] == "--cores" && args[i + 1].find(',') != std::string::npos) {
@@ -193,14 +200,19 @@ int main(int argc, char** argv) {
     }
     if (args.size() < 2 || args.size() % 2 != 0) {
         std::cerr << "usage: opbase_read OPP|- SOC_DIR [--reselect-path P] [--select CALLS] "
-                  << "[--cores AIC,AIV]\n";
+                  << "[--cores AIC,AIV] [--cann-line 9.0|9.1|master]\n";
+        return 2;
+    }
+    if (reselect_path && !opbase::line_rules(line).reselect_with_path) {
+        std::cerr << "opbase_read: aclnnReselectStaticKernelWithPath does not exist on "
+                  << opbase::line_rules(line).name << "\n";
         return 2;
     }
     try {
         if (reselect_path)
-            return reselect(args[0], args[1], *reselect_path, calls, ctx);
+            return reselect(args[0], args[1], *reselect_path, calls, ctx, line);
         const std::string opp = start_base(args[0]);
-        const auto r = opbase::read_static_kernels(opp, args[1]);
+        const auto r = opbase::read_static_kernels(opp, args[1], line);
         if (!r.index_read)
             return no_index(r);
         const std::string base = opp + "/static_kernel/ai_core/";

@@ -223,6 +223,91 @@ EOF
     [ "$output" = "Conv aclnn=none hostapi1=none hostapi2=none" ]
 }
 
+@test "the runtime of every release line hosts run (9.0.x, 9.1.x, master) reads every kernel and selects every call at its first lookup" {
+    kernel g/k conv KERNEL_TYPE_AIC_ONLY
+    kernel g/k nz KERNEL_TYPE_AIV_ONLY
+    kernel g/k add KERNEL_TYPE_AIV_ONLY
+    cat >g/graph.yaml <<'EOF'
+name: g
+npu_arch: dav-2201
+soc_version: Ascend910B1
+super_kernel_optimize: false
+inputs: [{name: img, shape: [1, 3, 224, 224], dtype: float32, format: NCHW}, {name: w, shape: [2, 1, 16, 16], view_shape: [16, 32], dtype: bfloat16, format: FRACTAL_NZ}, {name: x, shape: [48, 4096], dtype: float16}]
+ops:
+  - {name: c, type: Conv, kernel: {json_path: k/conv.json, bin_path: k/conv.o}, inputs: [img], outputs: [{name: o, shape: [1, 3, 224, 224], dtype: float32, format: NCHW}]}
+  - {name: n, type: Nz, kernel: {json_path: k/nz.json, bin_path: k/nz.o}, inputs: [w], outputs: [{name: z, shape: [2, 1, 16, 16], view_shape: [16, 32], dtype: bfloat16, format: FRACTAL_NZ}]}
+  - {name: a, type: Add, kernel: {json_path: k/add.json, bin_path: k/add.o}, inputs: [x, x], outputs: [{name: y, shape: [48, 4096], dtype: float16}]}
+EOF
+    "$SKC" compile g/graph.yaml --name p1 >/dev/null
+    skinst install static_kernel_compile_outputs/p1.run
+    calls c.txt "Conv 0,0,1x3x224x224 0,0,1x3x224x224" "Nz 27,29,2x1x16x16,16x32 27,29,2x1x16x16,16x32" "Add 1,2,48x4096 1,2,48x4096 1,2,48x4096"
+    read_index ascend910b
+    local master=$output
+    for line in 9.0 9.1 master; do
+        # The same kernels, keys and binDescs, without a warning or a skipped entry.
+        run "$OPBASE_READ" "$W/root/opp" ascend910b --cann-line "$line"
+        echo "$line: $output"
+        [ "$status" -eq 0 ]
+        [ "$output" = "$master" ]
+        run "$OPBASE_READ" "$W/root/opp" ascend910b --select c.txt --cores 24,48 --cann-line "$line"
+        echo "$line: $output"
+        [ "$status" -eq 0 ]
+        diff - <(echo "$output") <<'EOF'
+Conv aclnn=p1/ascend910b/Conv/conv.o hostapi1=p1/ascend910b/Conv/conv.o hostapi2=p1/ascend910b/Conv/conv.o
+Nz aclnn=p1/ascend910b/Nz/nz.o hostapi1=p1/ascend910b/Nz/nz.o hostapi2=p1/ascend910b/Nz/nz.o
+Add aclnn=p1/ascend910b/Add/add.o hostapi1=p1/ascend910b/Add/add.o hostapi2=p1/ascend910b/Add/add.o
+EOF
+    done
+    # A line the reader does not know is a usage error.
+    run "$OPBASE_READ" "$W/root/opp" ascend910b --cann-line 8.5
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"--cann-line 9.0|9.1|master"* ]]
+}
+
+@test "a platformInfo with only deterministicLevel (asc-devkit 12c80e5d) is compiled and packaged as written; every line's runtime drops it with a warning" {
+    graph g dav-2201 Ascend910B1 16
+    sed -i 's/"blockDim"/"platformInfo":{"deterministicLevel":1},"blockDim"/' g/k/add.json
+    "$SKC" compile g/graph.yaml --name p1 >/dev/null
+    skinst install static_kernel_compile_outputs/p1.run
+    python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); assert m["platformInfo"] == {"deterministicLevel": 1}, m' "$(ai)/p1/ascend910b/Add/add.json"
+    for line in 9.0 9.1 master; do
+        run "$OPBASE_READ" "$W/root/opp" ascend910b --cann-line "$line"
+        echo "$output"
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"warning: p1/ascend910b/Add/add.o: Failed to read static kernel json file of platformInfo"* ]]
+        # Level 1 (d=1) keys only.
+        [ "$(grep -c '^Add .*key=Add/d=0' <<<"$output")" -eq 0 ]
+        [ "$(grep -c '^Add .*key=Add/d=1' <<<"$output")" -eq 6 ]
+    done
+}
+
+@test "compile warns of two operators on one call whose kernels differ only in deterministicLevel; the installed tree keeps the later one" {
+    kernel g/k a1 KERNEL_TYPE_AIV_ONLY
+    kernel g/k a2 KERNEL_TYPE_AIV_ONLY
+    sed -i 's/"blockDim"/"platformInfo":{"cubeCoreCnt":24,"vectorCoreCnt":48,"deterministicLevel":1},"blockDim"/' g/k/a1.json
+    sed -i 's/"blockDim"/"platformInfo":{"cubeCoreCnt":24,"vectorCoreCnt":48,"deterministicLevel":2},"blockDim"/' g/k/a2.json
+    cat >g/graph.yaml <<'EOF'
+name: g
+npu_arch: dav-2201
+soc_version: Ascend910B1
+super_kernel_optimize: false
+inputs: [{name: x, shape: [16], dtype: float16}]
+ops:
+  - {name: first, type: Add, kernel: {json_path: k/a1.json, bin_path: k/a1.o}, inputs: [x], outputs: [{name: y1, shape: [16], dtype: float16}]}
+  - {name: second, type: Add, kernel: {json_path: k/a2.json, bin_path: k/a2.o}, inputs: [x], outputs: [{name: y2, shape: [16], dtype: float16}]}
+EOF
+    run "$SKC" compile g/graph.yaml --name p1
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"operators 'first' and 'second' share the static key Add/d=1,p=0/"*"differ only in platformInfo.deterministicLevel (1, 2): an installed tree keeps one kernel per key, 'second''s, which CANN 9.0.x and 9.1.x select at every level (they do not compare it) and master at level 2 only"* ]]
+    # Level 1 and 2 are both deterministic: d=1 keys only; one kernel per key once installed.
+    skinst install static_kernel_compile_outputs/p1.run
+    read_index ascend910b
+    [ "$(grep -c 'key=Add/d=0' <<<"$output")" -eq 0 ]
+    [ "$(grep -c 'bin=p1/ascend910b/Add/a1.o' <<<"$output")" -eq 0 ]
+    [ "$(grep -c 'bin=p1/ascend910b/Add/a2.o .*key=Add/d=1' <<<"$output")" -eq 6 ]
+}
+
 @test "a SuperKernel's packaged JSON carries what the runtime reads, and platformInfo for a SoC whose cores skforge knows" {
     kernel g/k add KERNEL_TYPE_AIV_ONLY
     kernel g/k add2 KERNEL_TYPE_AIV_ONLY

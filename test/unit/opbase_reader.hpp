@@ -30,6 +30,8 @@
 //       NnopbaseFindStaticKernel, indv_collector.cpp NnopbaseCollectorGenStaticKey: the storage
 //       format and shape, the gert tensor's strides (none for an aclCreateTensor tensor) and
 //       offset). That engine reads simplifiedKey as one string (op_kernel.cpp AppendStaticBin).
+// The release lines hosts run differ from master in a few of these rules; `Line` selects them
+// (line_rules below names the vendor file and commit of each difference).
 // The base (<opp> above), from opbase's master at aa3cd74 and 9.1.0 at 0e247b8 (where the
 // collector is indv_collecter.cpp; 9.0.0 has no reselect with a path):
 //   GetBuiltInBasePath, read when the runtime starts: $ASCEND_HOME_PATH/opp_latest, as written,
@@ -60,6 +62,52 @@ namespace skforge::test::opbase {
 /// A key as the runtime compares them: bytes.
 using Key = std::vector<std::uint8_t>;
 
+/// A release line of opbase whose rules the reader follows.
+enum class Line { v9_0, v9_1, master };
+
+/// What differs between the lines (one row per line, line_rules). Read from hicann/opbase:
+/// branch 9.0.0 at 94c65c3 (v9.0.0 a533410 and v9.0.1 d838911 have the same executor and
+/// collector files), branch 9.1.0 at 0e247b8 (v9.1.0.pre 5884fea: the same, but for MC2
+/// launch lines), master at aa3cd74.
+struct LineRules {
+    std::string_view name; ///< "9.0", "9.1", "master": what opbase_read --cann-line takes
+    /// A call is looked up with strides first, then without. 9.0.x: one lookup, no strides
+    /// (9.0.0 indv_executor_ext.cpp NnopbaseExecutorGenTensorsKey, indv_executor.cpp
+    /// NnopbaseExecutorGetStaticBinInfo; indv_collecter.cpp NnopbaseCollecterGenStaticKey,
+    /// individual_op_api.cpp NnopbaseFindStaticKernel).
+    bool stride_lookup;
+    /// platformInfo.deterministicLevel is read and compared (master indv_collector.cpp
+    /// UpdatePlatformInfoForStaticJson, MatchBinWithPlatformInfo). 9.0.x and 9.1.x compare the
+    /// core counts only (indv_collecter.cpp MatchBinWithCoreNum).
+    bool deterministic_match;
+    /// Without runInfo the run info is blockDim, localMemorySize, schedule_mode and the
+    /// workspace (9.1.0 and master UpdateRunInfoForStaticJson). 9.0.x reads runInfo only, the
+    /// workspace inside that branch; a JSON without runInfo leaves the OpType's previous run
+    /// info in place (9.0.0 indv_collecter.cpp UpdateRunInfoForStaticJson).
+    bool run_info_fallback;
+    /// aclnnReselectStaticKernelWithPath exists (common/api/acl_op_api.cpp: not on branch
+    /// 9.0.0, on 9.1.0 and master).
+    bool reselect_with_path;
+};
+
+/// The row of `line`.
+inline const LineRules& line_rules(Line line) {
+    static const LineRules rows[] = {
+        {"9.0", false, false, false, false},
+        {"9.1", true, false, true, true},
+        {"master", true, true, true, true},
+    };
+    return rows[static_cast<int>(line)];
+}
+
+/// The line named "9.0", "9.1" or "master", or nullopt.
+inline std::optional<Line> parse_line(std::string_view name) {
+    for (Line l : {Line::v9_0, Line::v9_1, Line::master})
+        if (line_rules(l).name == name)
+            return l;
+    return std::nullopt;
+}
+
 /// platformInfo: cube cores, vector cores, deterministicLevel (-1: not given).
 struct Platform {
     std::uint32_t aic = 0;
@@ -83,11 +131,14 @@ struct StaticKernel {
     /// UpdateStaticJsonExtraInfo's warnings about the JSON beside the kernel.
     std::vector<std::string> warnings;
     bool has_run_info = false;
+    /// 9.0.x: the JSON has no runInfo and the run info is the previous entry's of its OpType.
+    bool run_info_inherited = false;
     std::optional<Platform> platform;
 };
 
 /// Everything the runtime would take from one SoC's index, and what it would skip.
 struct Reading {
+    Line line = Line::master;
     std::string index_path;
     bool index_read = false; ///< the file opened and parsed (the runtime is silent otherwise)
     std::vector<StaticKernel> kernels;
@@ -177,6 +228,8 @@ struct Context {
     std::uint64_t hostapi_impl_mode = 2; ///< ToIndex(GetCurrentImplMode()): 1 or 2
     std::uint32_t aic = 24;              ///< aclrtGetResInCurrentThread: cube cores
     std::uint32_t aiv = 48;              ///< vector cores
+    /// The PCIe flag segment of the search-index opbase (pcie_call_key); nullopt: none.
+    std::optional<bool> pcie;
 };
 
 // FormatsLikeND: NCL, NCDHW, DHWCN, NHWC, NCHW.
@@ -218,6 +271,24 @@ inline Key path_call_key(Path path, std::string_view op_type, const Context& ctx
             for (auto s : t.view_strides.value_or(contiguous(t.view_dims)))
                 append8(key, static_cast<std::uint64_t>(s));
         append8(key, executor ? static_cast<std::uint64_t>(t.view_offset) : std::uint64_t{0});
+    }
+    return key;
+}
+
+/// The key with strides as the opbase the search index holds builds it (hicann/opbase c362be6c
+/// src/nnopbase/individual_op/executor/static_kernel_helper.cpp, StaticKeySegments,
+/// FindStaticBinWithStride; no release branch nor master aa3cd74 has it): when PCIe is enabled
+/// (*ctx.pcie), an 8-byte 1 between the head (OpType, determinism, impl mode) and the tensors;
+/// when not, no segment. The lookup without strides never has one. What sets the flag
+/// (NnopbaseStaticRuntimeInfo::enablePcie, the executor's isEnablePcie) is not in that file.
+inline Key pcie_call_key(Path path, std::string_view op_type, const Context& ctx,
+                         std::span<const AclTensor> tensors) {
+    Key key = path_call_key(path, op_type, ctx, tensors, true);
+    if (ctx.pcie.value_or(false)) {
+        Key flag;
+        append8(flag, 1);
+        key.insert(key.begin() + static_cast<std::ptrdiff_t>(op_type.size() + 16), flag.begin(),
+                   flag.end());
     }
     return key;
 }
@@ -290,9 +361,36 @@ inline void read_platform(nlohmann::json j, std::optional<Platform>& platform,
     }
 }
 
+// 9.0.x's UpdateRunInfoForStaticJson (branch 9.0.0 94c65c3 indv_collecter.cpp): runInfo only,
+// the workspace read inside that branch; without runInfo nothing is read and the OpType's
+// previous run info stays (`carried`, as NnopbaseJsonInfo lives as long as the OpType).
+// Whatever the result, 9.0.x applies a static kernel's run info only
+// to an MC2 operator (9.0.0 indv_executor.cpp NnopbaseExecutorTilingAndUpdateBinInfo).
+inline bool read_run_info_9_0(const nlohmann::json& j, bool& carried, StaticKernel& k) {
+    if (!j.contains("runInfo")) {
+        k.run_info_inherited = carried;
+        return carried;
+    }
+    carried = read_run_info(j, k.warnings); // with runInfo, master reads the same fields
+    return carried;
+}
+
+// The run info and platformInfo `line` reads for `k` from its JSON `j`; `platform` and
+// `run_info` are the OpType's state.
+inline void read_extra_info_line(const nlohmann::json& j, Line line, StaticKernel& k,
+                                 std::optional<Platform>& platform, bool& run_info) {
+    const auto& rules = line_rules(line);
+    k.has_run_info =
+        rules.run_info_fallback ? read_run_info(j, k.warnings) : read_run_info_9_0(j, run_info, k);
+    read_platform(j, platform, k.warnings);
+    if (platform && !rules.deterministic_match)
+        platform->deterministic_level = -1; // not read by 9.0.x and 9.1.x
+}
+
 // UpdateStaticJsonExtraInfo for `k`; `platform` is the OpType's state, carried from entry to
 // entry as the runtime carries it.
-inline void read_extra_info(StaticKernel& k, std::optional<Platform>& platform) {
+inline void read_extra_info(StaticKernel& k, std::optional<Platform>& platform,
+                            Line line = Line::master, bool* run_info = nullptr) {
     nlohmann::json j;
     if (k.json_path.empty()) {
         k.warnings.push_back("binPath has no '.o': no kernel JSON is read");
@@ -302,10 +400,9 @@ inline void read_extra_info(StaticKernel& k, std::optional<Platform>& platform) 
         if (!in.is_open() || j.is_discarded())
             k.warnings.push_back("cannot read " + k.json_path);
     }
-    if (k.warnings.empty()) {
-        k.has_run_info = read_run_info(j, k.warnings);
-        read_platform(j, platform, k.warnings);
-    }
+    bool unused = false;
+    if (k.warnings.empty())
+        read_extra_info_line(j, line, k, platform, run_info != nullptr ? *run_info : unused);
     k.platform = platform;
 }
 
@@ -370,9 +467,11 @@ inline std::string reselect_base_path(const std::string& path) {
 }
 
 /// Reads `<opp>/static_kernel/ai_core/config/<soc_dir>/binary_info_config.json` as the runtime
-/// does.
-inline Reading read_static_kernels(const std::string& opp, const std::string& soc_dir) {
+/// of `line` does.
+inline Reading read_static_kernels(const std::string& opp, const std::string& soc_dir,
+                                   Line line = Line::master) {
     Reading r;
+    r.line = line;
     if (opp.empty()) // no base: the runtime reads no static kernels
         return r;
     const std::string base = opp + "/static_kernel/ai_core/";
@@ -386,6 +485,7 @@ inline Reading read_static_kernels(const std::string& opp, const std::string& so
         if (!op.is_object() || !op.contains("staticList"))
             continue;
         std::optional<Platform> platform; // NnopbaseJsonInfo lives as long as the OpType
+        bool run_info = false;
         for (const auto& entry : op["staticList"]) {
             StaticKernel k;
             k.op_type = op_type;
@@ -393,7 +493,7 @@ inline Reading read_static_kernels(const std::string& opp, const std::string& so
                 r.skipped.push_back(op_type + ": " + why);
                 continue;
             }
-            read_extra_info(k, platform);
+            read_extra_info(k, platform, line, &run_info);
             r.kernels.push_back(std::move(k));
         }
     }
@@ -431,7 +531,7 @@ struct Selection {
 /// The kernels registered from a reading, in the runtime's order, by byte key.
 class Registry {
   public:
-    explicit Registry(const Reading& r) {
+    explicit Registry(const Reading& r) : m_line(r.line) {
         for (const auto& k : r.kernels)
             for (const auto& text : k.keys) {
                 Key key = convert_static_key(text);
@@ -451,10 +551,16 @@ class Registry {
     }
 
     /// A call of `op_type` looked up as `path` does: with strides, then without.
+    /// On a line without the stride lookup (9.0.x): one lookup, without strides. With
+    /// ctx.pcie, the key with strides carries the PCIe segment (pcie_call_key).
     Selection select(Path path, std::string_view op_type, const Context& ctx,
                      std::span<const AclTensor> tensors) const {
         const Platform device{ctx.aic, ctx.aiv, ctx.deterministic_level};
-        if (auto k = find(path_call_key(path, op_type, ctx, tensors, true), &device))
+        if (!line_rules(m_line).stride_lookup)
+            return {find(path_call_key(path, op_type, ctx, tensors, false), &device), false};
+        const Key strided = ctx.pcie ? pcie_call_key(path, op_type, ctx, tensors)
+                                     : path_call_key(path, op_type, ctx, tensors, true);
+        if (auto k = find(strided, &device))
             return {k, false};
         return {find(path_call_key(path, op_type, ctx, tensors, false), &device), true};
     }
@@ -464,6 +570,7 @@ class Registry {
         Key key;
         const StaticKernel* kernel;
     };
+    Line m_line;
     std::vector<Entry> m_entries;
 };
 

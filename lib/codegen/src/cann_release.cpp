@@ -65,7 +65,18 @@ std::vector<CannRelease> make_rows() {
     // super_kernel_op_infos.py update_superkernel_blocknum_by_debug_options: the two range
     // checks (423ae264's update_superkernel_blockdim_by_debug_options checks the ratio only).
     r90.plan_checks = {true, "9.0"};
-    rows.push_back(std::move(r90));
+    rows.push_back(r90);
+    // asc-devkit 9.1.0 74353d20 (v9.1.0.pre 5884fea's line; master 0da921b9 the same in what
+    // follows) with the graph-autofusion generator 9.0 follows: the same kernel list and rules,
+    // but operator JSONs without debugOptions/debugBufSize (883c0f8b compile_op.py
+    // _json_except_info: only a SuperKernel's timestamp_option writes them).
+    CannRelease r91 = r90;
+    r91.version = CannVersion::v9_1;
+    r91.name = "9.1";
+    r91.asc_devkit = "74353d20";
+    r91.plan_checks = {true, "9.1"};
+    r91.operator_json_debug_fields = false;
+    rows.push_back(std::move(r91));
     return rows;
 }
 
@@ -118,7 +129,7 @@ std::optional<CannVersion> parse_cann_version(std::string_view text) {
     if (mm->first == 8 && mm->second == 5)
         return CannVersion::v8_5;
     if (mm->first == 9)
-        return CannVersion::v9_0;
+        return mm->second == 0 ? CannVersion::v9_0 : CannVersion::v9_1;
     return std::nullopt;
 }
 
@@ -142,7 +153,7 @@ const CannRelease& select_cann_release(const std::string& requested, const std::
         auto v = parse_cann_version(requested);
         if (!v)
             throw Error("--cann-version '" + requested +
-                            "' names no CANN release skforge knows: " + "give 8.5 or 9.0",
+                            "' names no CANN release skforge knows: " + "give 8.5, 9.0 or 9.1",
                         support::ErrorKind::usage);
         where = "--cann-version " + requested;
         return cann_release(*v);
@@ -152,7 +163,7 @@ const CannRelease& select_cann_release(const std::string& requested, const std::
         if (!v)
             throw Error("the CANN toolkit at " + ascend_home + " is version '" + *installed +
                         "', whose SuperKernel conventions skforge does not know: give "
-                        "--cann-version 8.5 or 9.0 for the line to follow");
+                        "--cann-version 8.5, 9.0 or 9.1 for the line to follow");
         where = "the toolkit at " + ascend_home + " (Version=" + *installed + ")";
         return cann_release(*v);
     }

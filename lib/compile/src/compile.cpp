@@ -304,6 +304,11 @@ void select_release(Pipeline& p) {
         std::string where;
         p.release = &codegen::select_cann_release(p.o.cann_version, ascend_home(), where);
         p.log += "CANN conventions " + std::string(p.release->name) + " (" + where + ")\n";
+        if (!p.release->operator_json_debug_fields)
+            p.log += "CANN " + std::string(p.release->name) +
+                     ": operator JSONs do not say whether a sub-kernel was compiled with printf, "
+                     "assert or timestamp (asc-devkit 883c0f8b), so skforge's generator cannot "
+                     "refuse one that was\n";
     }
 }
 
@@ -384,6 +389,11 @@ void build_tree(const Pipeline& p, const std::string& stage) {
     const CompileOptions& o = p.o;
     unsigned jobs = o.jobs != 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
     const bool vendor = p.npu_fusion && p.backend == SkBackend::cann;
+    if (p.arch != "host")
+        for (const auto& w : deterministic_level_ties(p.g, p.npu_fusion ? &*p.plan : nullptr)) {
+            p.user.warn(w);
+            p.log += "warning: " + w + "\n";
+        }
     if (p.arch == "host") {
         TempDir build(p.out.dir);
         build_host_package(p.g, *p.plan, o.name, build.path(), stage, jobs, p.log, o.progress);

@@ -9,8 +9,11 @@
 #include "skforge/support/file.hpp"
 #include "skforge/support/safe_path.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <set>
 
 namespace skforge::compile {
 
@@ -69,14 +72,107 @@ std::vector<kernel::CallTensor> call_tensors(const graph::Graph& g, const graph:
     return out;
 }
 
-// The determinism modes a kernel serves: "true" only 1, "false" only 0, "ignore" or unsaid both.
-std::vector<int> deterministic_modes(const kernel::KernelMeta& meta) {
-    if (meta.deterministic == "true")
-        return {1};
-    if (meta.deterministic == "false")
-        return {0};
-    return {0, 1};
+// platformInfo.deterministicLevel of a kernel's JSON; nullopt when it gives none (or -1).
+std::optional<int> deterministic_level(const kernel::KernelMeta& meta) {
+    if (meta.platform_info_json.empty())
+        return std::nullopt;
+    const auto info = nlohmann::json::parse(meta.platform_info_json);
+    auto it = info.find("deterministicLevel");
+    if (it == info.end() || it->get<int>() == -1)
+        return std::nullopt;
+    return it->get<int>();
 }
+
+// The determinism modes a kernel serves: "true" only 1, "false" only 0, "ignore" or unsaid both;
+// with a platformInfo.deterministicLevel only the mode of that level (0: 0, any other: 1), the
+// only one under which master's runtime can select it (the key's head holds level != 0,
+// MatchBinWithPlatformInfo the level), and the one that keeps 9.0.x and 9.1.x, which do not
+// compare the level, from selecting it for calls of the other mode.
+std::vector<int> deterministic_modes(const kernel::KernelMeta& meta, const std::string& path) {
+    std::vector<int> modes = {0, 1};
+    if (meta.deterministic == "true")
+        modes = {1};
+    else if (meta.deterministic == "false")
+        modes = {0};
+    auto level = deterministic_level(meta);
+    if (!level)
+        return modes;
+    const int mode = *level == 0 ? 0 : 1;
+    if (std::find(modes.begin(), modes.end(), mode) == modes.end())
+        throw Error("kernel " + path + " says deterministic '" + meta.deterministic +
+                    "' but platformInfo.deterministicLevel " + std::to_string(*level) +
+                    ": CANN's runtime would select it for no call; fix its JSON");
+    return {mode};
+}
+
+// The keys operator `i`'s call is looked up by.
+std::vector<std::string> op_keys(const graph::Graph& g, const graph::Dependencies& deps,
+                                 std::size_t i) {
+    const auto& op = g.ops[i];
+    const auto& k = g.kernels[static_cast<std::size_t>(op.kernel_index)];
+    return kernel::static_call_keys(op.type, deterministic_modes(k.meta, k.path),
+                                    kernel::hostapi_impl_modes(k.meta.impl_mode),
+                                    call_tensors(g, deps, i));
+}
+
+// The platformInfo of a kernel's JSON without its deterministicLevel (null when none), and the
+// level (-1 when none).
+std::pair<nlohmann::json, int> platform_and_level(const kernel::KernelMeta& meta) {
+    if (meta.platform_info_json.empty())
+        return {nullptr, -1};
+    auto info = nlohmann::json::parse(meta.platform_info_json);
+    const int level = info.value("deterministicLevel", -1);
+    info.erase("deterministicLevel");
+    return {info, level};
+}
+
+// The warning for operators `first` and `later`, whose calls share `key`, when their kernels
+// differ only in platformInfo.deterministicLevel; empty otherwise.
+std::string level_tie(const graph::Graph& g, const graph::Op& first, const graph::Op& later,
+                      const std::string& key) {
+    const auto& a = g.kernels[static_cast<std::size_t>(first.kernel_index)].meta;
+    const auto& b = g.kernels[static_cast<std::size_t>(later.kernel_index)].meta;
+    auto [pa, la] = platform_and_level(a);
+    auto [pb, lb] = platform_and_level(b);
+    if (la == lb || pa != pb)
+        return "";
+    // skinstall keeps one entry per key, the later one (installer.md, "later install wins").
+    const bool cores = pa.is_object() && pa.contains("cubeCoreCnt");
+    return "operators '" + first.name + "' and '" + later.name + "' share the static key " + key +
+           " and their kernels differ only in platformInfo.deterministicLevel (" +
+           std::to_string(la) + ", " + std::to_string(lb) +
+           "): an installed tree keeps one kernel per key, '" + later.name + "''s, which " +
+           (cores ? "CANN 9.0.x and 9.1.x select at every level (they do not compare it) and "
+                    "master at level " +
+                        std::to_string(lb) + " only"
+                  : std::string("CANN's runtime selects at every level on every line (it drops a "
+                                "platformInfo without core counts)"));
+}
+
+} // namespace
+
+std::vector<std::string> deterministic_level_ties(const graph::Graph& g, const fusion::Plan* plan) {
+    const auto deps = graph::dependencies(g);
+    std::map<std::string, std::size_t> first; // key -> the first operator keyed by it
+    std::set<std::pair<std::size_t, std::size_t>> warned;
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+        if ((plan != nullptr && plan->ops[i].segment >= 0) || g.ops[i].kernel_index < 0)
+            continue;
+        for (const auto& key : op_keys(g, deps, i)) {
+            auto [at, fresh] = first.emplace(key, i);
+            const auto& f = g.ops[at->second];
+            if (fresh || f.kernel_index == g.ops[i].kernel_index ||
+                !warned.emplace(at->second, i).second)
+                continue;
+            if (auto w = level_tie(g, f, g.ops[i], key); !w.empty())
+                out.push_back(std::move(w));
+        }
+    }
+    return out;
+}
+
+namespace {
 
 // Copies operator `op`'s kernel and its JSON to <dir><stem>.{o,json} in `stage`, once per file:
 // a second operator of the same kernel shares them; one of another kernel with the same file
@@ -117,12 +213,9 @@ void add_op_entries(kernel::PackageIndex& index, const graph::Graph& g,
                     " has " + std::to_string(meta.workspace.size.size()) +
                     " workspaces; CANN's runtime skips a static kernel with more than " +
                     std::to_string(kernel::k_max_index_workspaces));
-    const auto tensors = call_tensors(g, deps, i);
-    const auto modes = deterministic_modes(meta);
-    const auto impl = kernel::hostapi_impl_modes(meta.impl_mode);
     // One string per entry: the op-kernel engine reads simplifiedKey as a string (op_kernel.cpp
     // AppendStaticBin).
-    for (const auto& key : kernel::static_call_keys(op.type, modes, impl, tensors))
+    for (const auto& key : op_keys(g, deps, i))
         index.add(op.type,
                   {meta.block_dim, meta.kernel_name, meta.workspace.size, core, bin_path, key});
 }

@@ -8,6 +8,7 @@
 #include "skforge/kernel/package_index.hpp"
 
 #include <string>
+#include <vector>
 
 namespace skforge::compile {
 
@@ -18,6 +19,14 @@ namespace skforge::compile {
 void add_op_entries(kernel::PackageIndex& index, const graph::Graph& g,
                     const graph::Dependencies& deps, std::size_t i, const std::string& bin_path,
                     kernel::CoreType core);
+
+/// One warning for each pair of operators (left out of SuperKernels by `plan`; nullptr: none
+/// fused) whose calls share a static key while their kernels differ only in
+/// platformInfo.deterministicLevel: an installed tree keeps one kernel per key (the later), which
+/// CANN 9.0.x and 9.1.x, not comparing the level, select at every level, master only at its own
+/// (no line compares it when the platformInfo has no core counts; share/doc/cann-conformance.md,
+/// "opbase's rules per release").
+std::vector<std::string> deterministic_level_ties(const graph::Graph& g, const fusion::Plan* plan);
 
 /// Lays precompiled kernels out as static kernels: <soc_dir>/<OpType>/<stem>.{json,o}, and the
 /// package's own index config/<soc_dir>/binary_info_config.json (written, and returned as text) in

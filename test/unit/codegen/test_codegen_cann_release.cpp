@@ -15,7 +15,10 @@ TEST_CASE("cann release: version texts name their line", "[codegen][cann_release
     CHECK(codegen::parse_cann_version("8.5.0-beta.1") == CannVersion::v8_5);
     CHECK(codegen::parse_cann_version("9.0") == CannVersion::v9_0);
     CHECK(codegen::parse_cann_version("9.0.1") == CannVersion::v9_0);
-    CHECK(codegen::parse_cann_version("9.1.RC1") == CannVersion::v9_0);
+    CHECK(codegen::parse_cann_version("9.1.RC1") == CannVersion::v9_1);
+    CHECK(codegen::parse_cann_version("9.1") == CannVersion::v9_1);
+    CHECK(codegen::parse_cann_version("9.1.0-beta.3") == CannVersion::v9_1);
+    CHECK(codegen::parse_cann_version("9.2.0") == CannVersion::v9_1); // as asc-devkit master
     for (const char* bad : {"", "8", "8.0.RC2", "8.50", "10.0", "v9.0", "9.0x", "9."})
         CHECK_FALSE(codegen::parse_cann_version(bad).has_value());
 }
@@ -44,7 +47,23 @@ TEST_CASE("cann release: each line's kernel-list keys and generator rules, as re
         CHECK(r->option_defaults.split_mode == 4);
         CHECK(r->option_defaults.preload_code == graph::PreloadCode::per_func);
     }
-    CHECK(codegen::cann_releases().size() == 2);
+    // 9.1 (asc-devkit 74353d20): 9.0's kernel list and rules; operator JSONs without
+    // debugOptions/debugBufSize since 883c0f8b.
+    const auto& r91 = codegen::cann_release(CannVersion::v9_1);
+    CHECK(r91.name == "9.1");
+    CHECK(r91.asc_devkit == "74353d20");
+    CHECK(r91.kernel_list.block_key == "blockNum");
+    CHECK(r91.kernel_list.op_type);
+    CHECK(r91.kernel_list.dcci_disable);
+    CHECK(r91.option_dcci_disable_on_kernel);
+    CHECK(r91.honours_dcci_disable_flag == r90.honours_dcci_disable_flag);
+    CHECK(r91.wait_extra_sync.size() == r90.wait_extra_sync.size());
+    CHECK(r91.plan_checks.debug_cores_in_range);
+    CHECK(r91.plan_checks.release == "9.1");
+    CHECK(r85.operator_json_debug_fields);
+    CHECK(r90.operator_json_debug_fields);
+    CHECK_FALSE(r91.operator_json_debug_fields);
+    CHECK(codegen::cann_releases().size() == 3);
 }
 
 TEST_CASE("cann release: --cann-version, else the toolkit's version.info, else the default",

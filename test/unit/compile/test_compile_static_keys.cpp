@@ -23,7 +23,8 @@ namespace {
 
 // Every operator of `g` laid out as a static kernel of package "p" (plan nullptr: none fused)
 // and installed where the runtime looks; what the runtime reads from it.
-opbase::Reading install(graph::Graph& g, const ScopedTempDir& dir, const std::string& soc_dir) {
+opbase::Reading install(graph::Graph& g, const ScopedTempDir& dir, const std::string& soc_dir,
+                        opbase::Line line = opbase::Line::master) {
     const std::string bin = dir / "kernel.o";
     write_text(bin, "not a real kernel");
     for (auto& op : g.ops)
@@ -34,7 +35,7 @@ opbase::Reading install(graph::Graph& g, const ScopedTempDir& dir, const std::st
     const std::string index =
         compile::stage_static_kernels(g, nullptr, "p", soc_dir, ai + "/p", log);
     write_text(ai + "/config/" + soc_dir + "/binary_info_config.json", index);
-    return opbase::read_static_kernels(dir / "opp", soc_dir);
+    return opbase::read_static_kernels(dir / "opp", soc_dir, line);
 }
 
 // A graph tensor as the caller's aclTensor describes it.
@@ -48,16 +49,21 @@ opbase::AclTensor acl_tensor(const graph::Tensor& t) {
 }
 
 // Checks that every operator of `g` is selected on both paths, in both determinism modes and
-// (op-kernel engine) both impl modes the engine picks from; returns how many calls were tried.
-int check_every_operator_selected(graph::Graph& g, const std::string& soc_dir) {
+// (op-kernel engine) both impl modes the engine picks from, by the runtime of `line`; returns
+// how many calls were tried.
+int check_every_operator_selected(graph::Graph& g, const std::string& soc_dir,
+                                  opbase::Line line = opbase::Line::master) {
     ScopedTempDir dir;
-    const auto reading = install(g, dir, soc_dir);
+    const auto reading = install(g, dir, soc_dir, line);
     REQUIRE(reading.index_read);
     REQUIRE(reading.skipped.empty());
     for (const auto& k : reading.kernels) {
-        INFO(k.bin_path);
+        INFO(k.bin_path << " on " << opbase::line_rules(line).name);
         CHECK(k.warnings.empty());
-        CHECK(k.has_run_info);
+        // 9.0.x reads runInfo only (and applies it to MC2 operators only): none here, none
+        // inherited from another kernel.
+        CHECK(k.has_run_info == opbase::line_rules(line).run_info_fallback);
+        CHECK_FALSE(k.run_info_inherited);
         CHECK(k.key_is_string);
     }
     std::map<std::string, const graph::Tensor*> by_name;
@@ -88,7 +94,8 @@ int check_every_operator_selected(graph::Graph& g, const std::string& soc_dir) {
                 ctx.hostapi_impl_mode = static_cast<std::uint64_t>(impl);
                 const auto s = registry.select(path, op.type, ctx, tensors);
                 INFO("operator " << op.name << ", path " << static_cast<int>(path) << ", impl "
-                                 << impl << ", deterministic " << level);
+                                 << impl << ", deterministic " << level << ", line "
+                                 << opbase::line_rules(line).name);
                 REQUIRE(s.kernel != nullptr);
                 CHECK_FALSE(s.retried);
                 CHECK(s.kernel->bin_path.ends_with(want));
@@ -108,15 +115,22 @@ graph::Graph load(const std::string& path) {
 
 } // namespace
 
-TEST_CASE("every operator of the examples is selected on both lookup paths", "[compile][keys]") {
-    for (const char* example : {"moe_block", "tbe_cut", "two_stream", "decoder"}) {
-        INFO(example);
-        auto g = load(std::string(SKFORGE_SOURCE_DIR) + "/share/skforge/examples/" + example +
-                      "/graph.yaml");
-        const auto kernels = std::count_if(
-            g.ops.begin(), g.ops.end(), [](const graph::Op& op) { return op.kernel_index >= 0; });
-        CHECK(check_every_operator_selected(g, "ascend910b") == 6 * static_cast<int>(kernels));
-    }
+constexpr opbase::Line k_lines[] = {opbase::Line::v9_0, opbase::Line::v9_1, opbase::Line::master};
+
+TEST_CASE("every operator of the examples is selected on both lookup paths, on every release "
+          "line",
+          "[compile][keys]") {
+    for (const char* example : {"moe_block", "tbe_cut", "two_stream", "decoder"})
+        for (auto line : k_lines) {
+            INFO(example << " on " << opbase::line_rules(line).name);
+            auto g = load(std::string(SKFORGE_SOURCE_DIR) + "/share/skforge/examples/" + example +
+                          "/graph.yaml");
+            const auto kernels = std::count_if(g.ops.begin(), g.ops.end(), [](const graph::Op& op) {
+                return op.kernel_index >= 0;
+            });
+            CHECK(check_every_operator_selected(g, "ascend910b", line) ==
+                  6 * static_cast<int>(kernels));
+        }
 }
 
 TEST_CASE("operators of generated graphs are selected on both lookup paths: ND, NCHW, NHWC, "
@@ -149,8 +163,10 @@ ops:
   - {name: c0, type: Nc1hwc0, kernel: {json_path: k/Nc1hwc0.json}, inputs: [img], outputs: [{name: c, shape: [1, 1, 224, 224, 16], view_shape: [1, 3, 224, 224], dtype: float16, format: NC1HWC0}]}
   - {name: empty, type: Empty, kernel: {json_path: k/Empty.json}, inputs: [s], outputs: [{name: e, shape: [], dtype: bool}, {name: e0, shape: [0, 16], dtype: uint8}]}
 )");
-    auto g = load(dir / "graph.yaml");
-    CHECK(check_every_operator_selected(g, "ascend910b") == 6 * 9);
+    for (auto line : k_lines) {
+        auto g = load(dir / "graph.yaml");
+        CHECK(check_every_operator_selected(g, "ascend910b", line) == 6 * 9);
+    }
 }
 
 TEST_CASE("the JSON beside each static kernel keeps the op compiler's fields and gains what the "
@@ -197,4 +213,174 @@ ops:
     ctx.aiv = 48;
     ctx.deterministic_level = 0;
     CHECK(registry.select(opbase::Path::aclnn_executor, "A", ctx, call).kernel == nullptr);
+}
+
+namespace {
+
+// A graph of operators of OpType A on the same call (float16[16] in, float16[16] out), one per
+// kernel JSON text in `kernels`, in that order.
+graph::Graph same_call_graph(const ScopedTempDir& dir, const std::vector<std::string>& kernels) {
+    std::string ops;
+    for (std::size_t i = 0; i < kernels.size(); ++i) {
+        const std::string n = std::to_string(i);
+        write_text(dir / ("k/a" + n + ".json"),
+                   R"({"kernelName":"a)" + n +
+                       R"(_k","blockDim":8,"magic":"RT_DEV_BINARY_MAGIC_ELF",)"
+                       R"("sub_operator_kernel_type":"KERNEL_TYPE_AIV_ONLY")" +
+                       kernels[i] + "}");
+        ops += "  - {name: a" + n + ", type: A, kernel: {json_path: k/a" + n +
+               ".json}, inputs: [x], outputs: [{name: y" + n + ", shape: [16], dtype: float16}]}\n";
+    }
+    write_text(dir / "graph.yaml", "name: t\nnpu_arch: dav-2201\nsoc_version: Ascend910B1\n"
+                                   "super_kernel_optimize: false\n"
+                                   "inputs: [{name: x, shape: [16], dtype: float16}]\nops:\n" +
+                                       ops);
+    return load(dir / "graph.yaml");
+}
+
+// The stem of the kernel `registry` selects for the call of same_call_graph at `level`, through
+// the aclnn executor ("" when none).
+std::string selected_at(const opbase::Registry& registry, int level) {
+    std::vector<opbase::AclTensor> call(2, opbase::AclTensor{1, 2, {16}, {16}});
+    opbase::Context ctx;
+    ctx.deterministic_level = level;
+    const auto s = registry.select(opbase::Path::aclnn_executor, "A", ctx, call);
+    return s.kernel == nullptr ? "" : std::filesystem::path(s.kernel->bin_path).stem().string();
+}
+
+} // namespace
+
+TEST_CASE("a kernel with a platformInfo.deterministicLevel is keyed for its level's mode only, "
+          "so no line selects it for the other",
+          "[compile][keys][lines]") {
+    ScopedTempDir dir;
+    // Level 0 first: keyed d=0 only, so a deterministic call finds the level-1 kernel on every
+    // line (before, its d=1 keys made 9.0.x and 9.1.x select it there).
+    auto g = same_call_graph(
+        dir, {R"(,"platformInfo":{"cubeCoreCnt":24,"vectorCoreCnt":48,"deterministicLevel":0})",
+              R"(,"platformInfo":{"cubeCoreCnt":24,"vectorCoreCnt":48,"deterministicLevel":1})"});
+    CHECK(compile::deterministic_level_ties(g, nullptr).empty());
+    for (auto line : k_lines) {
+        INFO(opbase::line_rules(line).name);
+        ScopedTempDir out;
+        const auto reading = install(g, out, "ascend910b", line);
+        for (const auto& k : reading.kernels)
+            for (const auto& key : k.keys)
+                CHECK(key.find(k.bin_path.ends_with("a0.o") ? "/d=1," : "/d=0,") ==
+                      std::string::npos);
+        const opbase::Registry registry(reading);
+        CHECK(selected_at(registry, 0) == "a0");
+        CHECK(selected_at(registry, 1) == "a1");
+    }
+    // A kernel whose deterministic flag contradicts its level would be selected for no call.
+    ScopedTempDir bad;
+    auto h = same_call_graph(
+        bad, {R"(,"deterministic":"true",)"
+              R"("platformInfo":{"cubeCoreCnt":24,"vectorCoreCnt":48,"deterministicLevel":0})"});
+    ScopedTempDir out;
+    CHECK_THROWS_WITH(install(h, out, "ascend910b"),
+                      Catch::Contains("says deterministic 'true' but "
+                                      "platformInfo.deterministicLevel 0: CANN's runtime would "
+                                      "select it for no call"));
+}
+
+TEST_CASE("kernels that differ only in deterministicLevel, both in one index: master selects by "
+          "the level, 9.0.x and 9.1.x the first; compile warns",
+          "[compile][keys][lines]") {
+    ScopedTempDir dir;
+    auto g = same_call_graph(
+        dir, {R"(,"platformInfo":{"cubeCoreCnt":24,"vectorCoreCnt":48,"deterministicLevel":1})",
+              R"(,"platformInfo":{"cubeCoreCnt":24,"vectorCoreCnt":48,"deterministicLevel":2})"});
+    for (auto line : k_lines) {
+        INFO(opbase::line_rules(line).name);
+        ScopedTempDir out;
+        const auto reading = install(g, out, "ascend910b", line);
+        const opbase::Registry registry(reading);
+        CHECK(selected_at(registry, 0).empty());
+        CHECK(selected_at(registry, 1) == "a0");
+        CHECK(selected_at(registry, 2) == (line == opbase::Line::master ? "a1" : "a0"));
+    }
+    const auto ties = compile::deterministic_level_ties(g, nullptr);
+    REQUIRE(ties.size() == 1);
+    CHECK(ties[0] == "operators 'a0' and 'a1' share the static key A/d=1,p=0/1,2,(10),(1),0/"
+                     "1,2,(10),(1),0 and their kernels differ only in "
+                     "platformInfo.deterministicLevel (1, 2): an installed tree keeps one kernel "
+                     "per key, 'a1''s, which CANN 9.0.x and 9.1.x select at every level (they do "
+                     "not compare it) and master at level 2 only");
+}
+
+TEST_CASE("a platformInfo with only deterministicLevel (asc-devkit 12c80e5d) is packaged as "
+          "written; every line drops it with a warning and selects the first kernel",
+          "[compile][keys][lines]") {
+    ScopedTempDir dir;
+    auto g = same_call_graph(dir, {R"(,"platformInfo":{"deterministicLevel":1})",
+                                   R"(,"platformInfo":{"deterministicLevel":2})"});
+    for (auto line : k_lines) {
+        INFO(opbase::line_rules(line).name);
+        ScopedTempDir out;
+        const auto reading = install(g, out, "ascend910b", line);
+        REQUIRE(reading.kernels.size() == 2 * 6); // d=1 only: 3 keys with strides, 3 without
+        for (const auto& k : reading.kernels) {
+            CHECK_FALSE(k.platform);
+            REQUIRE(k.warnings.size() == 1);
+            CHECK(k.warnings[0].starts_with(
+                "Failed to read static kernel json file of platformInfo"));
+        }
+        const auto meta = nlohmann::json::parse(
+            support::read_file(out / "opp/static_kernel/ai_core/p/ascend910b/A/a0.json"));
+        CHECK(meta["platformInfo"] == nlohmann::json{{"deterministicLevel", 1}});
+        const opbase::Registry registry(reading);
+        CHECK(selected_at(registry, 1) == "a0");
+        CHECK(selected_at(registry, 2) == "a0");
+    }
+    const auto ties = compile::deterministic_level_ties(g, nullptr);
+    REQUIRE(ties.size() == 1);
+    CHECK(ties[0].find("'a1''s, which CANN's runtime selects at every level on every line (it "
+                       "drops a platformInfo without core counts)") != std::string::npos);
+}
+
+TEST_CASE("a strided or deterministic call finds the kernel on every line; 9.1.x and master "
+          "after their retry without strides, 9.0.x at its one lookup",
+          "[compile][keys][lines]") {
+    ScopedTempDir dir;
+    auto g = same_call_graph(dir, {""});
+    for (auto line : k_lines) {
+        INFO(opbase::line_rules(line).name);
+        ScopedTempDir out;
+        const auto reading = install(g, out, "ascend910b", line);
+        const opbase::Registry registry(reading);
+        // A view with strides other than the contiguous ones (every second element).
+        std::vector<opbase::AclTensor> call(
+            2, opbase::AclTensor{1, 2, {16}, {16}, std::vector<std::int64_t>{2}, 0});
+        opbase::Context ctx;
+        for (int level : {0, 1}) {
+            ctx.deterministic_level = level;
+            const auto s = registry.select(opbase::Path::aclnn_executor, "A", ctx, call);
+            REQUIRE(s.kernel != nullptr);
+            CHECK(s.retried == (line != opbase::Line::v9_0));
+        }
+        // Contiguous: found at the first lookup on every line.
+        call.assign(2, opbase::AclTensor{1, 2, {16}, {16}});
+        CHECK_FALSE(registry.select(opbase::Path::aclnn_executor, "A", ctx, call).retried);
+    }
+}
+
+TEST_CASE("with the PCIe segment of the search-index opbase (c362be6c) the key with strides "
+          "misses and the retry without strides finds the kernel",
+          "[compile][keys][lines]") {
+    ScopedTempDir dir;
+    auto g = same_call_graph(dir, {""});
+    ScopedTempDir out;
+    const auto reading = install(g, out, "ascend910b");
+    const opbase::Registry registry(reading);
+    std::vector<opbase::AclTensor> call(2, opbase::AclTensor{1, 2, {16}, {16}});
+    opbase::Context ctx;
+    for (bool pcie : {false, true}) {
+        ctx.pcie = pcie;
+        for (auto path : {opbase::Path::aclnn_executor, opbase::Path::hostapi}) {
+            const auto s = registry.select(path, "A", ctx, call);
+            REQUIRE(s.kernel != nullptr);
+            CHECK(s.retried == pcie);
+        }
+    }
 }

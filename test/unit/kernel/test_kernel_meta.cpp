@@ -198,6 +198,19 @@ TEST_CASE("what the runtime reads beside a static kernel is read, checked and fi
         INFO(bad);
         CHECK(problems.size() >= 1);
     }
+    // What asc-devkit 12c80e5d writes when it does not know the core counts: only the
+    // deterministic level. Accepted and kept (the runtime drops it with a warning).
+    problems.clear();
+    m = parse_kernel_meta(base + R"(,"platformInfo":{"deterministicLevel":1}})", problems);
+    CHECK(problems.empty());
+    CHECK(nlohmann::json::parse(m.platform_info_json) == nlohmann::json{{"deterministicLevel", 1}});
+    for (const char* bad : {R"("platformInfo":{"deterministicLevel":128})",
+                            R"("platformInfo":{"vectorCoreCnt":48,"deterministicLevel":1})"}) {
+        problems.clear();
+        parse_kernel_meta(base + "," + bad + "}", problems);
+        INFO(bad);
+        CHECK(problems.size() == 1);
+    }
     problems.clear();
     parse_kernel_meta(base + R"(,"runInfo":{"block_dim":8}})", problems);
     REQUIRE_FALSE(problems.empty());

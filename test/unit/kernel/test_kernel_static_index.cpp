@@ -284,3 +284,53 @@ TEST_CASE("the reader reads the JSON beside each kernel as UpdateStaticJsonExtra
     CHECK(reg.find(opbase::convert_static_key("A/d=0,p=0/1,2,(2)"), &big) == nullptr);
     CHECK(reg.find(opbase::convert_static_key("A/d=0,p=0/1,2,(3)"), &small) == &r.kernels[2]);
 }
+
+TEST_CASE("the reader reads the JSON beside each kernel by each release line's rules",
+          "[kernel][index]") {
+    skforge::test::ScopedTempDir dir;
+    const std::string ai = dir / "opp/static_kernel/ai_core";
+    auto entry = [](const std::string& stem) {
+        return R"({"binDesc": {"blockDim": 8, "kernelName": "k"}, "coreType": 2, "binPath": "p/A/)" +
+               stem + R"(.o", "simplifiedKey": "A/d=1,p=0/1,2,()" + stem.substr(1) + ")\"}";
+    };
+    // b1: a complete runInfo, platformInfo with level 1; b2: the top-level fields only (what
+    // skforge writes); b3: nothing of the run info, a platformInfo with level 2.
+    skforge::test::write_text(ai + "/config/s/binary_info_config.json",
+                              R"({"A": {"staticList": [)" + entry("b1") + "," + entry("b2") + "," +
+                                  entry("b3") + "]}}");
+    skforge::test::write_text(ai + "/p/A/b1.json", R"({"runInfo": {"aicpu_block_dim": 0,
+        "block_dim": 8, "local_memory_size": 0, "schedule_mode": 0, "tiling_cond": 0,
+        "tiling_key": 0, "clear_atomic": 0, "tiling_data": ""}, "workspace": {"num": 0},
+        "platformInfo": {"cubeCoreCnt": 24, "vectorCoreCnt": 48, "deterministicLevel": 1}})");
+    skforge::test::write_text(ai + "/p/A/b2.json", R"({"blockDim": 8, "localMemorySize": 0,
+        "schedule_mode": 0, "workspace": {"num": 0}})");
+    skforge::test::write_text(ai + "/p/A/b3.json", R"({"blockDim": 8,
+        "platformInfo": {"cubeCoreCnt": 24, "vectorCoreCnt": 48, "deterministicLevel": 2}})");
+    // 9.0.x: runInfo only, kept from entry to entry; no warning for the top-level fields it does
+    // not read; deterministicLevel not read.
+    auto r = opbase::read_static_kernels(dir / "opp", "s", opbase::Line::v9_0);
+    REQUIRE(r.kernels.size() == 3);
+    for (const auto& k : r.kernels) {
+        CHECK(k.warnings.empty());
+        CHECK(k.has_run_info);
+    }
+    CHECK_FALSE(r.kernels[0].run_info_inherited);
+    CHECK(r.kernels[1].run_info_inherited);
+    CHECK(r.kernels[2].run_info_inherited);
+    CHECK(r.kernels[0].platform == opbase::Platform{24, 48, -1});
+    CHECK(r.kernels[2].platform == opbase::Platform{24, 48, -1});
+    // 9.1.x: master's run info (b3 lacks localMemorySize: a warning), no level.
+    r = opbase::read_static_kernels(dir / "opp", "s", opbase::Line::v9_1);
+    CHECK(r.kernels[1].has_run_info);
+    CHECK_FALSE(r.kernels[1].run_info_inherited);
+    CHECK_FALSE(r.kernels[2].has_run_info);
+    CHECK(r.kernels[2].warnings.size() == 1);
+    CHECK(r.kernels[2].platform == opbase::Platform{24, 48, -1});
+    // master: the level too.
+    r = opbase::read_static_kernels(dir / "opp", "s");
+    CHECK(r.kernels[0].platform == opbase::Platform{24, 48, 1});
+    CHECK(r.kernels[2].platform == opbase::Platform{24, 48, 2});
+    CHECK(opbase::parse_line("9.0") == opbase::Line::v9_0);
+    CHECK(opbase::parse_line("master") == opbase::Line::master);
+    CHECK_FALSE(opbase::parse_line("9.2"));
+}

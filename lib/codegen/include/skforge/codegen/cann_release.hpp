@@ -17,7 +17,7 @@
 namespace skforge::codegen {
 
 /// A CANN release line skforge knows the conventions of.
-enum class CannVersion { v8_5, v9_0 };
+enum class CannVersion { v8_5, v9_0, v9_1 };
 
 /// The line used when neither --cann-version nor an installed toolkit names one.
 inline constexpr CannVersion k_default_cann_version = CannVersion::v9_0;
@@ -42,7 +42,7 @@ struct WaitExtraSync {
 /// One release line's conventions.
 struct CannRelease {
     CannVersion version;
-    std::string_view name;             ///< "8.5", "9.0": what --cann-version takes
+    std::string_view name;             ///< "8.5", "9.0", "9.1": what --cann-version takes
     std::string_view graph_autofusion; ///< the hicann/graph-autofusion commit read
     std::string_view asc_devkit;       ///< the cannmirror/asc-devkit commit read
     /// What the vendor's generator uses for a scope option not given (the NPU targets' defaults).
@@ -67,6 +67,11 @@ struct CannRelease {
     /// What the planner refuses as this line's generator does (debug-aic-num/debug-aiv-num
     /// above the SoC's cores or below the launch's block count for a kind of core it uses).
     fusion::ReleaseChecks plan_checks;
+    /// The op compiler writes debugOptions/debugBufSize into an operator's JSON compiled with
+    /// printf, assert or timestamp dumps, which is how skforge's generator knows to refuse such a
+    /// sub-kernel; else (asc-devkit 883c0f8b, "Printf switch to FIFO", on 9.1.0 and master) it
+    /// writes them only into a SuperKernel's JSON and nothing in an operator's says so.
+    bool operator_json_debug_fields = true;
 };
 
 /// The row of `version`.
@@ -75,9 +80,9 @@ const CannRelease& cann_release(CannVersion version);
 /// Every row, oldest first.
 const std::vector<CannRelease>& cann_releases();
 
-/// The line of a version text: "8.5" or "9.0" as --cann-version takes them, or a toolkit's
-/// full version ("8.5.0", "8.5.0-beta.1", "9.0.0", "9.1.RC1": the 9.x lines after 9.0 write
-/// what 9.0 writes). nullopt for anything else.
+/// The line of a version text: "8.5", "9.0" or "9.1" as --cann-version takes them, or a
+/// toolkit's full version ("8.5.0", "8.5.0-beta.1", "9.0.1", "9.1.0", "9.2.RC1": the 9.x lines
+/// after 9.1 write what 9.1 writes, as asc-devkit's master does). nullopt for anything else.
 std::optional<CannVersion> parse_cann_version(std::string_view text);
 
 /// The version an installed toolkit names: the `Version=` line of
