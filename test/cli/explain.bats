@@ -224,13 +224,20 @@ doctor() { run "$SKINSTALL" doctor --install-path "$W/root" --soc "${SOC:-Ascend
     [ "$(python3 -c 'import json,sys; x=json.load(sys.stdin); print(x["problems"], x["toolkit"]["line"], x["packages"][0]["matches_soc"])' <<<"$output")" = "[] 9.1.x True" ]
 }
 
-@test "doctor finds a package for another SoC, an unreadable index, missing run info, a stale lock and another base, with exit 1" {
+@test "doctor finds a package for another SoC, an unreadable index, an unreadable kernel JSON, a stale lock and another base, with exit 1" {
     package p1
     toolkit 9.0.1
-    # Run info: 9.0.x reads it only from runInfo, which these kernel JSONs lack.
+    # Kernel JSONs without runInfo are fine on 9.0.x (it reads runInfo for MC2 operators only).
+    doctor
+    [ "$status" -eq 0 ]
+    # A kernel JSON the runtime cannot read: it would register the kernel without its run info.
+    local json=$W/root/opp/static_kernel/ai_core/p1/ascend910b/Add/add.json
+    cp "$json" saved_kernel.json
+    echo '{"blockDim": ' >"$json"
     doctor
     [ "$status" -eq 1 ]
-    [[ "$output" == *"problem: p1/ascend910b/Add/add.o: the kernel JSON has no runInfo, and CANN 9.0.x reads run info only from it; fix: rebuild package p1"* ]]
+    [[ "$output" == *"problem: p1/ascend910b/Add/add.o: the JSON beside the kernel cannot be read; fix: skinstall verify --fix, or rebuild package p1"* ]]
+    cp saved_kernel.json "$json"
     printf 'Version=9.1.0\n' >"$W/root/version.info"
     doctor
     [ "$status" -eq 0 ]

@@ -98,21 +98,13 @@ void check_index(json& r, const InstallTree& tree, const DoctorInput& in,
                     "skinstall verify --fix; if it stays, rebuild the package that wrote it");
         if (!line)
             continue;
-        const auto& rules = kernel::line_rules(*line);
+        // A kernel JSON without `runInfo` is no problem on any line: 9.0.x uses `runInfo` only
+        // for MC2 operators, which op_compiler writes it for (opbase 9.0.0 94c65c3,
+        // cann-conformance.md "opbase's rules per release"); a JSON the runtime cannot read is.
         for (const auto& e : index.entries)
-            if (!e.json_read ||
-                (!e.run_info && !(rules.top_level_run_info && e.top_level_run_info)))
-                problem(r,
-                        e.bin_path + ": " +
-                            (e.json_read
-                                 ? "the kernel JSON has no runInfo, "
-                                   "and CANN " +
-                                       std::string(rules.name) + " reads run info only from it"
-                                 : "the JSON beside the kernel cannot "
-                                   "be read"),
-                        "rebuild package " + e.package +
-                            " with the run info this line needs, "
-                            "or run a CANN release that reads the top-level fields (9.1 or later)");
+            if (!e.json_read)
+                problem(r, e.bin_path + ": the JSON beside the kernel cannot be read",
+                        "skinstall verify --fix, or rebuild package " + e.package);
     }
 }
 

@@ -393,18 +393,12 @@ json entry_json(const RuntimeEntry& e) {
     return j;
 }
 
-// The warnings a found kernel gets on `line`.
-json found_warnings(const RuntimeEntry& e, const kernel::LineRules& line) {
+// The warnings a found kernel gets (on every line alike).
+json found_warnings(const RuntimeEntry& e) {
     json w = json::array();
     if (!e.json_read)
         w.push_back("the JSON beside the kernel cannot be read: the runtime registers it "
                     "without run info");
-    else if (!e.run_info && !(line.top_level_run_info && e.top_level_run_info))
-        w.push_back(std::string(line.name) + " reads run info only from `runInfo`" +
-                    (line.top_level_run_info ? " or the top-level blockDim, localMemorySize, "
-                                               "schedule_mode"
-                                             : "") +
-                    ", which the kernel JSON lacks: the kernel is registered without it");
     return w;
 }
 
@@ -486,7 +480,7 @@ json explain_path(const RuntimeIndex& index, const RuntimeCall& call, KeyPath pa
     json j = {{"path", path_name(path)}, {"lookups", s.lookups}, {"kernel", nullptr}};
     if (s.found) {
         j["kernel"] = entry_json(*s.found);
-        j["kernel"]["warnings"] = found_warnings(*s.found, line);
+        j["kernel"]["warnings"] = found_warnings(*s.found);
     } else {
         j["nearest"] = nearest_entries(index, call, path, line, s, device ? &*device : nullptr);
     }
