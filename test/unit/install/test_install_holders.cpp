@@ -68,7 +68,7 @@ TEST_CASE("only a held package whose holders are all gone is collected", "[insta
     CHECK(collectable(HoldRecord{false, {}}));
 }
 
-TEST_CASE("--holder takes PID, PID:START or 0", "[install][holders]") {
+TEST_CASE("the --holder value takes PID, PID:START or 0", "[install][holders]") {
     CHECK(parse_holder_option(std::to_string(::getpid()), true) == self());
     CHECK(parse_holder_option("7:8", true) == Holder{7, 8});
     CHECK_FALSE(parse_holder_option("0", false));
