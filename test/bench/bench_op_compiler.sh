@@ -75,7 +75,8 @@ for N in "${SIZES[@]}"; do
     new=$((N / 100))
     [ "$new" -ge 1 ] || new=1
     rm -rf "$W/dp" && cp -r "$W/d" "$W/dp"
-    ls "$W/dp" | head -n "$new" | while read -r f; do rm "$W/dp/$f"; done
+    old=("$W"/dp/*.json)
+    rm -- "${old[@]:0:new}"
     gen "$W/dp" "$new" "$N"
     for r in $(seq "$REPS"); do
         warm+=("$(secs env SKFORGE_OP_STORE="$W/store" $FRONT -p "$W/d" -v Ascend910B1 -o "$W/out_w$r")")
