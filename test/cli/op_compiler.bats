@@ -51,6 +51,19 @@ for p in sorted(pathlib.Path(sys.argv[1]).glob("*.json")):
 PY
 }
 
+# torchair_finds_all RESULT DUMP N: TorchAir's flow installs every .run of RESULT (executed with
+# no arguments, uninstall.sh found by its glob), the reader selects a kernel for each of the N
+# calls of DUMP's op JSONs on every path, then TorchAir's exit uninstalls them.
+torchair_finds_all() {
+    python3 "$HERE/torchair_flow.py" install "$1" state
+    selects "$2"
+    run "$OPBASE_READ" "$ASCEND_HOME_PATH/opp" ascend910b --select sel.txt
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(grep -c 'aclnn=static_kernel_' <<<"$output")" -eq "$3" ]
+    python3 "$HERE/torchair_flow.py" uninstall state
+}
+
 @test "a miss compiles once and stores; another working directory with the same ops gets the same package without compiling, and TorchAir's flow installs it" {
     host
     dump d1 Add float16 8,16 4,4
@@ -72,14 +85,7 @@ PY
     [[ "$output" == *"hit in the local store"* ]]
     [ "$(calls)" -eq 1 ]
     cmp "$run1" "r2/$(basename "$run1")"
-    # TorchAir: every .run executed with no arguments, uninstall.sh found by its glob.
-    python3 "$HERE/torchair_flow.py" install r2 state
-    selects d1
-    run "$OPBASE_READ" "$ASCEND_HOME_PATH/opp" ascend910b --select sel.txt
-    echo "$output"
-    [ "$status" -eq 0 ]
-    [ "$(echo "$output" | grep -c 'aclnn=static_kernel_')" -eq 3 ]
-    python3 "$HERE/torchair_flow.py" uninstall state
+    torchair_finds_all r2 d1 3
     [ -z "$(ls "$ASCEND_HOME_PATH/opp/static_kernel/ai_core" 2>/dev/null | grep static_kernel_)" ]
     [ ! -e "$W/EXECUTED" ]
 }
@@ -305,13 +311,7 @@ teardown() {
     [ "$(sed -n 2p calls | python3 -c 'import json,sys; print(json.load(sys.stdin)["ops"])')" = "['Add_float16_ND_2_2_1.json']" ]
     [ "$(ls r2/*.run | wc -l)" -eq 1 ]
     "$SKC" inspect r2/*.run --verify >/dev/null
-    python3 "$HERE/torchair_flow.py" install r2 state
-    selects d2
-    run "$OPBASE_READ" "$ASCEND_HOME_PATH/opp" ascend910b --select sel.txt
-    echo "$output"
-    [ "$status" -eq 0 ]
-    [ "$(grep -c 'aclnn=static_kernel_' <<<"$output")" -eq 3 ]
-    python3 "$HERE/torchair_flow.py" uninstall state
+    torchair_finds_all r2 d2 3
     # The same request again is a whole hit, and so is the new op JSON alone.
     op_compiler -p d2 -v Ascend910B1 -o r3 2>/dev/null
     cmp r2/*.run r3/*.run

@@ -120,24 +120,22 @@ std::vector<std::string> with_option(const std::vector<std::string>& argv,
     return out;
 }
 
-// Runs `argv` with our stdin, stdout and stderr and the guard set; its exit status (128 +
-// signal when a signal ended it).
-int run_inherited(const std::vector<std::string>& argv) {
-    std::vector<std::string> env_words;
-    for (char** e = environ; *e != nullptr; ++e)
-        if (!std::string_view(*e).starts_with(std::string(k_guard) + "="))
-            env_words.emplace_back(*e);
-    env_words.push_back(std::string(k_guard) + "=1");
-    std::vector<char*> envp, args;
-    for (auto& w : env_words)
-        envp.push_back(w.data());
-    envp.push_back(nullptr);
-    std::vector<std::string> copy = argv;
-    for (auto& w : copy)
-        args.push_back(w.data());
-    args.push_back(nullptr);
+// `words` as the NULL-terminated array exec and posix_spawn take (pointing into `words`).
+std::vector<char*> c_args(std::vector<std::string>& words) {
+    std::vector<char*> out;
+    for (auto& w : words)
+        out.push_back(w.data());
+    out.push_back(nullptr);
+    return out;
+}
+
+// Runs `argv` with our stdin, stdout and stderr and the guard set in its environment (and ours:
+// the front end starts nothing else); its exit status (128 + signal when a signal ended it).
+int run_inherited(std::vector<std::string> argv) {
+    ::setenv(k_guard, "1", 1);
+    auto args = c_args(argv);
     pid_t pid = 0;
-    int rc = ::posix_spawn(&pid, args[0], nullptr, nullptr, args.data(), envp.data());
+    int rc = ::posix_spawn(&pid, args[0], nullptr, nullptr, args.data(), environ);
     if (rc != 0)
         throw Error("cannot run the real op_compiler '" + argv[0] + "': " + std::strerror(rc));
     int status = 0;
@@ -152,10 +150,7 @@ int run_inherited(const std::vector<std::string>& argv) {
 [[noreturn]] void exec_real(const std::string& real, const std::vector<std::string>& argv) {
     std::vector<std::string> words{real};
     words.insert(words.end(), argv.begin(), argv.end());
-    std::vector<char*> args;
-    for (auto& w : words)
-        args.push_back(w.data());
-    args.push_back(nullptr);
+    auto args = c_args(words);
     ::setenv(k_guard, "1", 1);
     ::execv(real.c_str(), args.data());
     throw Error("cannot run the real op_compiler '" + real + "': " + std::strerror(errno));
@@ -711,18 +706,22 @@ int run_op_compiler(const OpCompilerArgs& a, const FrontEndOptions& o, support::
         stores.remote.emplace(o.remote_store, log);
     support::TempDir fetched(dir, ".skforge-op-compiler.");
     std::string tmp = fetched.path() + "/hit.run";
-    if (fetch_any(stores, r.key, tmp, log)) {
-        log.info("wrote " + place(tmp, dir, file));
+    // A verified copy of the stored package, moved into the output.
+    // (Structured bindings are captured by copy: clang 14, the fuzz build's, cannot capture them.)
+    auto served = [&, out_dir = dir, out_file = file] {
+        if (!fetch_any(stores, r.key, tmp, log))
+            return false;
+        log.info("wrote " + place(tmp, out_dir, out_file));
+        return true;
+    };
+    if (served())
         return 0;
-    }
     // One compile per key at a time: a process that waited finds the package stored.
     std::optional<KeyLock> lock;
     if (!stores.tiers.empty())
         lock.emplace(stores.tiers.back().store.dir() + "/op-locks/" + r.key + ".lock", log);
-    if (fetch_any(stores, r.key, tmp, log)) {
-        log.info("wrote " + place(tmp, dir, file));
+    if (served())
         return 0;
-    }
     try {
         if (auto status = partial_hit(r, stores, log))
             return *status;
