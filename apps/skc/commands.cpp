@@ -76,12 +76,15 @@ std::int64_t source_date_epoch() {
 }
 
 // Checks --compress and --sign-key and sets what they say.
-void apply(const Packing& p, pkg::Compression& compression, std::optional<std::string>& sign_key) {
+void apply(const Packing& p, pkg::Compression& compression, std::optional<std::string>& sign_key,
+           std::optional<pkg::CannStamp>& cann) {
     if (p.compress != "gzip" && p.compress != "zstd")
         throw Error("--compress must be gzip or zstd, not '" + p.compress + "'", ErrorKind::usage);
     compression = p.compress == "gzip" ? pkg::Compression::gzip : pkg::Compression::zstd;
     if (!p.key.empty())
         sign_key = p.key;
+    if (!p.cann_version.empty())
+        cann = pkg::CannStamp{p.cann_version, pkg::StampSource::option, {}, {}};
 }
 
 // With SKFORGE_TIMING set, prints how long each phase took to stderr (for benchmarks).
@@ -193,7 +196,7 @@ void show(const CacheArgs& a, const json& result, Lines (*text)(const json&)) {
 
 int cmd_pack(PackArgs a) {
     auto& o = a.pack;
-    apply(a.packing, o.compression, o.sign_key);
+    apply(a.packing, o.compression, o.sign_key, o.cann);
     o.mtime = source_date_epoch();
     support::TerminalProgress bar(64u << 20);
     if (!a.out.quiet && ::isatty(2))
@@ -207,7 +210,7 @@ int cmd_pack(PackArgs a) {
 
 int cmd_import(ImportArgs a) {
     auto& o = a.import;
-    apply(a.packing, o.compression, o.sign_key);
+    apply(a.packing, o.compression, o.sign_key, o.cann);
     o.mtime = source_date_epoch();
     auto result = pkg::report::import_result(o.input, o.output, pkg::import_makeself(o));
     if (!a.out.quiet)

@@ -24,6 +24,7 @@ struct Output {
 struct Packing {
     std::string compress = "gzip";
     std::string key;
+    std::string cann_version; ///< --cann-version: the CANN release the kernels were built with
 };
 
 struct PackArgs {

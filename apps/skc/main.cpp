@@ -32,6 +32,9 @@ void add_packing(po::options_description_easy_init& add, Packing& p) {
     add("compress", po::value(&p.compress)->value_name("gzip|zstd"), "compression (default gzip)");
     add("sign-key", po::value(&p.key)->value_name("KEY.pem"),
         "Ed25519 private key (PEM, from skc keygen) to sign with");
+    add("cann-version", po::value(&p.cann_version)->value_name("V"),
+        "the CANN release the kernels were built with (9.1.0, or a line such as 9.1): "
+        "stamped in the package; installers refuse it on another CANN line");
 }
 
 // --json and --quiet, as pack and import take them.

@@ -13,6 +13,7 @@
 #include "skforge/install/query.hpp"
 #include "skforge/install/report.hpp"
 #include "skforge/install/transaction.hpp"
+#include "skforge/kernel/toolkit.hpp"
 #include "skforge/package/json_text.hpp"
 #include "skforge/support/error.hpp"
 #include "skforge/support/file.hpp"
@@ -20,7 +21,9 @@
 #include "skforge/support/printable.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <unistd.h>
@@ -131,7 +134,8 @@ std::optional<inst::InstallTree> open_for_query(const Options& o) {
 
 // Prints per-package results (--json) and appends them to the history.
 void finish_installs(const Options& o, const Mutating& m,
-                     const std::vector<inst::InstallResult>& rs, skforge::support::Log& log) {
+                     const std::vector<inst::InstallResult>& rs, skforge::support::Log& log,
+                     const std::map<std::string, std::string>& details = {}) {
     std::vector<json> lines;
     std::set<std::string> changed;
     json out = json::array();
@@ -140,8 +144,10 @@ void finish_installs(const Options& o, const Mutating& m,
         if (!r.changed())
             continue;
         changed.insert(r.name);
+        auto detail = details.find(r.name);
         lines.push_back(inst::history_line(o.command_line, r.name, r.old_version, r.version,
-                                           std::string(inst::outcome_name(r.outcome)), "ok"));
+                                           std::string(inst::outcome_name(r.outcome)), "ok",
+                                           detail == details.end() ? "" : detail->second));
     }
     record(m.tree, o, lines, log);
     json shadows = report::shadows(m.tree, changed);
@@ -242,6 +248,62 @@ void record_holds(const Options& o, const inst::InstallTree& tree,
 
 } // namespace
 
+namespace {
+
+// Each package's CANN stamp against the host (cann-stamp.md), before anything is written: a
+// package for another SoC is refused; one for another CANN line too, unless
+// --ignore-cann-version, which the history records for it (returned by name).
+std::map<std::string, std::string> check_stamps(const Options& o,
+                                                const std::vector<inst::VerifiedPackage>& pkgs,
+                                                skforge::support::Log& log) {
+    auto host = host_cann(o);
+    std::map<std::string, std::string> overridden;
+    for (const auto& p : pkgs) {
+        for (const auto& r : inst::stamp_refusals(p.manifest, host)) {
+            if (r.kind == inst::StampRefusal::Kind::release && o.ignore_cann_version) {
+                log.warn(p.origin + ": installing anyway (--ignore-cann-version): " + r.message);
+                overridden[p.manifest.name] = "--ignore-cann-version: " + r.message;
+                continue;
+            }
+            throw Error(p.origin + ": " + r.message +
+                        (r.kind == inst::StampRefusal::Kind::release
+                             ? "; install a build for this CANN line, or give "
+                               "--ignore-cann-version to install it anyway (recorded in the "
+                               "history)"
+                             : "; install a build for this SoC"));
+        }
+        if (p.manifest.cann && host.version.empty())
+            log.info(p.origin + ": built for CANN " + p.manifest.cann->version +
+                     "; not checked (no --cann-version, and no version.info under "
+                     "$ASCEND_HOME_PATH)");
+    }
+    return overridden;
+}
+
+} // namespace
+
+inst::HostCann host_cann(const Options& o) {
+    inst::HostCann host;
+    if (!o.cann_version.empty()) {
+        if (!pkg::cann_line(o.cann_version))
+            throw Error("--cann-version '" + o.cann_version +
+                            "': expected a CANN release such as 9.1.0, 9.0.1 or 9.2.RC1, or a "
+                            "line such as 9.1",
+                        ErrorKind::usage);
+        host.version = o.cann_version;
+        host.version_from = "--cann-version";
+    } else if (const char* home = std::getenv("ASCEND_HOME_PATH"); home && *home) {
+        std::string from;
+        if (auto v = skforge::kernel::toolkit_version(home, &from)) {
+            host.version = *v;
+            host.version_from = from;
+        }
+    }
+    host.soc_dir = soc_dir_option(o.soc);
+    host.soc_from = "--soc";
+    return host;
+}
+
 int cmd_install(const Options& o, inst::InstallMode mode) {
     if (o.args.empty())
         throw Error("name at least one .run package", ErrorKind::usage);
@@ -252,6 +314,7 @@ int cmd_install(const Options& o, inst::InstallMode mode) {
     std::vector<inst::VerifiedPackage> pkgs;
     for (const auto& a : o.args)
         pkgs.push_back(inst::verify_package(a, policy, progress_for(o, bar)));
+    auto overridden = check_stamps(o, pkgs, log);
     std::string given = inst::choose_install_path(o.install_path);
     for (const auto& p : pkgs)
         if (p.signature == pkg::SignatureState::not_checked)
@@ -268,7 +331,7 @@ int cmd_install(const Options& o, inst::InstallMode mode) {
     record_holds(o, m.tree, pkgs, request);
     auto results = inst::install_packages(m.tree, pkgs, request, policy, log);
     report_uninstall_paths(m.tree, results, log);
-    finish_installs(o, m, results, log);
+    finish_installs(o, m, results, log, overridden);
     return 0;
 }
 

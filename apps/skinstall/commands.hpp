@@ -3,6 +3,7 @@
 
 // skinstall's commands: each takes the options its command line gave and returns the exit
 // status; main.cpp declares which options each command takes.
+#include "skforge/install/cann_check.hpp"
 #include "skforge/install/transaction.hpp"
 
 #include <optional>
@@ -25,6 +26,8 @@ struct Options {
     bool dry_run = false;
     bool fix = false;
     bool install_for_all = false;
+    bool ignore_cann_version = false;
+    std::string cann_version; ///< --cann-version: the host's CANN release
     std::string outputs;
     std::string from;
     std::string key;
@@ -39,6 +42,13 @@ struct Options {
     std::vector<std::string> tensors;
     bool deterministic = false;
 };
+
+/// The SoC directory --soc names (a SoC or a directory name), "" when not given; a usage error
+/// for a name that is neither.
+std::string soc_dir_option(const std::string& soc);
+/// What install and doctor know of the host: --cann-version, else the toolkit under
+/// $ASCEND_HOME_PATH; --soc.
+install::HostCann host_cann(const Options& o);
 
 int cmd_install(const Options& o, install::InstallMode mode);
 int cmd_repair(const Options& o);

@@ -24,18 +24,6 @@ using skforge::support::ErrorKind;
 
 namespace skforge::skinstall {
 
-namespace {
-
-void print(const Options& o, const json& result, const std::vector<std::string>& lines) {
-    if (o.json) {
-        std::cout << package::json_text(result, 2) << "\n";
-        return;
-    }
-    for (const auto& l : lines)
-        skforge::cli::print_safe("%s\n", l.c_str());
-}
-
-// --soc: a SoC directory (ascend910b) or a SoC name (Ascend910B1).
 std::string soc_dir_option(const std::string& soc) {
     if (soc.empty())
         return "";
@@ -48,6 +36,19 @@ std::string soc_dir_option(const std::string& soc) {
                     "knows (Ascend910B1)",
                 ErrorKind::usage);
 }
+
+namespace {
+
+void print(const Options& o, const json& result, const std::vector<std::string>& lines) {
+    if (o.json) {
+        std::cout << package::json_text(result, 2) << "\n";
+        return;
+    }
+    for (const auto& l : lines)
+        skforge::cli::print_safe("%s\n", l.c_str());
+}
+
+// --soc: a SoC directory (ascend910b) or a SoC name (Ascend910B1).
 
 // The device's cores: --cores AIC,AIV, else the SoC's platform_config counts when known.
 std::optional<kernel::KernelPlatform> device_cores(const Options& o) {
@@ -150,7 +151,10 @@ int cmd_doctor(const Options& o) {
                    : opp && in.base_path == opp ? "$ASCEND_OPP_PATH"
                                                 : "$ASCEND_HOME_PATH/opp_latest";
     in.toolkit_root = home ? home : "";
-    in.toolkit_version = skforge::codegen::installed_cann_version(in.toolkit_root);
+    auto host = host_cann(o);
+    if (!host.version.empty())
+        in.toolkit_version = host.version;
+    in.toolkit_from = host.version_from;
     in.soc_dir = soc_dir_option(o.soc);
     auto tree = inst::InstallTree::open(in.install_path, inst::Create::no);
     if (!tree)

@@ -105,6 +105,19 @@ const std::map<std::string, Adder>& option_table() {
              d.add_options()("soc", po::value(&o.soc),
                              "SOC: the host's SoC (Ascend910B1) or SoC directory (ascend910b)");
          }},
+        {"cann-version",
+         [](auto& d, auto& o) {
+             d.add_options()("cann-version", po::value(&o.cann_version),
+                             "V: this host's CANN release (9.1.0), checked against each "
+                             "package's stamp (default: the Version= of $ASCEND_HOME_PATH's "
+                             "compiler/version.info, else version.info)");
+         }},
+        {"ignore-cann-version",
+         [](auto& d, auto& o) {
+             d.add_options()("ignore-cann-version", po::bool_switch(&o.ignore_cann_version),
+                             "install a package built for another CANN line than this host's "
+                             "anyway (a warning; the history records it)");
+         }},
         {"conflicts",
          [](auto& d, auto& o) {
              d.add_options()("conflicts", po::bool_switch(&o.conflicts),
@@ -179,8 +192,9 @@ struct Spec {
 };
 
 const std::vector<const char*> k_install_opts = {
-    "trusted-key",  "require-signature", "reinstall",       "json",  "quiet", "dry-run",
-    "lock-timeout", "log-file",          "install-for-all", "holder"};
+    "trusted-key",        "require-signature", "reinstall",       "json",   "quiet", "dry-run",
+    "lock-timeout",       "log-file",          "install-for-all", "holder", "soc",   "cann-version",
+    "ignore-cann-version"};
 
 std::vector<const char*> with(std::vector<const char*> base, std::vector<const char*> more) {
     base.insert(base.end(), more.begin(), more.end());
@@ -247,7 +261,7 @@ const std::vector<Spec>& specs() {
         {"doctor",
          "",
          "what CANN's runtime will see of this tree; exit 1 when it would miss a kernel",
-         {"soc", "json", "quiet", "lock-timeout"},
+         {"soc", "cann-version", "json", "quiet", "lock-timeout"},
          cmd_doctor},
         {"info",
          "NAME",

@@ -699,6 +699,42 @@ __attribute__((visibility("default"))) aclError aclrtCtxGetFloatOverflowAddr(voi
     return ok(s, {{"fn", "aclrtCtxGetFloatOverflowAddr"}});
 }
 
+// What the host runs: aclCANNPackageVersion (acl/acl.h) and the SoC name. A test says what they
+// are with STANDIN_CANN_VERSION and STANDIN_SOC_NAME; unset, the stand-in answers as a host
+// without the CANN package does (100003, which the API reference says a query of a package that is
+// not installed returns) and without a SoC name (NULL).
+struct CannPackageVersion {
+    char version[128];
+    char major_version[64];
+    char minor_version[64];
+    char release_version[64];
+    char patch_version[64];
+    char reserved[128];
+};
+
+__attribute__((visibility("default"))) aclError aclsysGetCANNVersion(int name,
+                                                                     CannPackageVersion* v) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    if (v == nullptr)
+        return refuse(s, "aclsysGetCANNVersion", "null out pointer");
+    const char* text = std::getenv("STANDIN_CANN_VERSION");
+    if (text == nullptr) {
+        s.calls.push_back({{"fn", "aclsysGetCANNVersion"}, {"name", name}, {"rc", 100003}});
+        return 100003;
+    }
+    std::memset(v, 0, sizeof *v);
+    std::strncpy(v->version, text, sizeof v->version - 1);
+    return ok(s, {{"fn", "aclsysGetCANNVersion"}, {"name", name}});
+}
+
+__attribute__((visibility("default"))) const char* aclrtGetSocName() {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    s.calls.push_back({{"fn", "aclrtGetSocName"}});
+    return std::getenv("STANDIN_SOC_NAME");
+}
+
 // ---- the test's queries ----------------------------------------------------------------
 
 __attribute__((visibility("default"))) const char* skf_standin_log(void) {

@@ -3,11 +3,10 @@
 // code at the commits named in the row; share/doc/cann-conformance.md cites the files.
 #include "skforge/codegen/cann_release.hpp"
 
+#include "skforge/kernel/toolkit.hpp"
 #include "skforge/support/error.hpp"
-#include "skforge/support/file.hpp"
 
 #include <charconv>
-#include <filesystem>
 
 namespace skforge::codegen {
 
@@ -93,21 +92,6 @@ std::optional<std::pair<int, int>> major_minor(std::string_view text) {
     return std::pair{major, minor};
 }
 
-// The value of the `Version=` line of a version.info text, or nullopt.
-std::optional<std::string> version_line(const std::string& text) {
-    std::size_t start = 0;
-    while (start < text.size()) {
-        auto end = text.find('\n', start);
-        std::string line = text.substr(start, end == std::string::npos ? end : end - start);
-        start = end == std::string::npos ? text.size() : end + 1;
-        if (!line.empty() && line.back() == '\r')
-            line.pop_back();
-        if (line.rfind("Version=", 0) == 0 && line.size() > 8)
-            return line.substr(8);
-    }
-    return std::nullopt;
-}
-
 } // namespace
 
 const std::vector<CannRelease>& cann_releases() {
@@ -134,17 +118,7 @@ std::optional<CannVersion> parse_cann_version(std::string_view text) {
 }
 
 std::optional<std::string> installed_cann_version(const std::string& ascend_home) {
-    if (ascend_home.empty())
-        return std::nullopt;
-    for (const char* name : {"/compiler/version.info", "/version.info"}) {
-        std::string path = ascend_home + name;
-        std::error_code ec;
-        if (!std::filesystem::exists(path, ec))
-            continue;
-        if (auto v = version_line(support::read_file(path, {1 << 20})))
-            return v;
-    }
-    return std::nullopt;
+    return kernel::toolkit_version(ascend_home);
 }
 
 const CannRelease& select_cann_release(const std::string& requested, const std::string& ascend_home,

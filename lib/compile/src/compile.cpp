@@ -17,6 +17,7 @@
 #include "skforge/fusion/plan.hpp"
 #include "skforge/graph/graph.hpp"
 #include "skforge/kernel/soc.hpp"
+#include "skforge/kernel/toolkit.hpp"
 #include "skforge/package/path_rules.hpp"
 #include "skforge/package/writer.hpp"
 #include "skforge/support/error.hpp"
@@ -276,8 +277,9 @@ struct Pipeline {
     std::string toolchain; ///< what builds the package, for the cache key
     bool npu_fusion = false;
     SkBackend backend = SkBackend::skforge;
-    std::string key; ///< the cache key
-    json cache;      ///< the output directory's cache
+    std::string key;                         ///< the cache key
+    json cache;                              ///< the output directory's cache
+    std::optional<package::CannStamp> stamp; ///< NPU targets: the CANN release built with
     std::optional<CacheStore> shared;
 
     codegen::NpuTarget target() const {
@@ -303,6 +305,11 @@ void select_release(Pipeline& p) {
     if (is_npu_arch(p.arch)) {
         std::string where;
         p.release = &codegen::select_cann_release(p.o.cann_version, ascend_home(), where);
+        // The package's stamp (cann-stamp.md): the release given or found; none by default.
+        if (!p.o.cann_version.empty())
+            p.stamp = package::CannStamp{p.o.cann_version, package::StampSource::option, {}, {}};
+        else if (auto v = kernel::toolkit_version(ascend_home()))
+            p.stamp = package::CannStamp{*v, package::StampSource::toolkit, {}, {}};
         p.log += "CANN conventions " + std::string(p.release->name) + " (" + where + ")\n";
         if (!p.release->operator_json_debug_fields)
             p.log += "CANN " + std::string(p.release->name) +
@@ -353,6 +360,13 @@ void choose_toolchain(Pipeline& p) {
     if (p.npu_fusion)
         p.backend = resolve_backend(p.o.sk_backend, p.plan->segments.size(), p.toolchain, p.log);
     p.toolchain += "CANN conventions " + std::string(p.release->name) + "\n";
+    if (p.stamp) { // the stamp is in the package, so in the key
+        if (auto cores = kernel::known_soc_cores(p.soc)) {
+            p.stamp->cube_cores = static_cast<unsigned>(cores->aic);
+            p.stamp->vector_cores = static_cast<unsigned>(cores->aiv);
+        }
+        p.toolchain += "CANN stamp " + package::stamp_json(*p.stamp).dump() + "\n";
+    }
     for (const auto& op : p.g.ops)
         if (op.kernel_index >= 0 && op.kernel.bin_path.empty())
             throw Error("operator '" + op.name + "' has no kernel binary (bin_path): " +
@@ -421,6 +435,7 @@ void pack_tree(Pipeline& p, const std::string& stage) {
     package::PackOptions po{stage, p.out.run(), p.o.version, p.arch, p.soc};
     po.sign_key = p.o.sign_key;
     po.inputs_digest = p.key;
+    po.cann = p.stamp;
     po.progress = p.o.progress;
     if (const char* sde = std::getenv("SOURCE_DATE_EPOCH"))
         po.mtime = std::atoll(sde);

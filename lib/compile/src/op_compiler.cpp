@@ -4,6 +4,7 @@
 #include "skforge/codegen/cann_release.hpp"
 #include "skforge/compile/cache_store.hpp"
 #include "skforge/compile/remote_store.hpp"
+#include "skforge/kernel/toolkit.hpp"
 #include "skforge/package/generated.hpp"
 #include "skforge/package/index_rules.hpp"
 #include "skforge/package/makeself.hpp"
@@ -394,6 +395,9 @@ Compiled compile_into(const OpCompilerArgs& a, const FrontEndOptions& o, const s
         io.input = vendor;
         io.output = work + "/package.run";
         io.sign_key = o.sign_key;
+        // The toolkit that just compiled the kernels is the release they were built with.
+        if (auto v = kernel::toolkit_version(o.ascend_home))
+            io.cann = package::CannStamp{*v, package::StampSource::toolkit, {}, {}};
         package::import_makeself(io);
         c.package = io.output;
     } catch (const Error& e) {
@@ -507,6 +511,7 @@ void assemble(const std::vector<std::string>& parts, const std::string& name,
     std::string tree = work + "/tree";
     std::map<std::string, nlohmann::ordered_json> indexes; // by SoC directory
     package::StubHeader first;
+    std::optional<package::CannStamp> stamp;
     for (std::size_t i = 0; i < parts.size(); ++i) {
         package::RunPackage run(parts[i]);
         if (i == 0)
@@ -514,6 +519,8 @@ void assemble(const std::vector<std::string>& parts, const std::string& name,
         std::string from = work + "/part" + std::to_string(i);
         DirSink sink(from);
         auto manifest = run.read_payload(sink);
+        if (i == 0)
+            stamp = manifest.cann; // the key holds the toolkit's version: every part has it
         std::string old = manifest.name + "/";
         for (const auto& e : manifest.entries) {
             std::string src = from + "/" + e.path, dst = tree + "/" + e.path;
@@ -555,6 +562,7 @@ void assemble(const std::vector<std::string>& parts, const std::string& name,
     p.version = "1.0.0";
     p.npu_arch = first.npu_arch;
     p.soc_version = first.soc_version;
+    p.cann = stamp;
     p.sign_key = o.sign_key;
     package::pack(p);
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "skforge/install/doctor.hpp"
 
+#include "skforge/install/cann_check.hpp"
 #include "skforge/install/explain.hpp"
 #include "skforge/install/query.hpp"
 #include "skforge/install/report.hpp"
@@ -64,16 +65,35 @@ void check_packages(json& r, const InstallTree& tree, const DoctorInput& in) {
             p["version"] = m.version;
             p["soc_version"] = m.soc_version;
             p["soc_dir"] = dir ? std::string(*dir) : std::string();
-            p["cann_version"] = nullptr; // packages record no CANN release yet
-            const bool other_soc = !in.soc_dir.empty() && dir && *dir != in.soc_dir;
-            p["matches_soc"] = in.soc_dir.empty() || !dir ? json(nullptr) : json(!other_soc);
-            if (other_soc)
-                problem(r,
-                        "package " + name + " is for " + m.soc_version + " (" + std::string(*dir) +
-                            "); this host's SoC directory is " + in.soc_dir +
-                            ": the runtime never reads its kernels",
-                        "install a build of " + name + " for this SoC, or skinstall uninstall " +
-                            name);
+            p["cann_version"] = m.cann ? json(m.cann->version) : json(nullptr);
+            p["cann_line"] = m.cann ? json(m.cann->line()) : json(nullptr);
+            HostCann host{in.toolkit_version.value_or(""), in.toolkit_from, in.soc_dir, "--soc"};
+            auto refusals = stamp_refusals(m, host);
+            auto has = [&](StampRefusal::Kind k) {
+                return std::any_of(refusals.begin(), refusals.end(),
+                                   [&](const StampRefusal& x) { return x.kind == k; });
+            };
+            p["matches_soc"] =
+                in.soc_dir.empty() || !dir ? json(nullptr) : json(!has(StampRefusal::Kind::soc));
+            p["matches_cann"] = !m.cann || host.version.empty()
+                                    ? json(nullptr)
+                                    : json(!has(StampRefusal::Kind::release));
+            for (const auto& x : refusals)
+                problem(r, x.message,
+                        x.kind == StampRefusal::Kind::soc
+                            ? "install a build of " + name +
+                                  " for this SoC, or skinstall "
+                                  "uninstall " +
+                                  name
+                            : "rebuild " + name +
+                                  " with this host's CANN (skc compile on it, or "
+                                  "--cann-version " +
+                                  package::cann_line(host.version).value_or(host.version) +
+                                  "), or skinstall uninstall " + name);
+            if (!m.cann)
+                r["notes"].push_back("package " + name +
+                                     " records no CANN release (built without a toolkit or "
+                                     "by an older skforge): not checked against the toolkit");
         }
         r["packages"].push_back(std::move(p));
     }
@@ -202,7 +222,13 @@ std::vector<std::string> doctor_text(const json& r) {
         out.push_back(
             "package " + p["name"].get<std::string>() + " " + p.value("version", std::string()) +
             " SoC " + p.value("soc_version", std::string("unknown")) +
-            (p.value("matches_soc", json(nullptr)) == json(false) ? " (another SoC)" : ""));
+            (p.value("matches_soc", json(nullptr)) == json(false) ? " (another SoC)" : "") +
+            ", CANN " +
+            (p.value("cann_version", json(nullptr)).is_null()
+                 ? std::string("not recorded")
+                 : p["cann_version"].get<std::string>() +
+                       (p.value("matches_cann", json(nullptr)) == json(false) ? " (another line)"
+                                                                              : "")));
     out.push_back("shadowed keys: " + std::to_string(r["shadowed"].size()) +
                   " (skinstall list --conflicts)");
     out.push_back("verify: " + std::to_string(r["verify"]["problems"].get<std::size_t>()) +

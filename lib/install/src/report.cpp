@@ -4,6 +4,7 @@
 #include "skforge/install/history.hpp"
 #include "skforge/install/holders.hpp"
 #include "skforge/package/path_rules.hpp"
+#include "skforge/package/report.hpp"
 #include "skforge/support/error.hpp"
 #include "skforge/support/format.hpp"
 #include "skforge/support/json.hpp"
@@ -162,6 +163,7 @@ json packages(const InstallTree& tree) {
                        {"version", m.version},
                        {"npu_arch", m.npu_arch},
                        {"soc_version", m.soc_version},
+                       {"cann_version", m.cann ? json(m.cann->version) : json(nullptr)},
                        {"files", m.entries.size()},
                        {"bytes", m.unpacked_size()},
                        {"path", path}});
@@ -333,6 +335,7 @@ json info(const InstallTree& tree, const std::string& name, const package::Manif
                 {"version", m.version},
                 {"npu_arch", m.npu_arch},
                 {"soc_version", m.soc_version},
+                {"cann", m.cann ? package::stamp_json(*m.cann) : json(nullptr)},
                 {"toolchain", m.toolchain},
                 {"signature", rec.signature},
                 {"signer_key_id", rec.signer_key_id},
@@ -357,6 +360,7 @@ Lines info_text(const json& i) {
         "Version:        " + field_str(i, "version"),
         "NPU arch:       " + field_str(i, "npu_arch"),
         "SoC:            " + field_str(i, "soc_version"),
+        "CANN:           " + package::report::cann_text(i.at("cann")),
         "Toolchain:      " + field_str(i, "toolchain"),
         "Signature:      " + or_unknown("signature"),
         "Signer key id:  " +

@@ -83,15 +83,19 @@ std::string lower(std::string_view s) {
 }
 } // namespace
 
-SocCores soc_cores(std::string_view soc, std::string_view npu_arch) {
-    if (npu_arch == "host")
-        return {64, 128};
+std::optional<SocCores> known_soc_cores(std::string_view soc) {
     // Case-insensitive, as soc_dir is: `ascend910b3` and `Ascend910B3` are one SoC.
     const std::string key = lower(soc);
     for (const auto& r : k_socs)
         if (key.substr(0, r.prefix.size()) == lower(r.prefix))
             return r.cores;
-    return {24, 48};
+    return std::nullopt;
+}
+
+SocCores soc_cores(std::string_view soc, std::string_view npu_arch) {
+    if (npu_arch == "host")
+        return {64, 128};
+    return known_soc_cores(soc).value_or(SocCores{24, 48});
 }
 
 std::optional<std::string_view> soc_dir(std::string_view soc) {

@@ -50,7 +50,8 @@ std::string single_quoted_body(const std::string& text) {
 std::vector<GeneratedFile> render_generated_files(const Manifest& m) {
     std::string version_info = "Version=" + m.version + "\npackage_name=" + m.name +
                                "\nnpu_arch=" + m.npu_arch + "\nsoc_version=" + m.soc_version +
-                               "\ntoolchain=" + m.toolchain + "\n";
+                               "\ntoolchain=" + m.toolchain + "\n" +
+                               (m.cann ? stamp_version_info(*m.cann) : std::string());
     std::map<std::string, std::string> values = {
         {"NAME", m.name},
         {"VERSION", m.version},

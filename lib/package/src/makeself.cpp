@@ -435,6 +435,7 @@ PackResult import_makeself(const ImportOptions& o) {
     p.sign_key = o.sign_key;
     p.compression = o.compression;
     p.mtime = o.mtime;
+    p.cann = o.cann;
     return pack(p);
 }
 

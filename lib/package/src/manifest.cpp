@@ -72,6 +72,8 @@ std::vector<std::string> validate_manifest(const Manifest& m) {
         errors.push_back("soc_version '" + m.soc_version + "' " + *bad);
     if (!support::is_lower_hex(m.inputs_digest, 64))
         errors.push_back("inputs_digest needs 64 lower-case hex digits");
+    if (m.cann && !cann_line(m.cann->version))
+        errors.push_back("cann.version '" + m.cann->version + "' is not a CANN version");
     std::set<std::string_view> dirs;
     const ManifestEntry* prev = nullptr;
     for (const auto& e : m.entries) {
@@ -116,6 +118,8 @@ std::string manifest_to_json(const Manifest& m) {
                 {"toolchain", m.toolchain},
                 {"inputs_digest", m.inputs_digest},
                 {"files", std::move(files)}};
+    if (m.cann)
+        doc["cann"] = stamp_json(*m.cann);
     return support::dump_json(doc, 2) + "\n";
 }
 
@@ -182,6 +186,8 @@ Manifest parse_manifest(std::string_view json_text, std::string_view origin) {
     m.soc_version = field<std::string>(doc, "soc_version", errors, "");
     m.toolchain = field<std::string>(doc, "toolchain", errors, "");
     m.inputs_digest = field<std::string>(doc, "inputs_digest", errors, "");
+    if (auto cann = doc.find("cann"); cann != doc.end())
+        m.cann = parse_stamp(*cann, errors);
     auto files = doc.find("files");
     if (files == doc.end() || !files->is_array())
         errors.push_back("lacks the 'files' array");

@@ -155,6 +155,10 @@ json inspect(const RunPackage& run, const InspectOptions& o) {
             doc["signer_key_id"] = t->key_id;
         auto m = run.read_manifest();
         doc["inputs_digest"] = m.inputs_digest;
+        // The CANN release the kernels were built with (the release, or only its line when
+        // that is all skc was told); null for a package that records none.
+        doc["cann_version"] = m.cann ? json(m.cann->version) : json(nullptr);
+        doc["cann"] = m.cann ? stamp_json(*m.cann) : json(nullptr);
         if (o.list)
             doc["files"] = files(m);
     } catch (const Error& e) {
@@ -166,6 +170,18 @@ json inspect(const RunPackage& run, const InspectOptions& o) {
     if (o.verify)
         verify_into(run, o.trusted, doc);
     return doc;
+}
+
+std::string cann_text(const json& stamp) {
+    if (stamp.is_null())
+        return "not recorded (the package names no CANN release; installed without a check)";
+    std::string t = field_str(stamp, "version") + " (line " + field_str(stamp, "line") + ", from " +
+                    (stamp["from"] == "toolkit" ? "the toolkit that compiled" : "--cann-version") +
+                    ")";
+    if (stamp.contains("cube_core_cnt") && stamp.contains("vector_core_cnt"))
+        t += ", " + support::dump_json(stamp["cube_core_cnt"]) + " cube and " +
+             support::dump_json(stamp["vector_core_cnt"]) + " vector cores";
+    return t;
 }
 
 Lines inspect_text(const json& d) {
@@ -190,6 +206,8 @@ Lines inspect_text(const json& d) {
     line("Payload SHA-256:", d.at("payload_sha256"));
     if (d.contains("inputs_digest"))
         line("Inputs digest:", d.at("inputs_digest"));
+    if (d.contains("cann"))
+        line("CANN:", cann_text(d.at("cann")));
     line("Signer key id:",
          d.at("signer_key_id").is_null() ? json("(unsigned)") : d.at("signer_key_id"));
     line("Stub:",

@@ -12,6 +12,7 @@
 #include "skforge/support/error.hpp"
 #include "skforge/support/file.hpp"
 #include "skforge/support/interrupt.hpp"
+#include "skforge/support/json.hpp"
 #include "skforge/support/sha256.hpp"
 #include "source_tree.hpp"
 
@@ -41,6 +42,8 @@ std::string default_inputs_digest(const PackOptions& o, const std::vector<Source
     support::Sha256 h;
     h.update("version=" + o.version + "\nnpu_arch=" + o.npu_arch +
              "\nsoc_version=" + o.soc_version + "\n");
+    if (o.cann) // only when stamped, so the digest of an unstamped pack stays what it was
+        h.update("cann=" + support::dump_json(stamp_json(*o.cann), -1) + "\n");
     for (const auto& e : src)
         h.update(std::string(entry_type_name(e.type)) + " " + std::to_string(e.mode) + " " +
                  std::to_string(e.size) + " " + e.sha256 + " " + e.path + "\n");
@@ -301,6 +304,11 @@ void check_labels(const PackOptions& o) {
         throw Error("--npu-arch '" + o.npu_arch + "' " + *bad, support::ErrorKind::usage);
     if (auto bad = check_label(o.soc_version, true))
         throw Error("--soc '" + o.soc_version + "' " + *bad, support::ErrorKind::usage);
+    if (o.cann && !cann_line(o.cann->version))
+        throw Error("--cann-version '" + o.cann->version +
+                        "': expected a CANN version such as 9.1.0, 9.0.1, 9.2.RC1 or a line "
+                        "such as 9.1",
+                    support::ErrorKind::usage);
     bool gzip = o.compression == Compression::gzip;
     int max_level = gzip ? 9 : 19;
     if (o.level < 0 || o.level > max_level)
@@ -379,6 +387,7 @@ PackResult pack(const PackOptions& options) {
     m.npu_arch = o.npu_arch;
     m.soc_version = o.soc_version;
     m.toolchain = toolchain_string();
+    m.cann = o.cann;
     std::optional<Key> key;
     if (o.sign_key)
         key = Key::load_private(*o.sign_key);

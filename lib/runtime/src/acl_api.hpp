@@ -54,6 +54,17 @@ struct LaunchKernelCfg {
     std::size_t num_attrs;
 };
 
+/// aclCANNPackageVersion (acl/acl.h): text fields, each NUL-terminated.
+inline constexpr int k_pkg_name_cann = 0; ///< ACL_PKG_NAME_CANN
+struct CannPackageVersion {
+    char version[128]; ///< the full version, e.g. "9.1.0"
+    char major_version[64];
+    char minor_version[64];
+    char release_version[64];
+    char patch_version[64];
+    char reserved[128];
+};
+
 /// The functions, as dlsym found them in libascendcl.so.
 struct Api {
     Error (*init)(const char* config_path);
@@ -95,6 +106,10 @@ struct Api {
     // the library lacks them).
     Error (*get_device_sat_mode)(int* mode) = nullptr;
     Error (*ctx_get_float_overflow_addr)(void** address) = nullptr;
+    // What the host runs, checked against a package's CANN stamp (optional: null when the
+    // library lacks them, and then not checked).
+    Error (*get_cann_version)(int name, CannPackageVersion* version) = nullptr;
+    const char* (*get_soc_name)() = nullptr;
 };
 
 /// Resolves every function of Api in the library `handle`; throws an ApiError (SKF_E_DEVICE)

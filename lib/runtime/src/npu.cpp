@@ -7,8 +7,10 @@
 
 #include "acl_api.hpp"
 #include "program_check.hpp"
+#include "skforge/install/cann_check.hpp"
 #include "skforge/kernel/host_dtype.hpp"
 #include "skforge/kernel/kernel_meta.hpp"
+#include "skforge/kernel/soc.hpp"
 #include "skforge/runtime.h"
 #include "skforge/support/error.hpp"
 #include "skforge/support/file.hpp"
@@ -83,6 +85,10 @@ Api resolve(void* handle, const std::string& library) {
         ::dlsym(handle, "aclrtGetDeviceSatMode"));
     api.ctx_get_float_overflow_addr = reinterpret_cast<decltype(api.ctx_get_float_overflow_addr)>(
         ::dlsym(handle, "aclrtCtxGetFloatOverflowAddr"));
+    api.get_cann_version =
+        reinterpret_cast<decltype(api.get_cann_version)>(::dlsym(handle, "aclsysGetCANNVersion"));
+    api.get_soc_name =
+        reinterpret_cast<decltype(api.get_soc_name)>(::dlsym(handle, "aclrtGetSocName"));
     return api;
 }
 
@@ -1034,6 +1040,32 @@ void describe_npu(Opened& o, const Program& p) {
 
 void check_npu_program(const std::string& text, const std::string& file) {
     parse_program(text, file);
+}
+
+void check_device_fits(const package::Manifest& m, unsigned device_id) {
+    const acl::Api& api = library(device_id).api;
+    install::HostCann host;
+    acl::CannPackageVersion v{};
+    const char* ignore = std::getenv("SKFORGE_IGNORE_CANN_VERSION");
+    if (api.get_cann_version != nullptr && !(ignore != nullptr && std::string(ignore) == "1") &&
+        api.get_cann_version(acl::k_pkg_name_cann, &v) == acl::k_success) {
+        v.version[sizeof v.version - 1] = '\0';
+        host.version = v.version;
+        host.version_from = "aclsysGetCANNVersion";
+    }
+    if (api.get_soc_name != nullptr)
+        if (const char* soc = api.get_soc_name(); soc != nullptr)
+            if (auto dir = kernel::soc_dir(soc)) {
+                host.soc_dir = std::string(*dir);
+                host.soc_from = std::string("aclrtGetSocName: ") + soc;
+            }
+    auto refusals = install::stamp_refusals(m, host);
+    if (!refusals.empty())
+        throw ApiError(SKF_E_UNSUPPORTED,
+                       "npu:" + std::to_string(device_id) + ": " + refusals.front().message +
+                           (refusals.front().kind == install::StampRefusal::Kind::release
+                                ? " (SKFORGE_IGNORE_CANN_VERSION=1 opens it anyway)"
+                                : ""));
 }
 
 std::unique_ptr<Executor> npu_executor(const std::string& dir, unsigned device_id, Opened& o) {

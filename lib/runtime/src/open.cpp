@@ -81,7 +81,8 @@ std::optional<unsigned> number(std::string_view text, unsigned low, unsigned hig
 }
 
 // The package's directory under the tree, after checking that it is installed and unchanged.
-std::string installed_dir(const install::InstallTree& tree, const std::string& name) {
+std::string installed_dir(const install::InstallTree& tree, const std::string& name,
+                          package::Manifest& manifest) {
     auto order = tree.install_order();
     if (std::find(order.begin(), order.end(), name) == order.end()) {
         std::string list;
@@ -101,6 +102,7 @@ std::string installed_dir(const install::InstallTree& tree, const std::string& n
                         " more); run 'skinstall verify " + name + "'",
                     ErrorKind::integrity);
     }
+    manifest = std::move(checked.manifest);
     return tree.shown() + "/" + name;
 }
 
@@ -164,10 +166,12 @@ Opened open_installed(const std::string& install_path, const std::string& packag
     if (!tree)
         throw ApiError(SKF_E_NOT_FOUND, "no static kernels are installed under " + root);
     install::TreeLock lock(*tree, install::LockMode::shared);
-    std::string dir = installed_dir(*tree, package);
+    package::Manifest manifest;
+    std::string dir = installed_dir(*tree, package, manifest);
     Opened o;
     o.package = package;
     if (spec.kind == DeviceSpec::Kind::npu) {
+        check_device_fits(manifest, spec.number);
         o.device_name = "npu:" + std::to_string(spec.number);
         o.executor = npu_executor(dir, spec.number, o);
         return o;

@@ -24,7 +24,8 @@ struct DoctorInput {
     std::string base_from;                      ///< which variable gave it
     std::optional<std::string> toolkit_version; ///< the toolkit's Version= ("" unknown)
     std::string toolkit_root;                   ///< where it was read ($ASCEND_HOME_PATH)
-    std::string soc_dir;                        ///< the host's SoC directory ("" unknown)
+    std::string toolkit_from; ///< the file (or --cann-version) toolkit_version came from
+    std::string soc_dir;      ///< the host's SoC directory ("" unknown)
 };
 
 /// The report: {base_path, base_from, tree, toolkit {version, line}, soc_dirs, packages,

@@ -16,6 +16,8 @@ struct SocCores {
 /// The cores of `soc` (matched by prefix, e.g. Ascend910B1); the host target's worker threads
 /// for arch "host"; 24 AIC / 48 AIV (Ascend910B1 and Ascend910_93 class) when unknown.
 SocCores soc_cores(std::string_view soc, std::string_view npu_arch);
+/// The cores of `soc` when skforge's table has it (matched as soc_cores matches), else nullopt.
+std::optional<SocCores> known_soc_cores(std::string_view soc);
 
 /// The directory CANN's runtime reads a SoC's kernels and index from (`ascend910b`,
 /// `ascend910_93`, `ascend950`, ...) for a SoC name such as Ascend910B1 or Ascend910_9391, matched

@@ -42,6 +42,7 @@ struct ImportOptions {
     Compression compression = Compression::gzip;
     std::int64_t mtime = 0;
     std::uint64_t max_unpacked_bytes = 64ull << 30; ///< the entries' apparent sizes, summed
+    std::optional<CannStamp> cann; ///< the CANN release the vendor's kernels were built with
 };
 
 /// Checks the archive's checksums (every one it records; one at least), extracts it with

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "skforge/package/cann_stamp.hpp"
 #include "skforge/package/path_rules.hpp"
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +36,7 @@ struct Manifest {
     std::string soc_version;
     std::string toolchain;
     std::string inputs_digest;          ///< SHA-256 of the build inputs
+    std::optional<CannStamp> cann;      ///< the CANN release built with (absent: not recorded)
     std::vector<ManifestEntry> entries; ///< sorted by path, parents before children
 
     /// Sum of the sizes of all files.

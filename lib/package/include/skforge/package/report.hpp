@@ -42,6 +42,10 @@ struct InspectOptions {
 /// cannot be read throws, unless verifying: then it is the document's "error".
 nlohmann::json inspect(const RunPackage& run, const InspectOptions& options);
 
+/// A manifest's "cann" stamp (or null) as one line of text: release, line, where it came from,
+/// the core counts.
+std::string cann_text(const nlohmann::json& stamp);
+
 /// The document as "Label:          value" lines, then one line per file:
 /// "f|d MODE SIZE SHA256 PATH".
 Lines inspect_text(const nlohmann::json& doc);

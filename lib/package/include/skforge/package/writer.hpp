@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "skforge/package/cann_stamp.hpp"
 #include "skforge/package/stub.hpp"
 #include "skforge/support/progress.hpp"
 
@@ -25,6 +26,7 @@ struct PackOptions {
     support::Progress* progress = nullptr;
     std::string name; ///< the package name; empty: the output's stem (last, so positional
                       ///< initialisers of the fields above keep working)
+    std::optional<CannStamp> cann; ///< the CANN release the kernels were built with
 };
 
 /// What `pack` wrote.

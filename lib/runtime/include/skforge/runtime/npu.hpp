@@ -3,6 +3,7 @@
 
 // The NPU executor: CANN's runtime (libascendcl.so) loaded with dlopen when a package is opened on
 // npu:<id>; nothing of CANN is needed to build skforge. See share/doc/runtime.md.
+#include "skforge/package/manifest.hpp"
 #include "skforge/runtime/open.hpp"
 
 #include <memory>
@@ -24,5 +25,11 @@ std::string ascendcl_library();
 void check_npu_program(const std::string& text, const std::string& file);
 
 std::unique_ptr<Executor> npu_executor(const std::string& dir, unsigned device_id, Opened& o);
+
+/// Refuses (ApiError SKF_E_UNSUPPORTED, naming both releases or SoCs) package `m` when its CANN
+/// stamp names another line than the CANN that CANN's runtime reports (aclsysGetCANNVersion),
+/// or its SoC is not the device's (aclrtGetSocName); what the library does not report is not
+/// checked. $SKFORGE_IGNORE_CANN_VERSION=1 turns the release check off (share/doc/cann-stamp.md).
+void check_device_fits(const package::Manifest& m, unsigned device_id);
 
 } // namespace skforge::runtime

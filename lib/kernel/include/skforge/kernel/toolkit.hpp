@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+// The CANN toolkit a host has: its release, as its version.info files say it.
+#include <optional>
+#include <string>
+
+namespace skforge::kernel {
+
+/// The version an installed toolkit names: the `Version=` line of
+/// `<ascend_home>/compiler/version.info` (what asc-devkit's gen_version_info.sh reads), else of
+/// `<ascend_home>/version.info`; `from`, when given, is set to the file it came from. nullopt
+/// when `ascend_home` is empty or neither file exists or has that line; throws an Error naming
+/// the file when one exists and cannot be read.
+std::optional<std::string> toolkit_version(const std::string& ascend_home,
+                                           std::string* from = nullptr);
+
+} // namespace skforge::kernel
