@@ -27,6 +27,8 @@ namespace skforge::skinstall {
 std::string soc_dir_option(const std::string& soc) {
     if (soc.empty())
         return "";
+    if (kernel::is_soc_dir_name(soc)) // "ascend910b" the directory, not the SoC Ascend910B
+        return soc;
     if (auto dir = kernel::soc_dir(soc))
         return std::string(*dir);
     if (soc.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") == std::string::npos)

@@ -392,3 +392,35 @@ EOF
     grep -q " npu/program.json$" <<<"$output"
     grep -q " npu/kernels/GroupedMatmul/grouped_matmul.o$" <<<"$output"
 }
+
+@test "runtime_npu: skf_open on npu:0 refuses a package stamped for another CANN line or SoC than CANN's runtime reports" {
+    local dir="$BATS_TEST_TMPDIR/stamped" root="$BATS_TEST_TMPDIR/sroot"
+    mkdir -p "$root"
+    cp -r "$ROOT/opp/static_kernel/ai_core/two_stream" "$dir"
+    rm -f "$dir/install.sh" "$dir/uninstall.sh" "$dir/manifest.json" "$dir/version.info" \
+        "$dir/.skforge-installed.json"
+    "$SKC" pack "$dir" -o "$BATS_TEST_TMPDIR/two_stream.run" --package-version 1 --name two_stream \
+        --npu-arch dav-2201 --soc Ascend910B1 --cann-version 9.1.0 -q >/dev/null
+    "$SKINSTALL" install "$BATS_TEST_TMPDIR/two_stream.run" --install-path "$root" --quiet
+    open_with() { # CANN_VERSION SOC_NAME [ENV...]: skrun on npu:0 with what the stand-in reports
+        local v=$1 s=$2
+        shift 2
+        SKFORGE_ASCENDCL="$SKFORGE_ASCENDCL_STANDIN" STANDIN_CANN_VERSION=$v STANDIN_SOC_NAME=$s \
+            run env "$@" "$SKRUN" two_stream --install-path "$root" --device npu:0
+        echo "$output"
+    }
+    open_with 9.0.1 Ascend910B1
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"npu:0: package 'two_stream' was built for CANN 9.1.0 (line 9.1), and the toolkit here is CANN 9.0.1 (line 9.0), read from aclsysGetCANNVersion"*"SKFORGE_IGNORE_CANN_VERSION=1 opens it anyway"* ]]
+    open_with 9.1.2 Ascend950PR_9599
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"npu:0: package 'two_stream' is for Ascend910B1 (ascend910b), and this host's SoC is ascend950 (aclrtGetSocName: Ascend950PR_9599)"* ]]
+    open_with 9.1.2 Ascend910B3
+    [ "$status" -eq 0 ]
+    open_with 9.0.1 Ascend910B1 SKFORGE_IGNORE_CANN_VERSION=1
+    [ "$status" -eq 0 ]
+    # what CANN's runtime does not report is not checked: the stand-in without its variables
+    SKFORGE_ASCENDCL="$SKFORGE_ASCENDCL_STANDIN" run env -u STANDIN_CANN_VERSION -u STANDIN_SOC_NAME \
+        "$SKRUN" two_stream --install-path "$root" --device npu:0
+    [ "$status" -eq 0 ]
+}

@@ -106,6 +106,13 @@ std::optional<std::string_view> soc_dir(std::string_view soc) {
     return std::nullopt;
 }
 
+bool is_soc_dir_name(std::string_view name) {
+    for (const auto& r : k_dirs)
+        if (r.dir == name)
+            return true;
+    return false;
+}
+
 std::string target_soc_dir(std::string_view soc, std::string_view npu_arch) {
     if (npu_arch == "host")
         return "host";

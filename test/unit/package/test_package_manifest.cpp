@@ -102,3 +102,65 @@ TEST_CASE("manifest parsing reports the origin and every problem", "[package][ma
     future.replace(future.find("\"format\": 1"), 11, "\"format\": 2");
     CHECK_THROWS_WITH(parse_manifest(future, "x"), Catch::Contains("format 2 is not supported"));
 }
+
+TEST_CASE("the CANN line of a release text is major.minor; anything else names none",
+          "[package][cann_stamp]") {
+    CHECK(cann_line("9.1.0") == "9.1");
+    CHECK(cann_line("9.0.1") == "9.0");
+    CHECK(cann_line("9.2.RC1") == "9.2");
+    CHECK(cann_line("8.5.0-beta.1") == "8.5");
+    CHECK(cann_line("9.1") == "9.1");
+    CHECK(cann_line("09.01.0") == "9.1");
+    for (const char* bad : {"", "9", "9.", ".1", "x.1", "9.x", "9 .1", "9.1/../x", "9.1\n"})
+        CHECK_FALSE(cann_line(bad));
+    CHECK_FALSE(cann_line(std::string(65, '9')));
+}
+
+TEST_CASE("a stamped manifest round-trips; a bad stamp is refused naming the field",
+          "[package][cann_stamp]") {
+    auto m = sample();
+    m.cann = CannStamp{"9.1.0", StampSource::toolkit, 24u, 48u};
+    auto text = manifest_to_json(m);
+    CHECK(text.find("\"line\": \"9.1\"") != std::string::npos);
+    auto back = parse_manifest(text, "m.json");
+    REQUIRE(back.cann);
+    CHECK(back.cann->version == "9.1.0");
+    CHECK(back.cann->source == StampSource::toolkit);
+    CHECK(back.cann->cube_cores == 24u);
+    CHECK(back.cann->vector_cores == 48u);
+    CHECK(manifest_to_json(back) == text);
+    // an unstamped manifest reads as one without a stamp (older packages)
+    CHECK_FALSE(parse_manifest(manifest_to_json(sample()), "m.json").cann);
+    auto refused = [&](const std::string& from, const std::string& to) {
+        std::string t = text;
+        t.replace(t.find(from), from.size(), to);
+        try {
+            parse_manifest(t, "m.json");
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    CHECK_THAT(refused("\"line\": \"9.1\"", "\"line\": \"9.2\""),
+               Catch::Contains("m.json: invalid manifest: cann.line '9.2' is not the line of "
+                               "cann.version '9.1.0' (9.1)"));
+    CHECK_THAT(refused("\"version\": \"9.1.0\"", "\"version\": \"nine\""),
+               Catch::Contains("cann.version 'nine' is not a CANN version"));
+    CHECK_THAT(refused("\"from\": \"toolkit\"", "\"from\": \"guess\""),
+               Catch::Contains("cann.from 'guess' is not toolkit or option"));
+    CHECK_THAT(refused("\"cube_core_cnt\": 24", "\"cube_core_cnt\": 0"),
+               Catch::Contains("cann.cube_core_cnt is not a core count"));
+    CHECK_THAT(refused("\"cube_core_cnt\": 24", "\"cube_core_cnt\": \"24\""),
+               Catch::Contains("cann.cube_core_cnt is not a core count"));
+}
+
+TEST_CASE("cann_mismatch compares lines, naming both releases", "[package][cann_stamp]") {
+    CannStamp s{"9.1.0", StampSource::option, {}, {}};
+    CHECK_FALSE(cann_mismatch(s, "9.1.3"));
+    CHECK_FALSE(cann_mismatch(s, "9.1"));
+    CHECK_FALSE(cann_mismatch(s, "unknown")); // a host release that names no line is not checked
+    auto why = cann_mismatch(s, "9.2.RC1");
+    REQUIRE(why);
+    CHECK(*why ==
+          "built for CANN 9.1.0 (line 9.1), and the toolkit here is CANN 9.2.RC1 (line 9.2)");
+}

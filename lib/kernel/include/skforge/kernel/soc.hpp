@@ -29,6 +29,10 @@ std::optional<std::string_view> soc_dir(std::string_view soc);
 /// ascend910b, ascend910_93; dav-3510: ascend950). Throws an Error saying which SoC names fit.
 std::string target_soc_dir(std::string_view soc, std::string_view npu_arch);
 
+/// Whether `name` is, exactly (lower case), a SoC directory soc_dir gives ("ascend910b"): the
+/// first-generation SoC `Ascend910B` is spelled alike, so a caller taking either asks this first.
+bool is_soc_dir_name(std::string_view name);
+
 /// The SoC a compile for `npu_arch` targets when neither the environment nor the graph names one.
 std::string_view default_soc(std::string_view npu_arch);
 

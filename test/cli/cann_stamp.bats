@@ -1,0 +1,188 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# The CANN stamp (share/doc/cann-stamp.md): the release a package's kernels were built with, in
+# its manifest and version.info; skinstall install/upgrade refuse a package for another CANN line
+# or SoC, with --ignore-cann-version for the release (recorded in the history); doctor reports
+# both; skc compile stamps from --cann-version or the toolkit; inspect shows it.
+load helpers
+
+# toolkit DIR VERSION: a CANN toolkit as its version.info files say it.
+toolkit() {
+    mkdir -p "$1/compiler"
+    printf 'Version=%s\nversion_dir=x\n' "$2" >"$1/compiler/version.info"
+}
+
+@test "pack --cann-version stamps the manifest and version.info; inspect shows it; the .run is reproducible" {
+    pack_tree p --cann-version 9.1.0
+    run "$SKC" inspect p.run
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"CANN:            9.1.0 (line 9.1, from --cann-version)"* ]]
+    run "$SKC" inspect p.run --json
+    python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["cann_version"] == "9.1.0", d
+assert d["cann"] == {"version": "9.1.0", "line": "9.1", "from": "option"}, d["cann"]' "$output"
+    "$SKC" inspect p.run --list >/dev/null
+    mkdir x && (cd x && sh ../p.run --noexec --extract . >/dev/null 2>&1 || sh ../p.run --extract . >/dev/null)
+    grep -qx 'cann_version=9.1.0' x/version.info
+    grep -qx 'cann_line=9.1' x/version.info
+    mv p.run first.run
+    pack_tree p --cann-version 9.1.0
+    cmp first.run p.run
+    # without the option: no stamp, and inspect says so
+    pack_tree q
+    run "$SKC" inspect q.run --json
+    python3 -c 'import json, sys; d = json.loads(sys.argv[1]); assert d["cann_version"] is None and d["cann"] is None, d' "$output"
+    run "$SKC" inspect q.run
+    [[ "$output" == *"CANN:            not recorded"* ]]
+}
+
+@test "a --cann-version that is not a CANN release is a usage error in skc and skinstall" {
+    run pack_tree p --cann-version banana
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"--cann-version 'banana': expected a CANN version"* ]]
+    [ ! -e p.run ]
+    pack_tree p
+    mkdir root
+    run "$SKINSTALL" install p.run --install-path root --cann-version 9
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"--cann-version '9': expected a CANN release"* ]]
+    [ -z "$(ls -A root)" ]
+}
+
+@test "install refuses a package built for another CANN line, naming both releases and the file read; the tree is unchanged" {
+    toolkit tk 9.1.0
+    pack_tree old --name old --cann-version 9.1.0
+    mkdir root
+    ASCEND_HOME_PATH=$PWD/tk "$SKINSTALL" install old.run --install-path root -q
+    before=$(tree_digest root)
+    pack_tree p --cann-version 9.2.0
+    ASCEND_HOME_PATH=$PWD/tk run "$SKINSTALL" install p.run --install-path root
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"p.run: package 'p' was built for CANN 9.2.0 (line 9.2), and the toolkit here is CANN 9.1.0 (line 9.1), read from $PWD/tk/compiler/version.info"* ]]
+    [[ "$output" == *"--ignore-cann-version"* ]]
+    [ "$(tree_digest root)" = "$before" ]
+    # upgrade and the dry run refuse the same way; --cann-version names the host's release
+    run "$SKINSTALL" upgrade p.run --install-path root --cann-version 9.1.2
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"and the toolkit here is CANN 9.1.2 (line 9.1), read from --cann-version"* ]]
+    ASCEND_HOME_PATH=$PWD/tk run "$SKINSTALL" install p.run --install-path root --dry-run
+    [ "$status" -eq 1 ]
+    [ "$(tree_digest root)" = "$before" ]
+    # the .run with skinstall on PATH (TorchAir's flow: no arguments) hands over and is refused
+    ASCEND_HOME_PATH=$PWD/tk SKFORGE_NO_SKINSTALL=0 PATH="$(dirname "$SKINSTALL"):$PATH" \
+        ASCEND_OPP_PATH=$W/root/opp run sh p.run --install-path="$W/root"
+    echo "$output"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"built for CANN 9.2.0 (line 9.2)"* ]]
+    [ "$(tree_digest root)" = "$before" ]
+}
+
+@test "a package of the same line installs: a patch release is no other line; an unstamped one is not checked" {
+    toolkit tk 9.1.0
+    mkdir root
+    pack_tree p --cann-version 9.1.3
+    ASCEND_HOME_PATH=$PWD/tk run "$SKINSTALL" install p.run --install-path root
+    [ "$status" -eq 0 ]
+    pack_tree q --name q
+    ASCEND_HOME_PATH=$PWD/tk run "$SKINSTALL" install q.run --install-path root
+    [ "$status" -eq 0 ]
+    run "$SKINSTALL" info q --install-path root
+    [[ "$output" == *"CANN:           not recorded"* ]]
+    run "$SKINSTALL" info p --install-path root --json
+    python3 -c 'import json, sys; d = json.loads(sys.argv[1]); assert d["cann"]["version"] == "9.1.3" and d["cann"]["line"] == "9.1", d' "$output"
+    run "$SKINSTALL" list --install-path root --json
+    python3 -c '
+import json, sys
+by = {p["name"]: p for p in json.loads(sys.argv[1])}
+assert by["p"]["cann_version"] == "9.1.3" and by["q"]["cann_version"] is None, by' "$output"
+    # with no toolkit and no --cann-version a stamped package installs, and says it was not checked
+    pack_tree r --name r --cann-version 9.2.0
+    run env -u ASCEND_HOME_PATH "$SKINSTALL" install r.run --install-path root
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"r.run: built for CANN 9.2.0; not checked"* ]]
+}
+
+@test "--ignore-cann-version installs another line's package with a warning, and the history records it" {
+    toolkit tk 9.0.1
+    mkdir root
+    pack_tree p --cann-version 9.1.0
+    ASCEND_HOME_PATH=$PWD/tk run "$SKINSTALL" install p.run --install-path root --ignore-cann-version
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"installing anyway (--ignore-cann-version): package 'p' was built for CANN 9.1.0 (line 9.1), and the toolkit here is CANN 9.0.1 (line 9.0)"* ]]
+    run "$SKINSTALL" history --install-path root --json
+    python3 -c '
+import json, sys
+h = json.loads(sys.argv[1])
+last = h[-1]
+assert last["package"] == "p" and last["action"] == "installed", last
+assert "--ignore-cann-version" in last["command"], last
+assert last["detail"].startswith("--ignore-cann-version: package \x27p\x27 was built for CANN 9.1.0"), last' "$output"
+}
+
+@test "install refuses a package for another SoC than --soc names, with or without --ignore-cann-version" {
+    mkdir root
+    pack_tree p --cann-version 9.1.0
+    for extra in "" --ignore-cann-version; do
+        run "$SKINSTALL" install p.run --install-path root --soc Ascend950PR_9599 $extra
+        echo "$output"
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"package 'p' is for Ascend910B1 (ascend910b), and this host's SoC is ascend950 (--soc)"* ]]
+        [ -z "$(ls -A root)" ]
+    done
+    run "$SKINSTALL" install p.run --install-path root --soc ascend910b
+    [ "$status" -eq 0 ]
+}
+
+@test "doctor reports a package for another CANN line or SoC, exit 1, each with what to do" {
+    toolkit tk 9.1.0
+    mkdir root
+    pack_tree p --cann-version 9.2.0
+    "$SKINSTALL" install p.run --install-path root -q --cann-version 9.2.0
+    ASCEND_HOME_PATH=$PWD/tk ASCEND_OPP_PATH=$W/root/opp run "$SKINSTALL" doctor --install-path root
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"package p 1.2.3 SoC Ascend910B1, CANN 9.2.0 (another line)"* ]]
+    [[ "$output" == *"problem: package 'p' was built for CANN 9.2.0 (line 9.2), and the toolkit here is CANN 9.1.0 (line 9.1)"*"fix: rebuild p with this host's CANN"*"--cann-version 9.1"* ]]
+    ASCEND_OPP_PATH=$W/root/opp run "$SKINSTALL" doctor --install-path root --cann-version 9.2.1 --soc Ascend950PR_9599 --json
+    [ "$status" -eq 1 ]
+    python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+p = d["packages"][0]
+assert p["cann_version"] == "9.2.0" and p["matches_cann"] is True and p["matches_soc"] is False, p
+probs = [x["problem"] for x in d["problems"]]
+assert any("is for Ascend910B1 (ascend910b), and this host\x27s SoC is ascend950" in x for x in probs), probs
+assert not any("built for CANN" in x for x in probs), probs' "$output"
+    ASCEND_OPP_PATH=$W/root/opp run "$SKINSTALL" doctor --install-path root --cann-version 9.2.1 --soc ascend910b
+    echo "$output"
+    [ "$status" -eq 0 ]
+}
+
+@test "skc compile stamps the release it followed: --cann-version, else the toolkit's with the SoC's cores, else none" {
+    npu_kernels g/k add
+    cat >g/graph.yaml <<'YAML'
+name: g
+npu_arch: dav-2201
+soc_version: Ascend910B1
+super_kernel_optimize: false
+inputs: [{name: x, shape: [16], dtype: float16}]
+ops:
+  - {name: a, type: Add, kernel: {json_path: k/add.json, bin_path: k/add.o}, inputs: [x, x], outputs: [{name: y, shape: [16], dtype: float16}]}
+YAML
+    stamp() { "$SKC" inspect "$1" --json | python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)["cann"], sort_keys=True))'; }
+    toolkit tk 9.0.1
+    ASCEND_HOME_PATH=$PWD/tk "$SKC" compile g/graph.yaml --name g -o a -q >/dev/null
+    [ "$(stamp a/g.run)" = '{"cube_core_cnt": 24, "from": "toolkit", "line": "9.0", "vector_core_cnt": 48, "version": "9.0.1"}' ]
+    ASCEND_HOME_PATH=$PWD/tk "$SKC" compile g/graph.yaml --name g -o b -q --cann-version 9.1 >/dev/null
+    [ "$(stamp b/g.run)" = '{"cube_core_cnt": 24, "from": "option", "line": "9.1", "vector_core_cnt": 48, "version": "9.1"}' ]
+    env -u ASCEND_HOME_PATH "$SKC" compile g/graph.yaml --name g -o c -q >/dev/null
+    [ "$(stamp c/g.run)" = null ]
+    # a new toolkit release is a new package, not the cached one
+    toolkit tk 9.0.2
+    ASCEND_HOME_PATH=$PWD/tk "$SKC" compile g/graph.yaml --name g -o a -q >/dev/null
+    [ "$(stamp a/g.run)" = '{"cube_core_cnt": 24, "from": "toolkit", "line": "9.0", "vector_core_cnt": 48, "version": "9.0.2"}' ]
+}
