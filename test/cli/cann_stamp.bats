@@ -186,3 +186,34 @@ YAML
     ASCEND_HOME_PATH=$PWD/tk "$SKC" compile g/graph.yaml --name g -o a -q >/dev/null
     [ "$(stamp a/g.run)" = '{"cube_core_cnt": 24, "from": "toolkit", "line": "9.0", "vector_core_cnt": 48, "version": "9.0.2"}' ]
 }
+
+@test "the .run alone (no skforge on the host) refuses another CANN line before touching the tree, as skinstall does" {
+    mkdir -p root
+    pack_tree p --cann-version 9.2.0
+    toolkit tk 9.1.0
+    ASCEND_HOME_PATH=$PWD/tk sh p.run --install-path="$W/root" -q 2>/dev/null || true
+    [ -z "$(ls -A root)" ] # nothing at all: refused before the tree was opened
+    ASCEND_HOME_PATH=$PWD/tk run sh p.run --install-path="$W/root"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"install.sh: ERROR: package 'p' was built for CANN 9.2.0 (line 9.2), and the toolkit here is CANN 9.1.0 (line 9.1), read from $PWD/tk/compiler/version.info"*"SKFORGE_IGNORE_CANN_VERSION=1"*"nothing was installed"* ]]
+    [ -z "$(ls -A root)" ]
+    # the same line, written with CRLF and leading zeros, is the same line; only version.info
+    printf 'Version=09.02.1\r\n' >tk/version.info
+    rm tk/compiler/version.info
+    ASCEND_HOME_PATH=$PWD/tk run sh p.run --install-path="$W/root" -q
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ -f root/opp/static_kernel/ai_core/p/manifest.json ]
+    # another line with the override: installed, with the warning
+    pack_tree q --name q --cann-version 9.0.0
+    ASCEND_HOME_PATH=$PWD/tk SKFORGE_IGNORE_CANN_VERSION=1 run sh q.run --install-path="$W/root" -q
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"install.sh: WARNING: installing anyway (SKFORGE_IGNORE_CANN_VERSION=1): package 'q' was built for CANN 9.0.0 (line 9.0)"* ]]
+    [ -f root/opp/static_kernel/ai_core/q/manifest.json ]
+    # a toolkit version that names no line is not checked
+    printf 'Version=unknown\n' >tk/version.info
+    pack_tree r --name r --cann-version 9.0.0
+    ASCEND_HOME_PATH=$PWD/tk run sh r.run --install-path="$W/root" -q
+    [ "$status" -eq 0 ]
+}

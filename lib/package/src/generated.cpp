@@ -58,6 +58,9 @@ std::vector<GeneratedFile> render_generated_files(const Manifest& m) {
         {"ENTRIES", entry_lines(m.entries, version_info, false)},
         {"ENTRIES_REVERSED", entry_lines(m.entries, version_info, true)},
         {"TOOLCHAIN", single_quoted_body(m.toolchain)},
+        // validated: letters, digits and '.+-' only, so they stand in single quotes as they are
+        {"CANN_VERSION", m.cann ? m.cann->version : std::string()},
+        {"CANN_LINE", m.cann ? m.cann->line() : std::string()},
         {"UNINSTALL_ALL", std::string(templates::k_uninstall_all_sh)}};
     // The shared part writes ai_core's top-level files as skinstall does, so it has placeholders
     // too.
