@@ -217,3 +217,34 @@ YAML
     ASCEND_HOME_PATH=$PWD/tk run sh r.run --install-path="$W/root" -q
     [ "$status" -eq 0 ]
 }
+
+@test "the op_compiler front end stamps the package with the toolkit that compiled it, on a miss, a hit and a partial hit" {
+    mkdir -p m real
+    ln -sf "$OP_COMPILER" m/op_compiler
+    ln -sf "$BATS_TEST_DIRNAME/standin_op_compiler.py" real/op_compiler
+    toolkit tk 9.1.0
+    export PATH="$W/m:$W/real:$PATH" ASCEND_HOME_PATH="$W/tk" SKFORGE_OP_STORE="$W/store" STANDIN_LOG="$W/calls"
+    unset SKFORGE_CACHE_DIR SKFORGE_OP_COMPILER
+    op() { # DIR SHAPE: one op JSON as aclopStartDumpArgs writes it
+        mkdir -p "$1"
+        printf '{"op_type": "Add", "inputs": [{"name": "x", "index": 0, "dtype": "float16", "format": "ND", "shape": [%s], "param_type": "required"}], "outputs": [{"name": "y", "index": 0, "dtype": "float16", "format": "ND", "shape": [%s]}], "attrs": [], "deterministic": "false", "impl_mode": ""}\n' "$2" "$2" >"$1/Add_float16_ND_$2_1.json"
+    }
+    version() { "$SKC" inspect "$1" --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["cann_version"])'; }
+    op d1 16
+    op_compiler -p d1 -v Ascend910B1 -o r1 2>/dev/null
+    [ "$(version r1/*.run)" = 9.1.0 ]
+    op_compiler -p d1 -v Ascend910B1 -o r2 2>/dev/null # a hit
+    [ "$(version r2/*.run)" = 9.1.0 ]
+    op d3 16
+    op d3 32 # a partial hit: 16 from the store, 32 compiled
+    run op_compiler -p d3 -v Ascend910B1 -o r3
+    [[ "$output" == *"partial hit"* ]]
+    [ "$(version r3/*.run)" = 9.1.0 ]
+    # and TorchAir's flow on a host of another line refuses it, with skinstall or without
+    toolkit tk 9.0.1
+    mkdir root
+    run sh r3/*.run --install-path="$W/root"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"built for CANN 9.1.0 (line 9.1), and the toolkit here is CANN 9.0.1 (line 9.0)"* ]]
+    [ -z "$(ls -A root)" ]
+}

@@ -270,5 +270,5 @@ doctor() { run "$SKINSTALL" doctor --install-path "$W/root" --soc "${SOC:-Ascend
     SOC=ascend910_93 doctor
     [ "$status" -eq 1 ]
     [ "$(tree_digest "$W/root")" = "$before" ]
-    [[ "$output" == *"problem: package p1 is for Ascend910B1 (ascend910b); this host's SoC directory is ascend910_93: the runtime never reads its kernels; fix: install a build of p1 for this SoC, or skinstall uninstall p1"* ]]
+    [[ "$output" == *"problem: package 'p1' is for Ascend910B1 (ascend910b), and this host's SoC is ascend910_93 (--soc): the runtime never reads its kernels; fix: install a build of p1 for this SoC, or skinstall uninstall p1"* ]]
 }
