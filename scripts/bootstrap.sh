@@ -19,7 +19,8 @@ busybox gawk original-awk"
 # headers for every architecture.
 ARM64_PACKAGES="crossbuild-essential-arm64 qemu-user-static
 libboost-program-options-dev:arm64 libboost-filesystem-dev:arm64 libarchive-dev:arm64
-libssl-dev:arm64 zlib1g-dev:arm64 libzstd-dev:arm64 libdeflate-dev:arm64 libyaml-cpp0.7:arm64"
+libssl-dev:arm64 zlib1g-dev:arm64 libzstd-dev:arm64 libdeflate-dev:arm64 libyaml-cpp0.7:arm64
+libcurl4-openssl-dev:arm64"
 case ${1:-} in
 '') ;;
 arm64) PACKAGES="$PACKAGES $ARM64_PACKAGES" ;;

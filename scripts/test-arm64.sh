@@ -26,15 +26,17 @@ t2=$(date +%s)
 qemu=$(command -v qemu-aarch64-static || command -v qemu-aarch64)
 wrappers=$BUILD/qemu-bin
 mkdir -p "$wrappers"
-for tool in skc skinstall skrun; do
-    printf '#!/bin/sh\nexec %s %s "$@"\n' "$qemu" "$BUILD/apps/$tool/$tool" \
-        >"$wrappers/$tool"
-    chmod +x "$wrappers/$tool"
+for tool in skc skinstall skrun op_compiler/skforge-op-compiler; do
+    name=${tool#*/}
+    printf '#!/bin/sh\nexec %s %s "$@"\n' "$qemu" "$BUILD/apps/${tool%%/*}/$name" \
+        >"$wrappers/$name"
+    chmod +x "$wrappers/$name"
 done
 reference=${SKFORGE_TEST_BUILD:-build/test}/apps/skc/skc
 case $reference in /*) ;; *) reference=$top/$reference ;; esac
 [ -x "$reference" ] || reference=
-SKC=$wrappers/skc SKINSTALL=$wrappers/skinstall SKRUN=$wrappers/skrun CXX=aarch64-linux-gnu-g++ \
+SKC=$wrappers/skc SKINSTALL=$wrappers/skinstall SKRUN=$wrappers/skrun \
+    OP_COMPILER=$wrappers/skforge-op-compiler CXX=aarch64-linux-gnu-g++ \
     REFERENCE_SKC=$reference SKFORGE_SOURCE_DIR=$top bats test/cross/smoke.bats
 t3=$(date +%s)
 echo "arm64: build $((t1 - t0)) s, unit tests under qemu $((t2 - t1)) s, smoke test under qemu $((t3 - t2)) s"

@@ -93,3 +93,28 @@ pack_example() {
     "$SKINSTALL" uninstall ts --install-path root -q
     [ ! -e "$AI/ts" ]
 }
+
+@test "the op_compiler front end with a remote store: one host compiles and stores, a second fetches it without compiling" {
+    [ -n "${OP_COMPILER:-}" ] || skip "OP_COMPILER is not set"
+    command -v nginx >/dev/null || skip "no nginx for the WebDAV store"
+    local cli="$SKFORGE_SOURCE_DIR/test/cli"
+    chmod 0711 "$W" # nginx's workers run as nobody
+    REMOTE=$("$cli/dav_server.sh" "$W/ngx")
+    mkdir -p toolkit d
+    printf 'Version=9.1.0\n' >toolkit/version.info
+    printf '{"op_type": "Add", "inputs": [{"name": "x", "index": 0, "dtype": "float16", "format": "ND", "shape": [8], "param_type": "required"}], "outputs": [{"name": "y", "index": 0, "dtype": "float16", "format": "ND", "shape": [8]}], "attrs": [], "deterministic": "false", "impl_mode": ""}\n' >d/Add_1.json
+    export ASCEND_HOME_PATH="$W/toolkit" SKFORGE_OP_COMPILER="$cli/standin_op_compiler.py" \
+        STANDIN_LOG="$W/calls" SKFORGE_REMOTE_STORE=$REMOTE
+    SKFORGE_OP_STORE="$W/s1" run "$OP_COMPILER" -p d -v Ascend910B1 -o r1
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"stored in the remote store $REMOTE"* ]]
+    SKFORGE_OP_STORE="$W/s2" run "$OP_COMPILER" -p d -v Ascend910B1 -o r2
+    echo "$output"
+    kill "$(cat "$W/ngx/nginx.pid")" 2>/dev/null || true
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"hit in the remote store $REMOTE"* ]]
+    [ "$(wc -l <calls)" -eq 1 ]
+    cmp r1/*.run r2/*.run
+    "$SKC" inspect r2/*.run --verify | grep -q '^Verify entries:  ok'
+}
