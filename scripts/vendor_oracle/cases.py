@@ -150,6 +150,22 @@ def c310_cases(base):
         out.append({"name": f"c310_2_stream_{short}", "arch": "dav-3510",
                     "options": {"stream-fusion": "1"},
                     "ops": [dict(ops[0], stream=0), dict(ops[1], stream=1)]})
+    return out + two_stream_cases(base)
+
+
+def two_stream_cases(base):
+    """Two-stream mode (stream-fusion=1, two streams with no event between them: each kind of
+    core runs its own program), on both chips: a cube and a vector sub-kernel on streams 0 and
+    1, then one more on stream 0 that the first's event orders (a cross-core flag)."""
+    out = []
+    for arch in ("dav-2201", "dav-3510"):
+        for first, second in (("KERNEL_TYPE_AIC_ONLY", "KERNEL_TYPE_AIV_ONLY"),
+                              ("KERNEL_TYPE_MIX_AIC_1_0", "KERNEL_TYPE_MIX_AIV_1_0")):
+            ops = [dict(base[0], type=first, block=16, stream=0),
+                   dict(base[1], type=second, block=16, stream=1),
+                   dict(base[0], type=second, block=16, stream=0)]
+            out.append({"name": f"two_stream_{first[12:].lower()}_{arch}", "arch": arch,
+                        "options": {"stream-fusion": "1"}, "ops": ops, "unconnected": True})
     return out
 
 
@@ -170,7 +186,7 @@ def write_case(case, root):
         inputs = [last[op["stream"]][1]] if op["stream"] in last else ["x"]
         recv = []
         other = [s for s in last if s != op["stream"]]
-        if other and op["stream"] not in last:
+        if other and op["stream"] not in last and not case.get("unconnected"):
             src, tensor = last[other[0]]
             inputs.append(tensor)
             sends[src].append(event)
