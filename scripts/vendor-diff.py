@@ -184,11 +184,15 @@ def st_one(args, oracle, work):
 
 
 def release_of(ad):
-    """The CANN line of an asc-devkit tree, as skc compile --cann-version names it: 9.0 when its
-    compile_op.py writes the kernel list's blockNum (asc-devkit 9.0.0 on), else 8.5."""
+    """The CANN line of an asc-devkit tree, as skc compile --cann-version names it: 8.5 unless
+    its compile_op.py writes the kernel list's blockNum (asc-devkit 9.0.0 on); 9.1 when it no
+    longer writes an operator's dump type into debugOptions (883c0f8b, on 9.1.0 and master)."""
     path = os.path.join(ad, "tools", "build", "asc_op_compile_base", "asc_op_compiler",
                         "compile_op.py")
-    return "9.0" if 'sub_dfx_info["blockNum"]' in read(path) else "8.5"
+    text = read(path)
+    if 'sub_dfx_info["blockNum"]' not in text:
+        return "8.5"
+    return "9.0" if 'js["debugOptions"] = compile_info.dump_info' in text else "9.1"
 
 
 def skforge_side(args, case_dir, case):
