@@ -844,6 +844,39 @@ TEST_CASE("ascendc dav-3510: no FFTS address, each line's cross-core flags, c310
     CHECK_THAT(compiles[0], Contains("--cce-no-dcache-flush"));
 }
 
+// asc-devkit 1ea13f3b (9.0.x) writes the cube barrier's wait as the literal text
+// `{get_wait_flag_for_chip("AscendC::SYNC_AIC_FLAG")}` (a vendor defect, fixed by d65d6cb4 and
+// b4f2983b): skforge writes the wait on every line and chip.
+TEST_CASE("ascendc cube barrier under early-start=0: the wait, never the 9.0.x placeholder",
+          "[codegen][ascendc]") {
+    Scenario sc;
+    for (const std::string k : {"c1", "c2"})
+        sub_kernel(sc.f.dir, k, "KERNEL_TYPE_AIC_ONLY", 16, R"("x","y","workspace")", 3000,
+                   aicore(k + "_middle"), "", 1);
+    sc.load("name: t\nnpu_arch: dav-2201\nsoc_version: Ascend910B1\n"
+            "inputs: [{name: x, shape: [1024], dtype: float16}]\n"
+            "scopes:\n  sk: \"early-start=0:debug-sync-all=1:split-mode=1\"\nops:\n" +
+            Scenario::op("a", "c1", "x", "a_out") + Scenario::op("b", "c2", "a_out", "b_out"));
+    const std::string set = "ffts_cross_core_sync(PIPE_FIX, AscendC::GetffstMsg(0x0, "
+                            "AscendC::SYNC_AIC_FLAG));\n";
+    for (auto cann :
+         {codegen::CannVersion::v8_5, codegen::CannVersion::v9_0, codegen::CannVersion::v9_1})
+        for (const std::string arch : {"dav-2201", "dav-3510"}) {
+            codegen::NpuTarget t{arch, "Ascend910B1", "", cann};
+            std::string src = codegen::npu_entry_source(sc.f.graph, sc.seg(), t);
+            INFO(src);
+            CHECK(count(src, "get_wait_flag_for_chip") == 0);
+            CHECK(count(src, "{") == count(src, "}"));
+            if (arch == "dav-3510" && cann == codegen::CannVersion::v8_5)
+                CHECK(count(src, "AscendC::CrossCoreWaitFlag(AscendC::SYNC_AIC_FLAG);") == 3);
+            else
+                CHECK(count(src,
+                            set + "    " +
+                                (arch == "dav-3510" ? "wait_flag_dev(PIPE_S, " : "wait_flag_dev(") +
+                                "AscendC::SYNC_AIC_FLAG);") == 3);
+        }
+}
+
 // A MIX 1:1 SuperKernel (one cube and one vector sub-kernel of 20 blocks each, debug counts
 // 20:20) on `arch` under `cann`, with a toolkit at /opt/cann: its bisheng compiles.
 std::vector<std::string> mix_1_1_compiles(const std::string& arch, codegen::CannVersion cann) {
