@@ -4,15 +4,20 @@
 reach the vendor's repositories). See share/doc/cann-conformance.md, "The vendor's generator as
 the oracle".
 
-  vendor-diff.py st   --ga GA_DIR --ad AD_DIR [--work DIR] [-v]
-      run the vendor's own ST scenarios through its generator with our stand-ins and compare
-      with its expected sources byte for byte (and its expected JSON, sha256 aside).
-  vendor-diff.py diff --ga GA_DIR --ad AD_DIR --skc BUILD/apps/skc/skc [--cann-version V]
-                      [--work DIR] [--seed N] [--count N] [-v]
-      generate SuperKernel inputs, run `skc compile --sources-only --cann-version V` on each
-      (V: the line of AD_DIR unless given), feed the vendor the kernel_info skforge writes, and
-      compare entry source (normalised) and JSON.
+  vendor-diff.py st   [--oracle ga|ad|both] --ga GA_DIR --ad AD_DIR [--work DIR] [-v]
+      run the vendor's own ST scenarios (read from GA_DIR) through the generator with our
+      stand-ins and compare with its expected sources byte for byte (and its expected JSON,
+      sha256 aside).
+  vendor-diff.py diff [--oracle ga|ad|both] [--ga GA_DIR] --ad AD_DIR --skc BUILD/apps/skc/skc
+                      [--cann-version V] [--work DIR] [--seed N] [--count N] [--report J] [-v]
+      generate SuperKernel inputs (dav-2201 and dav-3510), run `skc compile --sources-only
+      --cann-version V` on each (V: the line of AD_DIR unless given), feed the generator the
+      kernel_info skforge writes, and compare entry source (normalised) and JSON; -v also
+      prints the generator's bisheng defines and include directories.
 
+--oracle: graph-autofusion's generator (ga, the default; GA_DIR's super_kernel/ over AD_DIR's
+asc_op_compile_base), asc-devkit's own copy (ad: AD_DIR's asc_op_compiler/super_kernel*.py
+through ascendc_super_kernel_plus, the one the graph engine builds), or each in turn (both).
 GA_DIR: a tree of hicann/graph-autofusion holding super_kernel/; AD_DIR: one of
 cannmirror/asc-devkit holding tools/build/asc_op_compile_base (unpacked outside the project).
 Exit 0 when every case agrees, 1 otherwise."""
@@ -33,9 +38,10 @@ import objects  # noqa: E402
 import vendor_st  # noqa: E402
 
 
-def run_vendor(ga, ad, jobs, work):
-    """Run the vendor's generator on every job ({kernel_info (a dict), kernel_name, out,
-    dynamic, soc}) in one interpreter that forks per job; returns each job's result."""
+def run_vendor(ga, ad, jobs, work, oracle="ga"):
+    """Run the vendor's generator (`oracle`: graph-autofusion's, "ga", or asc-devkit's own copy,
+    "ad") on every job ({kernel_info (a dict), kernel_name, out, dynamic, soc}) in one
+    interpreter that forks per job; returns each job's result."""
     listed = []
     for job in jobs:
         os.makedirs(job["out"], exist_ok=True)
@@ -47,8 +53,11 @@ def run_vendor(ga, ad, jobs, work):
     jobs_path = os.path.join(work, "jobs.json")
     with open(jobs_path, "w", encoding="utf-8") as f:
         json.dump(listed, f, indent=2)
-    proc = subprocess.run([sys.executable, "-B", os.path.join(HERE, "vendor_oracle", "run_vendor.py"),
-                           "--ga", ga, "--ad", ad, jobs_path], capture_output=True, text=True)
+    cmd = [sys.executable, "-B", os.path.join(HERE, "vendor_oracle", "run_vendor.py"),
+           "--oracle", oracle, "--ad", ad, jobs_path]
+    if oracle == "ga":
+        cmd[5:5] = ["--ga", ga]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
     results = []
     for job in listed:
         path = os.path.join(job["out"], "result.json")
@@ -113,6 +122,11 @@ def json_differences(expected_path, got_path, ignore=("sha256",)):
     return sorted(out)
 
 
+def shortened(items, most=4):
+    """The first `most` of a list, and how many more."""
+    return ", ".join(items[:most]) + (f" (+{len(items) - most} more)" if len(items) > most else "")
+
+
 def bisheng_has(tools_log, source, wanted):
     for line in read(tools_log).splitlines():
         cmd = json.loads(line)
@@ -122,9 +136,19 @@ def bisheng_has(tools_log, source, wanted):
 
 
 def cmd_st(args):
+    work = args.work or tempfile.mkdtemp(prefix="vendor-st-")
+    os.makedirs(work, exist_ok=True)
+    status = 0
+    for oracle in oracles(args):
+        print(f"== oracle {ORACLE_NAMES[oracle]}")
+        status |= st_one(args, oracle, os.path.join(work, oracle))
+    return status
+
+
+def st_one(args, oracle, work):
+    """The ST scenarios of args.ga through one oracle, compared with the ST's expected files."""
     master = os.path.isdir(os.path.join(args.ga, "super_kernel", "tests", "st",
                                         "json_for_test_smoke"))
-    work = args.work or tempfile.mkdtemp(prefix="vendor-st-")
     os.makedirs(work, exist_ok=True)
     cases = vendor_st.st_cases(args.ga)
     jobs = []
@@ -133,7 +157,7 @@ def cmd_st(args):
         jobs.append({"kernel_info": st_inputs(case, out, master), "kernel_name": case["kernel_name"],
                      "out": out, "dynamic": case["dynamic"], "soc": "Ascend910_9391"})
     agree = {"source": 0, "json": 0, "all": 0}
-    for case, result in zip(cases, run_vendor(args.ga, args.ad, jobs, work)):
+    for case, result in zip(cases, run_vendor(args.ga, args.ad, jobs, work, oracle)):
         expected = case["expected_dir"]
         if "error" in result:
             verdict = "vendor error: " + result["error"]
@@ -150,7 +174,7 @@ def cmd_st(args):
             agree["json"] += not diffs
             verdict = "agrees" if src_ok and not diffs and not missing else \
                 f"source {'same' if src_ok else 'DIFFERS' if src_ok is False else 'not kept'}" + \
-                (f", json differs in {', '.join(diffs)}" if diffs else ", json same") + \
+                (f", json differs in {shortened(diffs)}" if diffs else ", json same") + \
                 (f", bisheng lacks {missing}" if missing else "")
             if args.verbose and src_ok is False:
                 subprocess.run(["diff", "-u", os.path.join(expected, "expect_sk_code.cc"),
@@ -165,14 +189,18 @@ def cmd_st(args):
 
 
 def release_of(ad):
-    """The CANN line of an asc-devkit tree, as skc compile --cann-version names it: 9.0 when its
-    compile_op.py writes the kernel list's blockNum (asc-devkit 9.0.0 on), else 8.5."""
+    """The CANN line of an asc-devkit tree, as skc compile --cann-version names it: 8.5 unless
+    its compile_op.py writes the kernel list's blockNum (asc-devkit 9.0.0 on); 9.1 when it no
+    longer writes an operator's dump type into debugOptions (883c0f8b, on 9.1.0 and master)."""
     path = os.path.join(ad, "tools", "build", "asc_op_compile_base", "asc_op_compiler",
                         "compile_op.py")
-    return "9.0" if 'sub_dfx_info["blockNum"]' in read(path) else "8.5"
+    text = read(path)
+    if 'sub_dfx_info["blockNum"]' not in text:
+        return "8.5"
+    return "9.0" if 'js["debugOptions"] = compile_info.dump_info' in text else "9.1"
 
 
-def skforge_side(args, case_dir):
+def skforge_side(args, case_dir, case):
     """skc compile --sources-only on the case; (entry source, JSON, kernel_info) or an error."""
     # skc runs in the case's directory: a relative --skc is taken from where we were started.
     cmd = [os.path.abspath(args.skc), "compile", "graph.yaml", "--sources-only"]
@@ -181,8 +209,9 @@ def skforge_side(args, case_dir):
     proc = subprocess.run(cmd, cwd=case_dir, capture_output=True, text=True)
     if proc.returncode != 0:
         return {"error": (proc.stderr.strip().splitlines() or ["exit %d" % proc.returncode])[0]}
-    sk = os.path.join(case_dir, "static_kernel_compile_outputs", "g_dav-2201_sources",
-                      "ascend910_93", "SuperKernel")
+    arch, _, soc_dir = gen.target_of(case)
+    sk = os.path.join(case_dir, "static_kernel_compile_outputs", f"g_{arch}_sources", soc_dir,
+                      "SuperKernel")
     segments = sorted(os.listdir(os.path.join(sk, "cann"))) if os.path.isdir(
         os.path.join(sk, "cann")) else []
     if len(segments) != 1:
@@ -239,6 +268,30 @@ def compare(ours, vendor):
     return out
 
 
+ORACLE_NAMES = {"ga": "graph-autofusion super_kernel/",
+                "ad": "asc-devkit asc_op_compiler/super_kernel*.py"}
+
+
+def oracles(args):
+    return ["ga", "ad"] if args.oracle == "both" else [args.oracle]
+
+
+def bisheng_options(result):
+    """The vendor's first bisheng line as (defines, include directories below the toolkit's
+    asc/ directory): what the graph engine compiles the entry with."""
+    if "error" in result or not os.path.exists(result.get("tools", "")):
+        return None
+    for line in read(result["tools"]).splitlines():
+        cmd = json.loads(line)
+        if cmd[0] == "bisheng" and any(a.endswith("_kernel.cpp") for a in cmd):
+            defines = [a for a in cmd if a.startswith("-D") and "auto_gen_" not in a and
+                       "_tilingkey" not in a]
+            incs = [re.sub(r"^-I.*?/(x86_64|aarch64)-linux/", "", a) for a in cmd
+                    if a.startswith("-I")]
+            return {"defines": defines, "includes": incs}
+    return None
+
+
 def cmd_diff(args):
     work = args.work or tempfile.mkdtemp(prefix="vendor-diff-")
     os.makedirs(work, exist_ok=True)
@@ -246,36 +299,53 @@ def cmd_diff(args):
     ours, jobs = [], []
     for case in cases:
         case_dir = gen.write_case(case, work)
-        side = skforge_side(args, case_dir)
+        side = skforge_side(args, case_dir, case)
         ours.append(side)
-        if "error" in side:  # the vendor gets the kernel_info skforge would have written
-            side_info = None
-        else:
-            side_info = side["kernel_info"]
-        jobs.append({"kernel_info": side_info or own_kernel_info(case_dir, case),
+        jobs.append({"kernel_info": side.get("kernel_info") or own_kernel_info(case_dir, case),
                      # the vendor's kernel is named as skc names the segment it hands over
-                     "kernel_name": "g_" + side.get("segment", "sk"), "out": os.path.join(case_dir, "vendor"),
-                     "soc": "Ascend910_9391",
-                     "dynamic": False})
-    results = run_vendor(args.ga, args.ad, jobs, work)
-    agree = 0
-    summary = {}
+                     "kernel_name": "g_" + side.get("segment", "sk"), "case_dir": case_dir,
+                     "soc": gen.target_of(case)[1], "dynamic": False})
+    status, report = 0, {}
+    for oracle in oracles(args):
+        print(f"== oracle {ORACLE_NAMES[oracle]}")
+        for job in jobs:
+            job["out"] = os.path.join(job["case_dir"], "vendor-" + oracle)
+        results = run_vendor(args.ga, args.ad, [{k: v for k, v in j.items() if k != "case_dir"}
+                                                for j in jobs], work, oracle)
+        report[oracle] = diff_report(args, cases, ours, results)
+        status |= report[oracle]["agree"] != len(cases)
+    if args.report:
+        with open(args.report, "w", encoding="utf-8") as f:
+            json.dump(report, f, indent=1)
+    return status
+
+
+def diff_report(args, cases, ours, results):
+    """Print each case's verdict against one oracle and the tally; return them."""
+    agree, summary, verdicts = 0, {}, {}
     for case, side, vendor in zip(cases, ours, results):
         diffs = compare(side, vendor)
         agree += not diffs
+        verdicts[case["name"]] = [d.splitlines()[0][:200] for d in diffs]
         status = "agree" if not diffs else "differ"
         print(f"{case['name']}: {status}  ops={[op['type'][12:] for op in case['ops']]} "
-              f"streams={[op['stream'] for op in case['ops']]} options={case['options']}")
+              f"streams={[op['stream'] for op in case['ops']]} options={case['options']}"
+              + (f" arch={case['arch']}" if case.get("arch") else ""))
         for d in diffs:
             key = re.sub(r"\bk\d+__kernel0\b", "k<i>__kernel0", d.splitlines()[0])[:160]
             summary[key] = summary.get(key, 0) + 1
             if args.verbose:
                 print("    " + d.replace("\n", "\n    "))
+        if args.verbose and bisheng_options(vendor):
+            print(f"    vendor bisheng: {bisheng_options(vendor)}")
+    by_name = sum(1 for v in verdicts.values() if v == ["json: binFileName"])
     print(f"{agree}/{len(cases)} cases agree (source normalised, JSON without "
-          f"{', '.join(JSON_BY_DESIGN)}); work: {work}")
+          f"{', '.join(JSON_BY_DESIGN)}), {by_name} more but for binFileName (by design), "
+          f"{len(cases) - agree - by_name} differ otherwise")
     for key, count in sorted(summary.items(), key=lambda kv: -kv[1]):
         print(f"  {count:3d}  {key}")
-    return 0 if agree == len(cases) else 1
+    return {"agree": agree, "agree_but_bin_file_name": by_name, "cases": len(cases),
+            "verdicts": verdicts, "summary": summary}
 
 
 def own_kernel_info(case_dir, case):
@@ -299,7 +369,10 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     for name in ("st", "diff"):
         p = sub.add_parser(name)
-        p.add_argument("--ga", required=True)
+        p.add_argument("--oracle", choices=("ga", "ad", "both"), default="ga",
+                       help="whose generator: graph-autofusion's (ga), asc-devkit's own copy "
+                            "(ad), or each in turn (both)")
+        p.add_argument("--ga", required=(name == "st"))
         p.add_argument("--ad", required=True)
         p.add_argument("--work")
         p.add_argument("-v", "--verbose", action="store_true")
@@ -308,8 +381,12 @@ def main():
             p.add_argument("--cann-version")
             p.add_argument("--seed", type=int, default=1)
             p.add_argument("--count", type=int, default=60)
+            p.add_argument("--report", help="write each oracle's verdicts as JSON here")
     args = ap.parse_args()
-    args.ga, args.ad = os.path.abspath(args.ga), os.path.abspath(args.ad)
+    if args.oracle in ("ga", "both") and not args.ga:
+        ap.error(f"--oracle {args.oracle} needs --ga GA_DIR")
+    args.ga = os.path.abspath(args.ga) if args.ga else None
+    args.ad = os.path.abspath(args.ad)
     if args.cmd == "diff" and not args.cann_version:
         args.cann_version = release_of(args.ad)  # skforge follows the line being compared
         print(f"skc compile --cann-version {args.cann_version} (the line of {args.ad})")

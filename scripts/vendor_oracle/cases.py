@@ -12,11 +12,23 @@ import objects
 
 KERNEL_TYPES = ["KERNEL_TYPE_AIV_ONLY", "KERNEL_TYPE_AIC_ONLY", "KERNEL_TYPE_MIX_AIV_1_0",
                 "KERNEL_TYPE_MIX_AIC_1_0", "KERNEL_TYPE_MIX_AIC_1_1", "KERNEL_TYPE_MIX_AIC_1_2"]
+# The core entries of sub_operator_kernel_name per kernel type ("dav-<chip>-cube"/"-vec", chip
+# c220 on dav-2201, c310 on dav-3510: asc-devkit super_kernel_sub_op_infos.py reads
+# f"dav-{chip_version}-vec").
 _CORES = {"KERNEL_TYPE_AIV_ONLY": ["AiCore"], "KERNEL_TYPE_AIC_ONLY": ["AiCore"],
           "KERNEL_TYPE_MIX_AIV_1_0": ["dav-c220-vec"], "KERNEL_TYPE_MIX_AIC_1_0": ["dav-c220-cube"],
           "KERNEL_TYPE_MIX_AIC_1_1": ["dav-c220-cube", "dav-c220-vec"],
           "KERNEL_TYPE_MIX_AIC_1_2": ["dav-c220-cube", "dav-c220-vec"]}
-_SUFFIX = {"AiCore": "", "dav-c220-cube": "_mix_aic", "dav-c220-vec": "_mix_aiv"}
+_SUFFIX = {"AiCore": "", "cube": "_mix_aic", "vec": "_mix_aiv"}
+# npu_arch -> (the SoC the case is compiled for, skforge's SoC directory, the chip's name).
+TARGETS = {"dav-2201": ("Ascend910_9391", "ascend910_93", "c220"),
+           "dav-3510": ("Ascend950PR_9599", "ascend950", "c310")}
+
+
+def target_of(case):
+    """(npu_arch, SoC, skforge's SoC directory) of a case."""
+    arch = case.get("arch", "dav-2201")
+    return arch, TARGETS[arch][0], TARGETS[arch][1]
 _OPTIONS = {"early-start": ["0", "1"], "func-align": ["0", "256", "512"],
             "preload-code": ["per-func", "max", "none"], "debug-sync-all": ["0", "1"],
             "debug-dcci-all": ["0", "1"], "feed-sync-all": ["0", "1"],
@@ -33,14 +45,15 @@ def _core_meta(ktype):
     return "MIX", "RT_DEV_BINARY_MAGIC_ELF", ration
 
 
-def kernel_meta(name, ktype, block, split, params, flags):
+def kernel_meta(name, ktype, block, split, params, flags, chip="c220"):
     """The op compiler's JSON for a SuperKernel sub-operator (asc-devkit compile_op.py
     _json_except_info / super_kernel_sub_op_compile.py, as the vendor's ST inputs show it)."""
     kernel = name + "__kernel0"
     names = {}
-    for core in _CORES[ktype]:
-        stem = name + _SUFFIX[core]
-        entry = {"func_name": kernel + _SUFFIX[core] + "_middle", "obj_files": stem + ".o"}
+    for core in (c.replace("c220", chip) for c in _CORES[ktype]):
+        stem = name + _SUFFIX[core.rsplit("-", 1)[-1]]
+        entry = {"func_name": kernel + _SUFFIX[core.rsplit("-", 1)[-1]] + "_middle",
+                 "obj_files": stem + ".o"}
         for k in range(1, (split or 1)):
             entry[f"obj_files_split{k}"] = f"{stem}_split{k}.o"
         names[core] = entry
@@ -120,6 +133,39 @@ def st_like_cases():
         ops = [dict(base[0], type=ktype, stream=0), dict(base[1], type=ktype, stream=1)]
         out.append({"name": "st_2_stream_" + ktype[12:].lower(),
                     "options": {"stream-fusion": "1"}, "ops": ops})
+    return out + c310_cases(base)
+
+
+def c310_cases(base):
+    """dav-3510 (Ascend950PR_9599, 32 AI cores, 64 vector cores): where the generators write
+    the chip's own synchronisation (asc-devkit's get_wait_flag_for_chip) and build defines.
+    Each kernel type on one stream under early-start=0 and debug-sync-all=1 (the barrier
+    between sub-kernels), and on two streams under stream-fusion=1 (the cross-core flags)."""
+    out = []
+    for ktype in KERNEL_TYPES:
+        ops = [dict(op, type=ktype, block=min(op["block"], 24)) for op in base]
+        short = ktype[12:].lower()
+        out.append({"name": f"c310_early_start_0_{short}", "arch": "dav-3510",
+                    "options": {"early-start": "0", "debug-sync-all": "1"}, "ops": ops})
+        out.append({"name": f"c310_2_stream_{short}", "arch": "dav-3510",
+                    "options": {"stream-fusion": "1"},
+                    "ops": [dict(ops[0], stream=0), dict(ops[1], stream=1)]})
+    return out + two_stream_cases(base)
+
+
+def two_stream_cases(base):
+    """Two-stream mode (stream-fusion=1, two streams with no event between them: each kind of
+    core runs its own program), on both chips: a cube and a vector sub-kernel on streams 0 and
+    1, then one more on stream 0 that the first's event orders (a cross-core flag)."""
+    out = []
+    for arch in ("dav-2201", "dav-3510"):
+        for first, second in (("KERNEL_TYPE_AIC_ONLY", "KERNEL_TYPE_AIV_ONLY"),
+                              ("KERNEL_TYPE_MIX_AIC_1_0", "KERNEL_TYPE_MIX_AIV_1_0")):
+            ops = [dict(base[0], type=first, block=16, stream=0),
+                   dict(base[1], type=second, block=16, stream=1),
+                   dict(base[0], type=second, block=16, stream=0)]
+            out.append({"name": f"two_stream_{first[12:].lower()}_{arch}", "arch": arch,
+                        "options": {"stream-fusion": "1"}, "ops": ops, "unconnected": True})
     return out
 
 
@@ -127,7 +173,7 @@ def _sha(path):
     return hashlib.sha256(open(path, "rb").read()).hexdigest()
 
 
-def write_case(case, root, soc="Ascend910_9391"):
+def write_case(case, root):
     """graph.yaml and kernels/ for a case under root/<name>/; returns that directory.
     Data: the ops of a stream chain one to the next; the first op of a stream after another
     stream's first reads that stream's last earlier output and waits for its event."""
@@ -140,7 +186,7 @@ def write_case(case, root, soc="Ascend910_9391"):
         inputs = [last[op["stream"]][1]] if op["stream"] in last else ["x"]
         recv = []
         other = [s for s in last if s != op["stream"]]
-        if other and op["stream"] not in last:
+        if other and op["stream"] not in last and not case.get("unconnected"):
             src, tensor = last[other[0]]
             inputs.append(tensor)
             sends[src].append(event)
@@ -151,7 +197,8 @@ def write_case(case, root, soc="Ascend910_9391"):
     for i, op in enumerate(case["ops"]):
         name = f"k{i}"
         params = [f"in{j}" for j in range(len(op["inputs"]))] + ["out0", "workspace"]
-        meta = kernel_meta(name, op["type"], op["block"], op["split"], params, op["flags"])
+        meta = kernel_meta(name, op["type"], op["block"], op["split"], params, op["flags"],
+                           TARGETS[target_of(case)[0]][2])
         obj = os.path.join(d, "kernels", name + ".o")
         objects.sub_kernel_archive(obj, objects.members_of(meta), op["text"])
         meta["sha256"] = _sha(obj)
@@ -165,7 +212,8 @@ def write_case(case, root, soc="Ascend910_9391"):
                      f"stream_id: {op['stream']}{events}}}")
     opts = ":".join(f"{k}={v}" for k, v in case["options"].items())
     with open(os.path.join(d, "graph.yaml"), "w", encoding="utf-8") as f:
-        f.write(f"name: g\nnpu_arch: dav-2201\nsoc_version: {soc}\n"
+        arch, soc, _ = target_of(case)
+        f.write(f"name: g\nnpu_arch: {arch}\nsoc_version: {soc}\n"
                 f"scopes: {{sk: \"{opts}\"}}\n"
                 "inputs: [{name: x, shape: [1024], dtype: float16}]\nops:\n" + "\n".join(lines) + "\n")
     return d

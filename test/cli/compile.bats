@@ -109,12 +109,13 @@ OUT=static_kernel_compile_outputs
     PATH=$PWD/fakebin:$PATH ASCEND_HOME_PATH=/opt/cann "$SKC" compile g/graph.yaml --npu-arch dav-3510 --jobs 1 >/dev/null
     A=/opt/cann/$(uname -m)-linux
     inc=""
-    for d in impl/adv_api impl/basic_api impl/c_api impl/micro_api impl/simt_api impl/utils \
-        include include/adv_api include/basic_api include/aicpu_api include/c_api \
-        include/micro_api include/simt_api include/utils; do
+    # The default line (9.0): asc-devkit 1ea13f3b's directories (basic_api/reg_compute, asc/).
+    for d in impl/adv_api impl/basic_api impl/c_api impl/basic_api/reg_compute impl/simt_api \
+        impl/utils include include/adv_api include/basic_api include/aicpu_api include/c_api \
+        include/basic_api/reg_compute include/simt_api include/utils; do
         inc="$inc -I$A/asc/$d"
     done
-    inc="$inc -I$A/ascendc/act -I$A/asc/impl -I$A/tikcpp -I/opt/cann/include -I/opt/cann/include/ascendc"
+    inc="$inc -I$A/ascendc/act -I$A/asc/impl -I$A/asc -I$A/tikcpp -I/opt/cann/include -I/opt/cann/include/ascendc"
     inc="$inc -I$A/tikcpp/tikcfw -I$A/tikcpp/tikcfw/impl -I$A/tikcpp/tikcfw/interface"
     diff - bisheng.log <<EOF2
 bisheng --version

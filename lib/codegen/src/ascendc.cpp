@@ -199,6 +199,7 @@ struct Entry {
     std::string kernel; // kernelName
     NpuLaunch launch;
     bool c310 = false; // dav-3510: no FFTS address
+    FlagStyle flags = FlagStyle::ffts;
     EarlyStart early = EarlyStart::on;
     graph::PreloadCode preload = graph::PreloadCode::per_func;
     bool two_stream = false;
@@ -283,6 +284,7 @@ Entry entry_of(const graph::Graph& g, const fusion::Segment& s, const NpuTarget&
     e.split = std::max<std::uint32_t>(1, s.options.split_mode);
     e.subs = subs_of(g, s, t);
     e.release = &cann_release(t.cann);
+    e.flags = flag_style(t.arch, *e.release);
     return e;
 }
 
@@ -305,7 +307,7 @@ void sync_by_launch(Code& c, const Entry& e) {
     if (is_mix(e.launch.type))
         c.line("AscendC::SyncAll<false>();");
     else
-        same_kind_sync(c, runs_on(e.launch.type, Side::aic) ? Side::aic : Side::aiv, e.c310);
+        same_kind_sync(c, runs_on(e.launch.type, Side::aic) ? Side::aic : Side::aiv, e.flags);
 }
 
 // Cores of a sub-kernel's kind beyond its blockDim, or all cores of a kind it does not use.
@@ -414,7 +416,7 @@ void wait_extra_sync(Code& c, const Entry& e, const Sub& pre, const Sub& cur) {
         if (rule.vector_cores)
             c.line("AscendC::SyncAll<true>();");
         else
-            same_kind_sync(c, Side::aic, e.c310);
+            same_kind_sync(c, Side::aic, e.flags);
         return;
     }
 }
@@ -775,10 +777,10 @@ void send(Code& c, const Entry& e, const Edges& edges, const CrossFlags& flags, 
         return;
     }
     c.line("// [" + std::to_string(p) + "] done on every core of this kind");
-    same_kind_sync(c, side, e.c310);
+    same_kind_sync(c, side, e.flags);
     for (std::size_t to : cross) {
         c.line("// tell [" + std::to_string(to) + "] on the other kind of core");
-        set_flag(c, cross_flag(side), e.c310);
+        set_flag(c, cross_flag(side), e.flags);
     }
 }
 
@@ -788,13 +790,13 @@ void receive(Code& c, const Entry& e, const CrossFlags& flags, std::size_t q, Si
     for (const auto& [from, to] : flags.of(other(side)))
         if (to == q) {
             c.line("// wait for [" + std::to_string(from) + "] on the other kind of core");
-            wait_flag(c, cross_flag(other(side)), e.c310);
+            wait_flag(c, cross_flag(other(side)), e.flags);
         }
 }
 
 void side_debug_sync(Code& c, const Entry& e, Side side) {
     c.line("pipe_barrier(PIPE_ALL);");
-    same_kind_sync(c, side, e.c310);
+    same_kind_sync(c, side, e.flags);
 }
 
 // Two-stream mode: the program of one kind of core, its sub-kernels in plan order.
@@ -805,7 +807,9 @@ void side_program(Code& c, const Entry& e, const Edges& edges, const CrossFlags&
             mine.push_back(p);
     std::string suffix = side == Side::aic ? "aic" : "aiv";
     c.line("");
-    c.open("__aicore__ inline void auto_gen_" + e.kernel + "_kernel_" + suffix + "(void)");
+    c.open(std::string("__aicore__ inline ") +
+           (e.release->two_stream_always_inline ? "__attribute__((always_inline)) " : "") +
+           "void auto_gen_" + e.kernel + "_kernel_" + suffix + "(void)");
     c.line("GM_ADDR *param_base = (GM_ADDR *)get_para_base();");
     if (e.preload == graph::PreloadCode::max)
         c.line("AscendC::PreLoad(8);");
@@ -827,7 +831,7 @@ void side_program(Code& c, const Entry& e, const Edges& edges, const CrossFlags&
             if (is_mix(cur.type)) // both programs meet here
                 c.line("AscendC::SyncAll<false>();");
             else
-                same_kind_sync(c, side, e.c310);
+                same_kind_sync(c, side, e.flags);
         }
         bool feed = e.feed_sync_all && needs_feed(e, cur);
         feed_setup(c, e, p, feed);
@@ -939,13 +943,13 @@ void zero_feed_area(Code& c, const Entry& e, Side side, std::uint64_t bytes) {
     c.line("startAddr += 512;");
     c.close();
     c.line("AscendC::PipeBarrier<PIPE_ALL>();");
-    same_kind_sync(c, side, e.c310);
+    same_kind_sync(c, side, e.flags);
     if (is_mix(e.launch.type))
-        set_flag(c, k_aiv_to_aic, e.c310);
+        set_flag(c, k_aiv_to_aic, e.flags);
     c.close();
     if (is_mix(e.launch.type)) {
         c.open("if ASCEND_IS_AIC");
-        wait_flag(c, k_aiv_to_aic, e.c310);
+        wait_flag(c, k_aiv_to_aic, e.flags);
         c.close();
     }
 }

@@ -27,20 +27,27 @@ std::string core_arch(const NpuTarget& t, Side side) {
            (side == Side::aic ? "-cube" : "-vec");
 }
 
-// The AscendC headers, in the order the vendor's compiler passes them.
+// The AscendC headers, in the order the vendor's compiler passes them; the register-compute
+// headers where the release keeps them (CannRelease::reg_compute_includes).
 std::vector<std::string> include_options(const NpuTarget& t) {
     if (t.ascend_home.empty())
         return {};
+    const bool reg_compute = cann_release(t.cann).reg_compute_includes;
+    const std::string regs = reg_compute ? "basic_api/reg_compute" : "micro_api";
     std::string root = t.ascend_home + "/" + k_machine_dir;
     std::string asc = root + "/asc";
+    const std::vector<std::string> under_asc = {
+        "impl/adv_api",      "impl/basic_api",    "impl/c_api",    "impl/" + regs,
+        "impl/simt_api",     "impl/utils",        "include",       "include/adv_api",
+        "include/basic_api", "include/aicpu_api", "include/c_api", "include/" + regs,
+        "include/simt_api",  "include/utils"};
     std::vector<std::string> dirs;
-    for (const char* d :
-         {"impl/adv_api", "impl/basic_api", "impl/c_api", "impl/micro_api", "impl/simt_api",
-          "impl/utils", "include", "include/adv_api", "include/basic_api", "include/aicpu_api",
-          "include/c_api", "include/micro_api", "include/simt_api", "include/utils"})
+    for (const auto& d : under_asc)
         dirs.push_back(asc + "/" + d);
     dirs.push_back(root + "/ascendc/act");
     dirs.push_back(asc + "/impl");
+    if (reg_compute)
+        dirs.push_back(asc);
     dirs.push_back(root + "/tikcpp");
     dirs.push_back(t.ascend_home + "/include");
     dirs.push_back(t.ascend_home + "/include/ascendc");
@@ -68,10 +75,13 @@ std::vector<std::string> user_options(const std::string& text) {
 
 // Everything before the source file: language, headers, the SuperKernel's feature macros.
 std::vector<std::string> compile_options(const fusion::Segment& s, const NpuTarget& t,
-                                         bool early_start) {
+                                         KernelType launch_type, bool early_start) {
     std::vector<std::string> o = {"-x", "cce"};
     for (auto& i : include_options(t))
         o.push_back(i);
+    if (t.arch == "dav-3510" && launch_type == KernelType::mix_aic_1_1 &&
+        cann_release(t.cann).c310_mix_1_1_split_core_define)
+        o.push_back("-D__ASCENDC_DAVID_SPLIT_CORE__");
     if (early_start)
         o.insert(o.end(),
                  {"-D__ASCENDC_ENABLE_SET_NEXT_TASK_START", "-D__ASCENDC_ENABLE_WAIT_PRE_TASK_END",
@@ -94,7 +104,7 @@ Command compile(const graph::Graph& g, const fusion::Segment& s, const NpuTarget
     std::string k = npu_entry_symbol(g, s);
     std::string suffix = side == Side::aic ? "_mix_aic" : "_mix_aiv";
     Command c = {"bisheng", "-c", "-O3"};
-    for (auto& o : compile_options(s, t, early_start))
+    for (auto& o : compile_options(s, t, launch.type, early_start))
         c.push_back(o);
     c.insert(c.end(), {"gen/" + s.name + ".cpp", "--cce-aicore-arch=" + core_arch(t, side)});
     if (t.arch == "dav-3510")

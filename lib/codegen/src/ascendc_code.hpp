@@ -3,6 +3,7 @@
 
 // Pieces shared by the NPU backend's entry writer and its build commands: kinds of core, the
 // vendor's reserved cross-core flags, and an indenting code writer.
+#include "skforge/codegen/cann_release.hpp"
 #include "skforge/fusion/plan.hpp"
 #include "skforge/kernel/kernel_meta.hpp"
 
@@ -94,11 +95,26 @@ inline constexpr CoreFlag k_aic_all{"AscendC::SYNC_AIC_FLAG", 0, "PIPE_FIX"};
 inline constexpr CoreFlag k_aiv_to_aic{"AscendC::SYNC_AIV_FLAG", 2, "PIPE_MTE3"};
 inline constexpr CoreFlag k_aic_to_aiv{"AscendC::SYNC_AIC_AIV_FLAG", 2, "PIPE_MTE3"};
 
-/// Sets `flag`: on dav-2201 with the FFTS intrinsic the vendor's compiler writes, on dav-3510
-/// with AscendC's CrossCoreSetFlag (that SoC has no FFTS address).
-inline void set_flag(Code& c, const CoreFlag& flag, bool c310) {
+/// How the entry sets and waits for a cross-core flag: on dav-2201 with the FFTS intrinsics; on
+/// dav-3510 as the release's generator writes it (CannRelease::c310_flags).
+enum class FlagStyle {
+    ffts,        ///< ffts_cross_core_sync(pipe, GetffstMsg(mode, id)); wait_flag_dev(id)
+    ffts_pipe_s, ///< the same, waited with wait_flag_dev(PIPE_S, id)
+    cross_core,  ///< AscendC::CrossCoreSetFlag<mode, pipe>(id); AscendC::CrossCoreWaitFlag(id)
+};
+
+/// The flag style of an entry for `arch` under `release`.
+inline FlagStyle flag_style(std::string_view arch, const CannRelease& release) {
+    if (arch != "dav-3510")
+        return FlagStyle::ffts;
+    return release.c310_flags == C310Flags::ffts_pipe_s ? FlagStyle::ffts_pipe_s
+                                                        : FlagStyle::cross_core;
+}
+
+/// Sets `flag` in `style`.
+inline void set_flag(Code& c, const CoreFlag& flag, FlagStyle style) {
     std::string mode = flag.mode == 0 ? "0x0" : "0x02";
-    if (c310)
+    if (style == FlagStyle::cross_core)
         c.line("AscendC::CrossCoreSetFlag<" + mode + ", " + flag.pipe + ">(" + flag.id + ");");
     else
         c.line(std::string("ffts_cross_core_sync(") + flag.pipe + ", AscendC::GetffstMsg(" + mode +
@@ -106,15 +122,21 @@ inline void set_flag(Code& c, const CoreFlag& flag, bool c310) {
 }
 
 /// Waits for `flag` (see set_flag).
-inline void wait_flag(Code& c, const CoreFlag& flag, bool c310) {
-    c.line((c310 ? "AscendC::CrossCoreWaitFlag(" : "wait_flag_dev(") + std::string(flag.id) + ");");
+inline void wait_flag(Code& c, const CoreFlag& flag, FlagStyle style) {
+    const std::string id(flag.id);
+    if (style == FlagStyle::cross_core)
+        c.line("AscendC::CrossCoreWaitFlag(" + id + ");");
+    else if (style == FlagStyle::ffts_pipe_s)
+        c.line("wait_flag_dev(PIPE_S, " + id + ");");
+    else
+        c.line("wait_flag_dev(" + id + ");");
 }
 
 /// All cores of one kind wait for each other.
-inline void same_kind_sync(Code& c, Side side, bool c310) {
+inline void same_kind_sync(Code& c, Side side, FlagStyle style) {
     const CoreFlag& f = side == Side::aic ? k_aic_all : k_aiv_all;
-    set_flag(c, f, c310);
-    wait_flag(c, f, c310);
+    set_flag(c, f, style);
+    wait_flag(c, f, style);
 }
 
 } // namespace skforge::codegen

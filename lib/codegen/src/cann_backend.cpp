@@ -85,8 +85,9 @@ std::string cann_options_string(const graph::ScopeOptions& o) {
         {"dcci-after-kernel-end", join(o.dcci_after_kernel_end, ',')},
         {"dcci-disable-on-kernel", join(o.dcci_disable_on_kernel, ',')},
         {"split-mode", std::to_string(o.split_mode)},
-        // The vendor's parser refuses a count of 0 (BlockDimParser: "should be positive
-        // integer"); it reads an absent count as 0.
+        // graph-autofusion's parser (which --sk-backend cann calls) and 8.5's refuse a count of
+        // 0 (BlockDimParser: "should be positive integer"); asc-devkit's copy takes it since
+        // 7a8cec21. Every one reads an absent count as 0.
         {"debug-aic-num", o.debug_aic_num.value_or(0) > 0 ? std::to_string(*o.debug_aic_num) : ""},
         {"debug-aiv-num", o.debug_aiv_num.value_or(0) > 0 ? std::to_string(*o.debug_aiv_num) : ""},
     };

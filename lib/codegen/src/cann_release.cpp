@@ -64,6 +64,16 @@ std::vector<CannRelease> make_rows() {
     // super_kernel_op_infos.py update_superkernel_blocknum_by_debug_options: the two range
     // checks (423ae264's update_superkernel_blockdim_by_debug_options checks the ratio only).
     r90.plan_checks = {true, "9.0"};
+    // What the graph engine builds: asc-devkit's own copy of the generator
+    // (asc_op_compiler/super_kernel*.py, ascendc_super_kernel_plus) at 1ea13f3b, 74353d20 and
+    // 0da921b9 alike. super_kernel_utility.py get_wait_flag_for_chip (PIPE_S on c310);
+    // super_kernel.py gen_2_real_stream_* (always_inline); super_kernel_op_infos.py
+    // add_define_options (__ASCENDC_DAVID_SPLIT_CORE__ for MIX 1:1 on c310) and gen_compile_info
+    // (basic_api/reg_compute, -I<asc>).
+    r90.c310_flags = C310Flags::ffts_pipe_s;
+    r90.two_stream_always_inline = true;
+    r90.c310_mix_1_1_split_core_define = true;
+    r90.reg_compute_includes = true;
     rows.push_back(r90);
     // asc-devkit 9.1.0 74353d20 (v9.1.0.pre 5884fea's line; master 0da921b9 the same in what
     // follows) with the graph-autofusion generator 9.0 follows: the same kernel list and rules,

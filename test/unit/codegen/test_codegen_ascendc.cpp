@@ -367,8 +367,22 @@ TEST_CASE("ascendc two streams: a program per kind of core, cross-core flags for
             op("c", "v", 0, "a_out, b_out", ", recv_event_list: [3]"));
     std::string src = sc.source();
     INFO(src);
-    auto aic = at(src, "__aicore__ inline void auto_gen_t_sk_kernel_aic(void) {");
-    auto aiv = at(src, "__aicore__ inline void auto_gen_t_sk_kernel_aiv(void) {");
+    // From the 9.0 line (asc-devkit's generator, which the graph engine builds) the two programs
+    // are always inlined into the entry; the 8.5 line's are plain `inline`.
+    auto aic = at(src, "__aicore__ inline __attribute__((always_inline)) void "
+                       "auto_gen_t_sk_kernel_aic(void) {");
+    auto aiv = at(src, "__aicore__ inline __attribute__((always_inline)) void "
+                       "auto_gen_t_sk_kernel_aiv(void) {");
+    for (auto cann : {codegen::CannVersion::v8_5, codegen::CannVersion::v9_1}) {
+        codegen::NpuTarget line = sc.target;
+        line.cann = cann;
+        std::string text = codegen::npu_entry_source(sc.f.graph, sc.seg(), line);
+        bool always = cann != codegen::CannVersion::v8_5;
+        for (std::string side : {"aic", "aiv"})
+            CHECK(count(text, std::string("__aicore__ inline ") +
+                                  (always ? "__attribute__((always_inline)) " : "") +
+                                  "void auto_gen_t_sk_kernel_" + side + "(void) {") == 1);
+    }
     auto entry = at(src, "void auto_gen_t_sk_kernel(void) {");
     CHECK(aic < aiv);
     CHECK(aiv < entry);
@@ -797,16 +811,30 @@ TEST_CASE("ascendc tiling sink and prefetch: notify after the producer, wait bef
     CHECK(count(src, "WaitFunc<false>(param_base[") == 2);
 }
 
-TEST_CASE("ascendc dav-3510: no FFTS address, AscendC cross-core flags, c310 compile",
+TEST_CASE("ascendc dav-3510: no FFTS address, each line's cross-core flags, c310 compile",
           "[codegen][ascendc]") {
     Scenario sc("early-start=0:func-align=512");
     sc.target = {"dav-3510", "Ascend910_9391", ""};
     std::string src = sc.source();
     INFO(src);
-    CHECK(count(src, "ffts") == 0);
+    CHECK(count(src, "ffts_addr") == 0);
+    CHECK(count(src, "set_ffts_base_addr") == 0);
     CHECK_THAT(src, Contains("is_inf__kernel0_middle(0);"));
     CHECK_THAT(src, Contains("pows__kernel0_middle(3);"));
-    CHECK_THAT(src,
+    // 9.0 on (asc-devkit's get_wait_flag_for_chip): the dav-2201 set, the wait on PIPE_S.
+    const std::string vendor = "ffts_cross_core_sync(PIPE_MTE3, AscendC::GetffstMsg(0x0, "
+                               "AscendC::SYNC_AIV_ONLY_ALL));\n"
+                               "    wait_flag_dev(PIPE_S, AscendC::SYNC_AIV_ONLY_ALL);";
+    CHECK_THAT(src, Contains(vendor));
+    CHECK(count(src, "wait_flag_dev(AscendC::") == 0);
+    CHECK(count(src, "CrossCore") == 0);
+    sc.target.cann = codegen::CannVersion::v9_1;
+    CHECK_THAT(sc.source(), Contains(vendor));
+    // 8.5: skforge's AscendC calls (that line's generator writes dav-2201's wait_flag_dev(id)).
+    sc.target.cann = codegen::CannVersion::v8_5;
+    std::string old = sc.source();
+    CHECK(count(old, "ffts") == 0);
+    CHECK_THAT(old,
                Contains("AscendC::CrossCoreSetFlag<0x0, PIPE_MTE3>(AscendC::SYNC_AIV_ONLY_ALL);\n"
                         "    AscendC::CrossCoreWaitFlag(AscendC::SYNC_AIV_ONLY_ALL);"));
     auto compiles = sc.compiles();
@@ -814,6 +842,88 @@ TEST_CASE("ascendc dav-3510: no FFTS address, AscendC cross-core flags, c310 com
     CHECK_THAT(compiles[0],
                Contains("--cce-aicore-arch=dav-c310-vec -D__DAV_C310__ --cce-aicore-only"));
     CHECK_THAT(compiles[0], Contains("--cce-no-dcache-flush"));
+}
+
+// asc-devkit 1ea13f3b (9.0.x) writes the cube barrier's wait as the literal text
+// `{get_wait_flag_for_chip("AscendC::SYNC_AIC_FLAG")}` (a vendor defect, fixed by d65d6cb4 and
+// b4f2983b): skforge writes the wait on every line and chip.
+TEST_CASE("ascendc cube barrier under early-start=0: the wait, never the 9.0.x placeholder",
+          "[codegen][ascendc]") {
+    Scenario sc;
+    for (const std::string k : {"c1", "c2"})
+        sub_kernel(sc.f.dir, k, "KERNEL_TYPE_AIC_ONLY", 16, R"("x","y","workspace")", 3000,
+                   aicore(k + "_middle"), "", 1);
+    sc.load("name: t\nnpu_arch: dav-2201\nsoc_version: Ascend910B1\n"
+            "inputs: [{name: x, shape: [1024], dtype: float16}]\n"
+            "scopes:\n  sk: \"early-start=0:debug-sync-all=1:split-mode=1\"\nops:\n" +
+            Scenario::op("a", "c1", "x", "a_out") + Scenario::op("b", "c2", "a_out", "b_out"));
+    const std::string set = "ffts_cross_core_sync(PIPE_FIX, AscendC::GetffstMsg(0x0, "
+                            "AscendC::SYNC_AIC_FLAG));\n";
+    for (auto cann :
+         {codegen::CannVersion::v8_5, codegen::CannVersion::v9_0, codegen::CannVersion::v9_1})
+        for (const std::string arch : {"dav-2201", "dav-3510"}) {
+            codegen::NpuTarget t{arch, "Ascend910B1", "", cann};
+            std::string src = codegen::npu_entry_source(sc.f.graph, sc.seg(), t);
+            INFO(src);
+            CHECK(count(src, "get_wait_flag_for_chip") == 0);
+            CHECK(count(src, "{") == count(src, "}"));
+            if (arch == "dav-3510" && cann == codegen::CannVersion::v8_5)
+                CHECK(count(src, "AscendC::CrossCoreWaitFlag(AscendC::SYNC_AIC_FLAG);") == 3);
+            else
+                CHECK(count(src,
+                            set + "    " +
+                                (arch == "dav-3510" ? "wait_flag_dev(PIPE_S, " : "wait_flag_dev(") +
+                                "AscendC::SYNC_AIC_FLAG);") == 3);
+        }
+}
+
+// A MIX 1:1 SuperKernel (one cube and one vector sub-kernel of 20 blocks each, debug counts
+// 20:20) on `arch` under `cann`, with a toolkit at /opt/cann: its bisheng compiles.
+std::vector<std::string> mix_1_1_compiles(const std::string& arch, codegen::CannVersion cann) {
+    Scenario sc(k_vendor_defaults + ":debug-aic-num=20:debug-aiv-num=20");
+    sc.target = {arch, arch == "dav-3510" ? "Ascend950PR_9599" : "Ascend910B1", "/opt/cann", cann};
+    REQUIRE(codegen::npu_launch(sc.f.graph, sc.seg(), sc.target).type ==
+            kernel::KernelType::mix_aic_1_1);
+    return sc.compiles();
+}
+
+TEST_CASE("ascendc build: each line's include directories and the dav-3510 MIX 1:1 define",
+          "[codegen][ascendc]") {
+    using codegen::CannVersion;
+#if defined(__aarch64__)
+    const std::string asc = "-I/opt/cann/aarch64-linux/asc";
+#else
+    const std::string asc = "-I/opt/cann/x86_64-linux/asc";
+#endif
+    for (auto cann : {CannVersion::v8_5, CannVersion::v9_0, CannVersion::v9_1}) {
+        const bool new_line = cann != CannVersion::v8_5;
+        for (const std::string arch : {"dav-2201", "dav-3510"}) {
+            auto compiles = mix_1_1_compiles(arch, cann);
+            REQUIRE(compiles.size() == 2);
+            for (const auto& c : compiles) {
+                INFO(c);
+                // asc-devkit gen_compile_info from 1ea13f3b: basic_api/reg_compute (micro_api is
+                // gone), and the asc directory itself after asc/impl.
+                const std::string regs = new_line ? "basic_api/reg_compute" : "micro_api";
+                CHECK_THAT(c, Contains(asc + "/impl/c_api " + asc + "/impl/" + regs + " " + asc +
+                                       "/impl/simt_api "));
+                CHECK_THAT(c, Contains(asc + "/include/c_api " + asc + "/include/" + regs + " " +
+                                       asc + "/include/simt_api "));
+                CHECK(count(c, "micro_api") == (new_line ? 0U : 2U));
+                CHECK(count(c, asc + "/impl " + asc + " ") == (new_line ? 1U : 0U));
+                // add_define_options: MIX 1:1 on c310 only, before the early-start defines.
+                const bool split = new_line && arch == "dav-3510";
+                CHECK(count(c, "-D__ASCENDC_DAVID_SPLIT_CORE__ " + k_early_defines) ==
+                      (split ? 1U : 0U));
+                CHECK(count(c, "__ASCENDC_DAVID_SPLIT_CORE__") == (split ? 1U : 0U));
+            }
+        }
+    }
+    // Not for MIX 1:2 (or any other type) on dav-3510.
+    Scenario sc(k_vendor_defaults + ":debug-aic-num=20:debug-aiv-num=40");
+    sc.target = {"dav-3510", "Ascend950PR_9599", "/opt/cann"};
+    for (const auto& c : sc.compiles())
+        CHECK(count(c, "DAVID_SPLIT_CORE") == 0);
 }
 
 TEST_CASE("ascendc blockDim: never more cores than the SoC has", "[codegen][ascendc]") {

@@ -281,7 +281,8 @@ TEST_CASE("super_kernel_options: skforge's own parser reads it back to the same 
     o.split_mode = 64;
     o.debug_aic_num = 0;
     o.debug_aiv_num = 2;
-    // The vendor's parser refuses a count of 0 and reads an absent one as 0: left out.
+    // graph-autofusion's parser refuses a count of 0 (asc-devkit's copy takes it since
+    // 7a8cec21); both read an absent one as 0: left out.
     CHECK_THAT(codegen::cann_options_string(o),
                Catch::Contains("debug-aiv-num=2") && !Catch::Contains("debug-aic-num"));
     auto back = parse_back(codegen::cann_options_string(o));

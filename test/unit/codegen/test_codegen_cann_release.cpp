@@ -63,6 +63,19 @@ TEST_CASE("cann release: each line's kernel-list keys and generator rules, as re
     CHECK(r85.operator_json_debug_fields);
     CHECK(r90.operator_json_debug_fields);
     CHECK_FALSE(r91.operator_json_debug_fields);
+    // What asc-devkit's own generator (the graph engine's) writes from 1ea13f3b on, and its
+    // 8.5 copy (eeb99217) does not: the dav-3510 wait, always-inline two-stream programs, the
+    // MIX 1:1 define on dav-3510, the reg_compute header directories.
+    CHECK(r85.c310_flags == codegen::C310Flags::cross_core);
+    CHECK_FALSE(r85.two_stream_always_inline);
+    CHECK_FALSE(r85.c310_mix_1_1_split_core_define);
+    CHECK_FALSE(r85.reg_compute_includes);
+    for (const auto* r : {&r90, &r91}) {
+        CHECK(r->c310_flags == codegen::C310Flags::ffts_pipe_s);
+        CHECK(r->two_stream_always_inline);
+        CHECK(r->c310_mix_1_1_split_core_define);
+        CHECK(r->reg_compute_includes);
+    }
     CHECK(codegen::cann_releases().size() == 3);
 }
 

@@ -39,6 +39,16 @@ struct WaitExtraSync {
     bool vector_cores;     ///< true: AscendC::SyncAll<true>(); false: the cube cores' flag
 };
 
+/// How a dav-3510 entry sets and waits for the cross-core flags.
+enum class C310Flags {
+    /// AscendC::CrossCoreSetFlag / CrossCoreWaitFlag (skforge's choice where the line's generator
+    /// writes dav-2201's `wait_flag_dev(id)`, which has no pipe argument on that chip).
+    cross_core,
+    /// `ffts_cross_core_sync(...)` and `wait_flag_dev(PIPE_S, id)`, as asc-devkit's generator
+    /// (get_wait_flag_for_chip) and AscendC's own dav_3510 SyncAll write them.
+    ffts_pipe_s,
+};
+
 /// One release line's conventions.
 struct CannRelease {
     CannVersion version;
@@ -72,6 +82,16 @@ struct CannRelease {
     /// sub-kernel; else (asc-devkit 883c0f8b, "Printf switch to FIFO", on 9.1.0 and master) it
     /// writes them only into a SuperKernel's JSON and nothing in an operator's says so.
     bool operator_json_debug_fields = true;
+    /// dav-3510 cross-core flags (see C310Flags).
+    C310Flags c310_flags = C310Flags::cross_core;
+    /// The two programs of two-stream mode (`auto_gen_<K>_kernel_aic/_aiv`) are
+    /// `__attribute__((always_inline))`, as the entry inlines them into its one function.
+    bool two_stream_always_inline = false;
+    /// A MIX 1:1 SuperKernel on dav-3510 is compiled with `-D__ASCENDC_DAVID_SPLIT_CORE__`.
+    bool c310_mix_1_1_split_core_define = false;
+    /// The AscendC register-compute headers are `{impl,include}/basic_api/reg_compute` and the
+    /// `asc` directory itself is searched (else `{impl,include}/micro_api`, gone since 9.0).
+    bool reg_compute_includes = false;
 };
 
 /// The row of `version`.
