@@ -606,3 +606,58 @@ drop_temporaries() {
     PATH="$W/bin:$PATH" sh $AI/kern/uninstall.sh -q
     [ ! -e $AI/kern ]
 }
+
+@test "a manifest that repeats a key is refused by the .run alone as by skinstall: install, a hand-made package, uninstall, a neighbour's index (issue 36)" {
+    pack_tree base
+    pack_tree kern
+    pack_tree third
+    sh kern.run --noexec >/dev/null
+    # The index's "sha256" line twice: a JSON parser reads the last, the scripts the first.
+    local line
+    line=$(python3 - kern/manifest.json dup.json <<'PY'
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+i = lines.index('      "path": "config/ascend910b/binary_info_config.json",')
+lines.insert(i + 1, lines[i + 1])
+open(sys.argv[2], "w").write("\n".join(lines))
+print(i + 3)
+PY
+)
+    mkdir bad root
+    python3 "$SKFORGE_SOURCE_DIR/test/cli/trojan.py" kern.run bad/kern.run manifest.json dup.json
+    sh base.run --install-path="$W/root" -q
+    local before why="invalid manifest: it repeats the key \"sha256\" in one object (line $line)"
+    before=$(state_digest root)
+    run sh bad/kern.run --install-path="$W/root"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"install.sh: ERROR: '$W/bad/kern.run': $why; nothing was installed"* ]]
+    run "$SKINSTALL" install bad/kern.run --install-path root
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"bad/kern.run: $why"* ]]
+    # A package directory made by hand, its install.sh run alone: the same.
+    sh bad/kern.run --extract=byhand -q
+    run sh byhand/install.sh --install-path="$W/root" --package-dir="$W/byhand"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"'$W/byhand/manifest.json': $why; nothing was installed"* ]]
+    [ "$(state_digest root)" = "$before" ]
+    # Installed so (the .run alone copied manifests verbatim): its uninstall.sh refuses and
+    # changes nothing; a neighbour's install leaves its index out, as skinstall does.
+    sh kern.run --install-path="$W/root" -q
+    cp dup.json $AI/kern/manifest.json
+    before=$(state_digest root)
+    run sh $AI/kern/uninstall.sh
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"'$W/$AI/kern/manifest.json': $why; nothing removed"* ]]
+    [ "$(state_digest root)" = "$before" ]
+    cp -a root ref
+    run sh third.run --install-path="$W/root"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"package kern contributes no kernels to the global index: '$W/$AI/kern/manifest.json': $why; reinstall it"* ]]
+    run "$SKINSTALL" install third.run --install-path ref
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"package kern contributes no kernels to the global index: $W/ref/opp/static_kernel/ai_core/kern/manifest.json: $why"* ]]
+    cmp $AI/config/ascend910b/binary_info_config.json ref/opp/static_kernel/ai_core/config/ascend910b/binary_info_config.json
+}
