@@ -661,3 +661,20 @@ PY
     [[ "$output" == *"package kern contributes no kernels to the global index: $W/ref/opp/static_kernel/ai_core/kern/manifest.json: $why"* ]]
     cmp $AI/config/ascend910b/binary_info_config.json ref/opp/static_kernel/ai_core/config/ascend910b/binary_info_config.json
 }
+
+@test "the .run alone's install.sh refuses a hand-made package named with '.o', in skinstall's words, and writes nothing (issue 36)" {
+    pack_tree kxo
+    mkdir root
+    sh kxo.run --install-path="$W/root" -q
+    sh kxo.run --extract=kxo -q
+    # Made by hand: skc pack refuses the name, so the name is edited in.
+    sed -i "s/kxo/k.o/g" kxo/install.sh kxo/manifest.json
+    local before
+    before=$(state_digest root)
+    run sh kxo/install.sh --install-path="$W/root" --package-dir="$W/kxo"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"install.sh: ERROR: '$W/kxo/manifest.json': package name 'k.o' has '.o' in it: every binPath of the package (k.o/<soc dir>/<OpType>/<kernel>.o) would have '.o' before its end, and CANN's runtime cuts a binPath at its first '.o' to find the kernel's JSON, so it would read the wrong file; choose a name without '.o'; nothing was installed"* ]]
+    [ "$(state_digest root)" = "$before" ]
+    [ ! -e "$AI/k.o" ]
+}
