@@ -311,10 +311,7 @@ constexpr Filter k_filters[] = {
     {"gzip", archive_read_support_filter_gzip, {"\x1f\x8b\x08"sv}},
     {"bzip2", archive_read_support_filter_bzip2, {"BZh"sv}},
     {"compress", archive_read_support_filter_compress, {"\x1f\x9d"sv}},
-    {"xz",
-     archive_read_support_filter_xz,
-     {"\xfd"
-      "7zXZ\0"sv}},
+    {"xz", archive_read_support_filter_xz, {"\xfd\x37zXZ\0"sv}},
     {"lzma", archive_read_support_filter_lzma, {}},
     {"lzip", archive_read_support_filter_lzip, {"LZIP"sv}},
     {"lz4", archive_read_support_filter_lz4, {"\x04\x22\x4d\x18"sv, "\x02\x21\x4c\x18"sv}},
@@ -377,7 +374,7 @@ Error unreadable(int fd, const MakeselfHeader& h, const std::string& path, archi
                              "program '" +
                              std::string(f->name) +
                              "': skforge runs no program because of a package it reads; repack "
-                             "it with gzip, bzip2, xz or zstd");
+                             "it with gzip (makeself's default)");
     return bad(path, what + why);
 }
 
@@ -396,7 +393,8 @@ void extract(int fd, const MakeselfHeader& h, const std::string& path, const std
         int rc = archive_read_next_header(a.get(), &e);
         if (rc == ARCHIVE_EOF)
             break;
-        if (rc != ARCHIVE_OK) // the first entry: a compression left out reads as no tar
+        // At the first entry, a payload in a compression left out reads as no tar: name it.
+        if (rc != ARCHIVE_OK)
             throw unreadable(fd, h, path, a.get(), count == 0 ? external : decltype(external)(),
                              "has a damaged payload: ");
         if (++count > k_max_entries)
