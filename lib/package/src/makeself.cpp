@@ -324,8 +324,8 @@ constexpr Filter k_filters[] = {
 };
 
 // Enables on `a` each filter libarchive decodes in-process and returns the others: enabling one
-// returns ARCHIVE_WARN when libarchive would run an external program for it (lrzip, lzop and
-// grzip always; gzip, bzip2, xz, lz4, zstd ... when it was built without their library), and
+// returns ARCHIVE_WARN when libarchive would run an external program for it (lrzip and grzip
+// always, lzop without liblzo2, the others without their library), and
 // what is enabled cannot be taken back, so each is tried on a scratch handle first. A package is
 // input: reading one never runs a program.
 std::vector<const Filter*> enable_in_process_filters(archive* a) {
