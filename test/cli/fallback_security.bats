@@ -678,3 +678,27 @@ PY
     [ "$(state_digest root)" = "$before" ]
     [ ! -e "$AI/k.o" ]
 }
+
+@test "the .run alone's install.sh refuses a hand-made package whose name skinstall's rules refuse, in its words, and writes nothing" {
+    pack_tree kxo
+    mkdir root
+    sh kxo.run --install-path="$W/root" -q
+    local before name why
+    before=$(state_digest root)
+    for name in 'k@1' '-k' 'log' "k$(printf '%0229d' 0)"; do
+        case $name in
+        k@1) why="may contain only letters, digits and '._+-'" ;;
+        -k) why="must start with a letter, digit or '_'" ;;
+        log) why="is reserved: ai_core/log belongs to the install tree, not to a package" ;;
+        *) why="is longer than 229 bytes (the installers' stage directory .skforge-stage-<name>.old.XXXXXX must fit in one 255-byte file name)" ;;
+        esac
+        rm -rf byhand
+        sh kxo.run --extract=byhand -q
+        sed -i "s/kxo/$name/g" byhand/install.sh byhand/manifest.json
+        run sh byhand/install.sh --install-path="$W/root" --package-dir="$W/byhand"
+        echo "$name: $output"
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"install.sh: ERROR: '$W/byhand/manifest.json': invalid manifest: name '$name' $why; nothing was installed"* ]]
+        [ "$(state_digest root)" = "$before" ]
+    done
+}
