@@ -606,3 +606,99 @@ drop_temporaries() {
     PATH="$W/bin:$PATH" sh $AI/kern/uninstall.sh -q
     [ ! -e $AI/kern ]
 }
+
+@test "a manifest that repeats a key is refused by the .run alone as by skinstall: install, a hand-made package, uninstall, a neighbour's index (issue 36)" {
+    pack_tree base
+    pack_tree kern
+    pack_tree third
+    sh kern.run --noexec >/dev/null
+    # The index's "sha256" line twice: a JSON parser reads the last, the scripts the first.
+    local line
+    line=$(python3 - kern/manifest.json dup.json <<'PY'
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+i = lines.index('      "path": "config/ascend910b/binary_info_config.json",')
+lines.insert(i + 1, lines[i + 1])
+open(sys.argv[2], "w").write("\n".join(lines))
+print(i + 3)
+PY
+)
+    mkdir bad root
+    python3 "$SKFORGE_SOURCE_DIR/test/cli/trojan.py" kern.run bad/kern.run manifest.json dup.json
+    sh base.run --install-path="$W/root" -q
+    local before why="invalid manifest: it repeats the key \"sha256\" in one object (line $line)"
+    before=$(state_digest root)
+    run sh bad/kern.run --install-path="$W/root"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"install.sh: ERROR: '$W/bad/kern.run': $why; nothing was installed"* ]]
+    run "$SKINSTALL" install bad/kern.run --install-path root
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"bad/kern.run: $why"* ]]
+    # A package directory made by hand, its install.sh run alone: the same.
+    sh bad/kern.run --extract=byhand -q
+    run sh byhand/install.sh --install-path="$W/root" --package-dir="$W/byhand"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"'$W/byhand/manifest.json': $why; nothing was installed"* ]]
+    [ "$(state_digest root)" = "$before" ]
+    # Installed so (the .run alone copied manifests verbatim): its uninstall.sh refuses and
+    # changes nothing; a neighbour's install leaves its index out, as skinstall does.
+    sh kern.run --install-path="$W/root" -q
+    cp dup.json $AI/kern/manifest.json
+    before=$(state_digest root)
+    run sh $AI/kern/uninstall.sh
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"'$W/$AI/kern/manifest.json': $why; nothing removed"* ]]
+    [ "$(state_digest root)" = "$before" ]
+    cp -a root ref
+    run sh third.run --install-path="$W/root"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"package kern contributes no kernels to the global index: '$W/$AI/kern/manifest.json': $why; reinstall it"* ]]
+    run "$SKINSTALL" install third.run --install-path ref
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"package kern contributes no kernels to the global index: $W/ref/opp/static_kernel/ai_core/kern/manifest.json: $why"* ]]
+    cmp $AI/config/ascend910b/binary_info_config.json ref/opp/static_kernel/ai_core/config/ascend910b/binary_info_config.json
+}
+
+@test "the .run alone's install.sh refuses a hand-made package named with '.o', in skinstall's words, and writes nothing (issue 36)" {
+    pack_tree kxo
+    mkdir root
+    sh kxo.run --install-path="$W/root" -q
+    sh kxo.run --extract=kxo -q
+    # Made by hand: skc pack refuses the name, so the name is edited in.
+    sed -i "s/kxo/k.o/g" kxo/install.sh kxo/manifest.json
+    local before
+    before=$(state_digest root)
+    run sh kxo/install.sh --install-path="$W/root" --package-dir="$W/kxo"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"install.sh: ERROR: '$W/kxo/manifest.json': package name 'k.o' has '.o' in it: every binPath of the package (k.o/<soc dir>/<OpType>/<kernel>.o) would have '.o' before its end, and CANN's runtime cuts a binPath at its first '.o' to find the kernel's JSON, so it would read the wrong file; choose a name without '.o'; nothing was installed"* ]]
+    [ "$(state_digest root)" = "$before" ]
+    [ ! -e "$AI/k.o" ]
+}
+
+@test "the .run alone's install.sh refuses a hand-made package whose name skinstall's rules refuse, in its words, and writes nothing" {
+    pack_tree kxo
+    mkdir root
+    sh kxo.run --install-path="$W/root" -q
+    local before name why
+    before=$(state_digest root)
+    for name in 'k@1' '-k' 'log' "k$(printf '%0229d' 0)"; do
+        case $name in
+        k@1) why="may contain only letters, digits and '._+-'" ;;
+        -k) why="must start with a letter, digit or '_'" ;;
+        log) why="is reserved: ai_core/log belongs to the install tree, not to a package" ;;
+        *) why="is longer than 229 bytes (the installers' stage directory .skforge-stage-<name>.old.XXXXXX must fit in one 255-byte file name)" ;;
+        esac
+        rm -rf byhand
+        sh kxo.run --extract=byhand -q
+        sed -i "s/kxo/$name/g" byhand/install.sh byhand/manifest.json
+        run sh byhand/install.sh --install-path="$W/root" --package-dir="$W/byhand"
+        echo "$name: $output"
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"install.sh: ERROR: '$W/byhand/manifest.json': invalid manifest: name '$name' $why; nothing was installed"* ]]
+        [ "$(state_digest root)" = "$before" ]
+    done
+}

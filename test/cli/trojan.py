@@ -6,6 +6,9 @@ payload size and digest (and, with --fix-header-scripts, the header's script dig
 package is internally consistent and its stub is still the one skforge renders for its header.
 
 usage: trojan.py IN.run OUT.run PATH NEW_CONTENT_FILE [--fix-header-scripts]
+
+With PATH manifest.json, NEW_CONTENT_FILE replaces the manifest itself, byte for byte (a manifest
+no JSON writer would write: a key twice, an escaped key).
 """
 import gzip, hashlib, io, json, re, sys, tarfile
 
@@ -21,18 +24,19 @@ stub = data[:off].decode("latin-1")
 tin = tarfile.open(fileobj=io.BytesIO(gzip.decompress(data[off:off + size])))
 members = [(m, tin.extractfile(m).read() if m.isfile() else None) for m in tin.getmembers()]
 digest = hashlib.sha256(new).hexdigest()
+unpacked = int(field("UNPACKED_SIZE"))
 out = io.BytesIO()
 with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tout:
     for m, body in members:
-        if m.name == "manifest.json":
+        if m.name == member:
+            body = new
+        elif m.name == "manifest.json":
             doc = json.loads(body)
             for f in doc["files"]:
                 if f["path"] == member:
                     unpacked = int(field("UNPACKED_SIZE")) - f["size"] + len(new)
                     f["size"], f["sha256"] = len(new), digest
             body = (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode()
-        elif m.name == member:
-            body = new
         if body is not None:
             m.size = len(body)
         tout.addfile(m, io.BytesIO(body) if body is not None else None)

@@ -252,3 +252,42 @@ PY
     [ ! -e "$(ai)/static_kernel_1_2/install.sh/x" ]
     "$SKINSTALL" verify --install-path root -q
 }
+
+@test "a payload libarchive would decode by running a program (lrzip, lzop, grzip) is refused, named, and the program never runs" {
+    # Stand-ins first on PATH for every program libarchive may run: each leaves a marker.
+    mkdir -p bin root
+    local p
+    for p in lrzip lzop grzip gzip bzip2 xz lzma lzip lz4 zstd; do
+        printf '#!/bin/sh\ntouch %s/RAN-%s\ncat >/dev/null\n' "$W" "$p" >"bin/$p"
+        chmod 0755 "bin/$p"
+    done
+    vendor_run "$VENDOR.run" --sha256
+    "$SKINSTALL" install "$VENDOR.run" --install-path root -q
+    local before
+    before=$(state_digest root)
+    # Each stream as libarchive's bidder recognises it (archive_read_support_filter_<name>.c),
+    # then bytes; and an lrzip stream inside gzip (libarchive bids again after each filter).
+    printf 'LRZI\000\006' >lrzip.bin
+    printf '\211LZO\000\r\n\032\n' >lzop.bin
+    printf 'GRZipII\000\002\004:)' >grzip.bin
+    local c
+    for c in lrzip lzop grzip; do head -c 200 /dev/urandom >>"$c.bin"; done
+    gzip -c lrzip.bin >nested.bin
+    for c in lrzip lzop grzip nested; do
+        makeself_wrap "$c.bin" "static_kernel_1_$c.run"
+        run env PATH="$W/bin:$PATH" "$SKINSTALL" install "static_kernel_1_$c.run" --install-path root
+        echo "$c: $output"
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"'static_kernel_1_$c.run' has a payload compressed with ${c/nested/lrzip}, which this libarchive decodes only by running the external program '${c/nested/lrzip}': skforge runs no program because of a package it reads"* ]]
+        run env PATH="$W/bin:$PATH" "$SKC" import "static_kernel_1_$c.run" -o out.run
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"'static_kernel_1_$c.run' has a payload compressed with ${c/nested/lrzip}"* ]]
+        [ ! -e out.run ]
+    done
+    # What libarchive decodes itself still installs (xz here, as makeself --xz writes it).
+    vendor_run xz.run --xz --sha256
+    env PATH="$W/bin:$PATH" "$SKC" import xz.run -o fromxz.run -q
+    [ "$(state_digest root)" = "$before" ]
+    ! ls "$W"/RAN-* 2>/dev/null
+    [ ! -e "$W/EXECUTED" ]
+}

@@ -13,6 +13,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <fcntl.h>
@@ -294,15 +295,97 @@ void write_entry(archive* a, archive_entry* e, const std::string& dest, const st
     copy_data(a, e, fd, target, rel, path);
 }
 
+using ArchivePtr = std::unique_ptr<archive, decltype(&archive_read_free)>;
+
+// A decompression libarchive's archive_read_support_filter_all enables, with the bytes its
+// stream starts with (as libarchive's bidder for it looks for them; none for lzma, which it
+// guesses from the header's fields, and for rpm and uu, which libarchive always decodes itself).
+struct Filter {
+    std::string_view name;
+    int (*enable)(archive*);
+    std::array<std::string_view, 2> magic;
+};
+
+using namespace std::string_view_literals;
+constexpr Filter k_filters[] = {
+    {"gzip", archive_read_support_filter_gzip, {"\x1f\x8b\x08"sv}},
+    {"bzip2", archive_read_support_filter_bzip2, {"BZh"sv}},
+    {"compress", archive_read_support_filter_compress, {"\x1f\x9d"sv}},
+    {"xz", archive_read_support_filter_xz, {"\xfd\x37zXZ\0"sv}},
+    {"lzma", archive_read_support_filter_lzma, {}},
+    {"lzip", archive_read_support_filter_lzip, {"LZIP"sv}},
+    {"lz4", archive_read_support_filter_lz4, {"\x04\x22\x4d\x18"sv, "\x02\x21\x4c\x18"sv}},
+    {"zstd", archive_read_support_filter_zstd, {"\x28\xb5\x2f\xfd"sv}},
+    {"lzop", archive_read_support_filter_lzop, {"\x89LZO\0"sv}},
+    {"lrzip", archive_read_support_filter_lrzip, {"LRZI"sv}},
+    {"grzip", archive_read_support_filter_grzip, {"GRZipII\0"sv}},
+    {"rpm", archive_read_support_filter_rpm, {}},
+    {"uu", archive_read_support_filter_uu, {}},
+};
+
+// Enables on `a` each filter libarchive decodes in-process and returns the others: enabling one
+// returns ARCHIVE_WARN when libarchive would run an external program for it (lrzip and grzip
+// always, lzop without liblzo2, the others without their library), and
+// what is enabled cannot be taken back, so each is tried on a scratch handle first. A package is
+// input: reading one never runs a program.
+std::vector<const Filter*> enable_in_process_filters(archive* a) {
+    std::vector<const Filter*> external;
+    for (const auto& f : k_filters) {
+        ArchivePtr scratch(archive_read_new(), archive_read_free);
+        if (f.enable(scratch.get()) == ARCHIVE_OK && f.enable(a) == ARCHIVE_OK)
+            continue;
+        external.push_back(&f);
+    }
+    return external;
+}
+
+// The filter of `external` whose stream the payload's innermost stream (after the in-process
+// filters) starts like, or null: read as raw data through a handle of its own.
+const Filter* external_compression(int fd, const MakeselfHeader& h, const std::string& path,
+                                   const std::vector<const Filter*>& external) {
+    if (external.empty())
+        return nullptr;
+    ArchivePtr a(archive_read_new(), archive_read_free);
+    enable_in_process_filters(a.get());
+    archive_read_support_format_raw(a.get());
+    Range r{fd, h.offset, h.offset + h.size, std::vector<std::uint8_t>(1u << 16), &path};
+    archive_entry* e = nullptr;
+    char head[16] = {};
+    if (archive_read_open(a.get(), &r, nullptr, range_read, nullptr) != ARCHIVE_OK ||
+        archive_read_next_header(a.get(), &e) != ARCHIVE_OK)
+        return nullptr;
+    la_ssize_t n = archive_read_data(a.get(), head, sizeof head);
+    std::string_view start(head, n > 0 ? static_cast<std::size_t>(n) : 0);
+    for (const Filter* f : external)
+        for (std::string_view m : f->magic)
+            if (!m.empty() && start.starts_with(m))
+                return f;
+    return nullptr;
+}
+
+// Why the payload cannot be read: its compression, when libarchive would decode it only with an
+// external program, else libarchive's message.
+Error unreadable(int fd, const MakeselfHeader& h, const std::string& path, archive* a,
+                 const std::vector<const Filter*>& external, const char* what) {
+    std::string why = archive_error_string(a) != nullptr ? archive_error_string(a) : "unknown";
+    if (const Filter* f = external_compression(fd, h, path, external))
+        return bad(path, "has a payload compressed with " + std::string(f->name) +
+                             ", which this libarchive decodes only by running the external "
+                             "program '" +
+                             std::string(f->name) +
+                             "': skforge runs no program because of a package it reads; repack "
+                             "it with gzip (makeself's default)");
+    return bad(path, what + why);
+}
+
 void extract(int fd, const MakeselfHeader& h, const std::string& path, const std::string& dest,
              std::uint64_t max_unpacked) {
-    std::unique_ptr<archive, decltype(&archive_read_free)> a(archive_read_new(), archive_read_free);
-    archive_read_support_filter_all(a.get());
+    ArchivePtr a(archive_read_new(), archive_read_free);
+    auto external = enable_in_process_filters(a.get());
     archive_read_support_format_tar(a.get());
     Range r{fd, h.offset, h.offset + h.size, std::vector<std::uint8_t>(1u << 20), &path};
     if (archive_read_open(a.get(), &r, nullptr, range_read, nullptr) != ARCHIVE_OK)
-        throw bad(path, std::string("has a payload libarchive cannot read: ") +
-                            archive_error_string(a.get()));
+        throw unreadable(fd, h, path, a.get(), external, "has a payload libarchive cannot read: ");
     Unpacked unpacked{0, max_unpacked};
     std::size_t count = 0;
     archive_entry* e = nullptr;
@@ -310,8 +393,10 @@ void extract(int fd, const MakeselfHeader& h, const std::string& path, const std
         int rc = archive_read_next_header(a.get(), &e);
         if (rc == ARCHIVE_EOF)
             break;
+        // At the first entry, a payload in a compression left out reads as no tar: name it.
         if (rc != ARCHIVE_OK)
-            throw bad(path, std::string("has a damaged payload: ") + archive_error_string(a.get()));
+            throw unreadable(fd, h, path, a.get(), count == 0 ? external : decltype(external)(),
+                             "has a damaged payload: ");
         if (++count > k_max_entries)
             throw bad(path, "holds more than " + std::to_string(k_max_entries) + " entries");
         std::string rel = entry_path(e, path);

@@ -177,6 +177,10 @@ Manifest parse_manifest(std::string_view json_text, std::string_view origin) {
     }
     if (!doc.is_object())
         throw Error(head + "the top level is not an object");
+    // A key written twice is read one way here (the last wins) and another by the scripts'
+    // awk (the first), so neither takes it (installer.md, "What install checks").
+    if (auto why = check_json_keys(json_text))
+        throw Error(head + "it " + *why);
     std::vector<std::string> errors;
     Manifest m;
     m.format = field<int>(doc, "format", errors, "");

@@ -2,6 +2,7 @@
 #include "skforge/package/manifest.hpp"
 #include "skforge/support/error.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 using namespace skforge::package;
@@ -163,4 +164,25 @@ TEST_CASE("cann_mismatch compares lines, naming both releases", "[package][cann_
     REQUIRE(why);
     CHECK(*why ==
           "built for CANN 9.1.0 (line 9.1), and the toolkit here is CANN 9.2.RC1 (line 9.2)");
+
+TEST_CASE("a manifest that writes a key twice or escaped is refused, naming the key and line",
+          "[package][manifest]") {
+    auto text = manifest_to_json(sample());
+    auto sha = text.find("\"sha256\": ");
+    REQUIRE(sha != std::string::npos);
+    auto line_start = text.rfind('\n', sha) + 1;
+    auto line = text.substr(line_start, text.find('\n', sha) + 1 - line_start);
+    auto twice = text;
+    twice.insert(line_start, line); // the same "sha256" line again, as the scripts read it
+    // Reported at the second one: the line after the first.
+    auto second =
+        2 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(sha), '\n');
+    CHECK_THROWS_WITH(parse_manifest(twice, "pkg.run"),
+                      "pkg.run: invalid manifest: it repeats the key \"sha256\" in one object "
+                      "(line " +
+                          std::to_string(second) + ")");
+    auto escaped = text;
+    escaped.replace(escaped.find("\"version\""), 9, "\"versio\\u006e\"");
+    CHECK_THROWS_WITH(parse_manifest(escaped, "x"),
+                      Catch::Contains("writes the key \"versio\\u006e\" with a backslash escape"));
 }

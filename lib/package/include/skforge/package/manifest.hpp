@@ -55,8 +55,9 @@ std::string manifest_to_json(const Manifest& manifest);
 /// One entry as the manifest's JSON lists it: {path, type, mode; size and sha256 of a file}.
 nlohmann::json manifest_entry_json(const ManifestEntry& entry);
 
-/// Parses and validates manifest JSON; throws an Error listing every problem, with `origin`
-/// (the file it came from) at the head of the message.
+/// Parses and validates manifest JSON (no key written twice in one object or with a backslash
+/// escape: check_json_keys); throws an Error listing every problem, with `origin` (the file it
+/// came from) at the head of the message.
 Manifest parse_manifest(std::string_view json_text, std::string_view origin);
 
 /// Text name of an entry type ("file", "directory").
