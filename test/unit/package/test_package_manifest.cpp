@@ -164,6 +164,7 @@ TEST_CASE("cann_mismatch compares lines, naming both releases", "[package][cann_
     REQUIRE(why);
     CHECK(*why ==
           "built for CANN 9.1.0 (line 9.1), and the toolkit here is CANN 9.2.RC1 (line 9.2)");
+}
 
 TEST_CASE("a manifest that writes a key twice or escaped is refused, naming the key and line",
           "[package][manifest]") {
