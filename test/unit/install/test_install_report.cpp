@@ -144,7 +144,9 @@ TEST_CASE("files and info: what a package holds and which of its kernels the run
     CHECK(i["kernels"][0]["winner"] == "b");
     auto text = report::info_text(i);
     CHECK(text[0] == "Name:           a");
-    CHECK(text[5] == "Signature:      unsigned");
+    CHECK(text[4] == "CANN:           not recorded (the package names no CANN release; installed "
+                     "without a check)");
+    CHECK(text[6] == "Signature:      unsigned");
     CHECK(text.back() == "  soc Add Add/1: a/soc/Add/add.o (hidden by b)");
 }
 
