@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <spawn.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -411,16 +412,64 @@ std::string op_map_path(const Tier& t, const Request& r, const OpFiles::value_ty
     return t.store.dir() + "/ops/" + k.substr(0, 2) + "/" + k;
 }
 
+// The op store of a tier: <dir>/op-files/<s[0:2]>/<s> holds a file of a stored package, s
+// being its SHA-256, so that a partial hit packs stored kernels straight from there. Written
+// without fsync: each is checked against its name before it is used.
+std::string op_file_path(const std::string& store_dir, const std::string& sha256) {
+    return store_dir + "/op-files/" + sha256.substr(0, 2) + "/" + sha256;
+}
+
+bool generated(const std::string& path) {
+    return std::ranges::find(package::k_generated_paths, path) !=
+           std::end(package::k_generated_paths);
+}
+
+// Writes each kernel file of a package that the op store of `dir` lacks, as read_payload
+// checks it (an entry ends only once its digest matched).
+class OpFileSink final : public package::EntrySink {
+  public:
+    explicit OpFileSink(std::string dir) : m_dir(std::move(dir)) {}
+    void begin(const package::ManifestEntry& e) override {
+        m_file.reset();
+        if (e.type != package::EntryType::file || generated(e.path))
+            return;
+        std::string at = op_file_path(m_dir, e.sha256);
+        std::error_code ec;
+        if (fs::file_size(at, ec) == e.size && !ec)
+            return; // checked when it is used
+        fs::create_directories(support::parent_directory(at));
+        m_file.emplace(at, 0644);
+    }
+    void data(std::span<const std::uint8_t> bytes) override {
+        if (m_file)
+            m_file->write(bytes);
+    }
+    void end(const package::ManifestEntry&) override {
+        if (m_file)
+            m_file->commit(support::AtomicFile::Durability::none);
+        m_file.reset();
+    }
+
+  private:
+    std::string m_dir;
+    std::optional<support::AtomicFile> m_file;
+};
+
+// Records in every tier that `key`'s package (at `package`) holds the kernels of `ops`: its
+// kernel files in the op store, then the op map. Neither is fsynced: a line lost in a crash is
+// a miss, a damaged file is found before it is used.
 void record_ops(Stores& s, const Request& r, const OpFiles& ops, const std::string& key,
-                support::Log& log) {
+                const std::string& package, support::Log& log) {
     for (auto& t : s.tiers) {
         try {
+            OpFileSink sink(t.store.dir());
+            package::RunPackage(package).read_payload(sink);
             for (const auto& op : ops) {
                 std::string at = op_map_path(t, r, op);
                 fs::create_directories(support::parent_directory(at));
                 support::AtomicFile f(at, 0644);
                 f.write(key + "\n");
-                f.commit();
+                f.commit(support::AtomicFile::Durability::none);
             }
         } catch (const std::exception& e) {
             log.warn("the " + t.what + " " + t.store.dir() +
@@ -463,83 +512,96 @@ int compile_and_store(const Request& r, Stores& stores, support::Log& log) {
         return c.status;
     }
     store(stores, r.key, c.package, log);
-    record_ops(stores, r, r.ops, r.key, log);
+    record_ops(stores, r, r.ops, r.key, c.package, log);
     log.info("compiled and stored (key " + r.key.substr(0, 16) +
              "): " + place(c.package, dir, file));
     return 0;
 }
 
-// Writes the files of the skforge package `run` into `dir` as they are read; the caller uses
-// them only once read_payload has verified the whole payload.
-class DirSink final : public package::EntrySink {
-  public:
-    explicit DirSink(std::string dir) : m_dir(std::move(dir)) { fs::create_directories(m_dir); }
-    void begin(const package::ManifestEntry& e) override {
-        std::string path = m_dir + "/" + e.path;
-        if (e.type == package::EntryType::directory) {
-            fs::create_directories(path);
-            return;
+// A verified copy of `e` in the op store of some tier, or "" when none has one (a damaged
+// copy is removed, with a warning naming it).
+std::string stored_file(const Stores& s, const package::ManifestEntry& e, support::Log& log) {
+    for (const auto& t : s.tiers) {
+        std::string at = op_file_path(t.store.dir(), e.sha256);
+        std::error_code ec;
+        if (!fs::exists(fs::symlink_status(at, ec)))
+            continue;
+        std::string why;
+        try {
+            auto d = support::sha256_file(at, e.size, support::Follow::no);
+            if (d.sha256 == e.sha256 && d.size == e.size)
+                return at;
+            why = "its SHA-256 is " + d.sha256 + " (" + std::to_string(d.size) + " bytes)";
+        } catch (const Error& err) {
+            why = err.what();
         }
-        m_out.open(path, std::ios::binary | std::ios::trunc);
-        if (!m_out)
-            throw Error("cannot write '" + path + "'");
+        log.warn("the " + t.what + "'s copy of '" + e.path + "' (" + at + ") is damaged: " + why +
+                 "; removed, taken again from its stored package");
+        fs::remove(at, ec);
     }
-    void data(std::span<const std::uint8_t> bytes) override {
-        m_out.write(reinterpret_cast<const char*>(bytes.data()),
-                    static_cast<std::streamsize>(bytes.size()));
-    }
-    void end(const package::ManifestEntry& e) override {
-        if (e.type == package::EntryType::directory)
-            return;
-        m_out.close();
-        fs::permissions(m_dir + "/" + e.path, static_cast<fs::perms>(e.mode));
-    }
+    return "";
+}
 
-  private:
-    std::string m_dir;
-    std::ofstream m_out;
-};
+// Where each kernel file of the verified package `run` is read from: the op store's checked
+// copies, the missing or damaged ones first written there from the package itself.
+std::map<std::string, std::string> stored_files(const Stores& s, const package::RunPackage& run,
+                                                const package::Manifest& m, support::Log& log) {
+    std::map<std::string, std::string> at;
+    bool missing = false;
+    for (const auto& e : m.entries)
+        if (e.type == package::EntryType::file && !generated(e.path)) {
+            at[e.path] = stored_file(s, e, log);
+            missing = missing || at[e.path].empty();
+        }
+    if (!missing)
+        return at;
+    std::string dir = s.tiers.front().store.dir();
+    OpFileSink sink(dir);
+    run.read_payload(sink);
+    for (const auto& e : m.entries)
+        if (auto it = at.find(e.path); it != at.end() && it->second.empty())
+            it->second = op_file_path(dir, e.sha256);
+    return at;
+}
 
 // One package from several: every kernel file of each (the same path must have the same bytes),
-// and each SoC's index the union of theirs with binPath moved under `name`.
-void assemble(const std::vector<std::string>& parts, const std::string& name,
-              const std::string& out, const FrontEndOptions& o, const std::string& work) {
+// streamed from the op store into the new package, and each SoC's index the union of theirs
+// with binPath moved under `name`.
+void assemble(const Stores& s, const std::vector<std::string>& parts, const std::string& name,
+              const std::string& out, const FrontEndOptions& o, const std::string& work,
+              support::Log& log) {
     std::string tree = work + "/tree";
     std::map<std::string, nlohmann::ordered_json> indexes; // by SoC directory
+    std::set<std::string> listed;                          // SoC, op and entry, as text
+    std::map<std::string, package::PackedFile> files;      // by path
     package::StubHeader first;
     for (std::size_t i = 0; i < parts.size(); ++i) {
         package::RunPackage run(parts[i]);
         if (i == 0)
             first = run.header();
-        std::string from = work + "/part" + std::to_string(i);
-        DirSink sink(from);
-        auto manifest = run.read_payload(sink);
+        auto manifest = run.read_manifest();
+        auto sources = stored_files(s, run, manifest, log);
         std::string old = manifest.name + "/";
         for (const auto& e : manifest.entries) {
-            std::string src = from + "/" + e.path, dst = tree + "/" + e.path;
-            bool generated = std::ranges::find(package::k_generated_paths, e.path) !=
-                             std::end(package::k_generated_paths);
             if (e.path.starts_with("config/") && e.path.ends_with(package::k_index_file_name)) {
                 std::string soc = support::parent_directory(e.path).substr(7);
-                auto index = nlohmann::ordered_json::parse(support::read_file(src));
+                auto index = nlohmann::ordered_json::parse(support::read_file(sources.at(e.path)));
                 for (auto& [op, body] : index.items())
                     for (auto entry : body.value("staticList", nlohmann::ordered_json::array())) {
                         auto bin = entry.value("binPath", std::string());
                         if (bin.starts_with(old))
                             entry["binPath"] = name + "/" + bin.substr(old.size());
-                        auto& list = indexes[soc][op]["staticList"];
-                        if (std::ranges::find(list, entry) == list.end())
-                            list.push_back(entry);
+                        // Once each (a linear search per entry took seconds at 2,000 ops).
+                        if (listed.insert(soc + "\n" + op + "\n" + entry.dump()).second)
+                            indexes[soc][op]["staticList"].push_back(entry);
                     }
-            } else if (e.type == package::EntryType::directory) {
-                fs::create_directories(dst);
-            } else if (!generated && fs::exists(dst)) {
-                if (support::read_file(src) != support::read_file(dst))
+            } else if (!generated(e.path)) {
+                bool file = e.type == package::EntryType::file;
+                auto [it, added] = files.emplace(
+                    e.path, package::PackedFile{e.path, e.type, e.mode, e.size, e.sha256,
+                                                file ? sources.at(e.path) : std::string()});
+                if (!added && it->second.sha256 != e.sha256)
                     throw Error("stored packages disagree on '" + e.path + "'");
-            } else if (!generated) {
-                fs::create_directories(support::parent_directory(dst));
-                fs::copy_file(src, dst);
-                fs::permissions(dst, static_cast<fs::perms>(e.mode));
             }
         }
     }
@@ -556,6 +618,8 @@ void assemble(const std::vector<std::string>& parts, const std::string& name,
     p.npu_arch = first.npu_arch;
     p.soc_version = first.soc_version;
     p.sign_key = o.sign_key;
+    for (auto& [path, f] : files)
+        p.files.push_back(std::move(f));
     package::pack(p);
 }
 
@@ -599,11 +663,12 @@ std::optional<int> partial_hit(const Request& r, Stores& stores, support::Log& l
             return std::nullopt; // nothing to assemble from: compile everything
         std::string subkey = request_key(r.args, r.context, fresh);
         store(stores, subkey, c.package, log);
-        record_ops(stores, r, fresh, subkey, log);
+        record_ops(stores, r, fresh, subkey, c.package, log);
         parts.push_back(c.package);
     }
     std::string out = work.path() + "/assembled.run";
-    assemble(parts, "static_kernel_" + r.key.substr(0, 24), out, r.options, work.path());
+    assemble(stores, parts, "static_kernel_" + r.key.substr(0, 24), out, r.options, work.path(),
+             log);
     store(stores, r.key, out, log);
     log.info("partial hit: " + std::to_string(r.ops.size() - fresh.size()) + " of " +
              std::to_string(r.ops.size()) + " op JSONs from the store, " +

@@ -1,14 +1,29 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "skforge/package/path_rules.hpp"
 #include "skforge/package/stub.hpp"
 #include "skforge/support/progress.hpp"
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <sys/types.h>
+#include <vector>
 
 namespace skforge::package {
+
+/// An entry packed from outside the source directory: a directory (`source` empty), or a file
+/// whose bytes are read from `source` (opened without following a symbolic link) and must have
+/// `size` and `sha256`, else pack refuses, naming `source`.
+struct PackedFile {
+    std::string path; ///< in the package
+    EntryType type = EntryType::file;
+    mode_t mode = 0644; ///< 0644 or 0755
+    std::uint64_t size = 0;
+    std::string sha256;
+    std::string source;
+};
 
 /// What `pack` needs; the package name is `name`, else the output file's stem.
 struct PackOptions {
@@ -25,6 +40,10 @@ struct PackOptions {
     support::Progress* progress = nullptr;
     std::string name; ///< the package name; empty: the output's stem (last, so positional
                       ///< initialisers of the fields above keep working)
+    /// Entries added to the source directory's (a path both hold is refused); a file's
+    /// missing parent directories are added (0755). The stored kernels of a partial hit are
+    /// streamed from the op store this way, without a copy into a tree.
+    std::vector<PackedFile> files;
 };
 
 /// What `pack` wrote.
