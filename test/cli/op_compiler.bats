@@ -326,6 +326,42 @@ teardown() {
     [ -z "$(find store -newer r5 -name '*.run')" ]
 }
 
+@test "a partial hit packs the stored kernels from the op store, each checked: a damaged or missing copy is taken again from its package, with the same bytes" {
+    host
+    dump d1 Add float16 8,16 4,4
+    op_compiler -p d1 -v Ascend910B1 -o r1 2>/dev/null
+    # The stored package's kernel files (two kernels, .o and .json, and the index), each under
+    # the SHA-256 of its bytes.
+    [ "$(find store/op-files -type f | wc -l)" -eq 5 ]
+    for f in $(find store/op-files -type f); do
+        [ "$(sha256sum <"$f" | cut -c1-64)" = "$(basename "$f")" ]
+    done
+    mkdir d2
+    cp d1/Add_float16_ND_8_16_1.json d2/
+    dump d2 Add float16 2,2
+    cp -a store store2
+    cp -a store store3
+    op_compiler -p d2 -v Ascend910B1 -o r2 2>/dev/null
+    [ "$(calls)" -eq 2 ]
+    # The same request on a copy of the store whose copy of a kernel is damaged: refused with its
+    # path, taken again from the stored package, and the package is the same, byte for byte.
+    bad=$(find store2/op-files -type f -size 2048c | head -1)
+    flip_byte "$bad" 100
+    SKFORGE_OP_STORE="$W/store2" run op_compiler -p d2 -v Ascend910B1 -o r3
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"copy of '"*"' ($W/$bad) is damaged: its SHA-256 is "*"; removed, taken again from its stored package"* ]]
+    [[ "$output" == *"partial hit: 1 of 2 op JSONs from the store, 1 compiled"* ]]
+    [ "$(sha256sum <"$bad" | cut -c1-64)" = "$(basename "$bad")" ]
+    cmp r2/*.run r3/*.run
+    # A store without the op store (written before it existed): the same bytes.
+    rm -rf store3/op-files
+    SKFORGE_OP_STORE="$W/store3" op_compiler -p d2 -v Ascend910B1 -o r4 2>/dev/null
+    cmp r2/*.run r4/*.run
+    [ "$(calls)" -eq 4 ]
+    torchair_finds_all r3 d2 2
+}
+
 @test "with trusted keys, a stored package not signed by one of them is not used; a signed one is" {
     host
     "$SKC" keygen -o k >/dev/null
