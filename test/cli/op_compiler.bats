@@ -362,6 +362,43 @@ teardown() {
     torchair_finds_all r3 d2 2
 }
 
+@test "skc cache clean removes the op map, the op files and every key lock no running op_compiler holds, and says so" {
+    host
+    dump d1 Add float16 8,16 4,4
+    op_compiler -p d1 -v Ascend910B1 -o r1 2>/dev/null
+    [ "$(find store/ops store/op-files store/op-locks -type f | wc -l)" -eq 8 ] # 2 + 5 + 1
+    # A second op_compiler compiles, holding its key's lock, until the test opens the gate.
+    dump d2 Relu float 4,32
+    STANDIN_HOLD="$W/go" op_compiler -p d2 -v Ascend910B1 -o r2 2>e2 &
+    a=$!
+    for _ in $(seq 200); do [ "$(calls)" -ge 2 ] && break; sleep 0.05; done
+    [ "$(calls)" -eq 2 ]
+    held=$(ls store/op-locks | grep -v "$(ls store/*/*.run | xargs -n1 basename | cut -c1-64)")
+    run "$SKC" cache clean --cache-dir store
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"op_compiler: removed 2 op map lines, 5 op files ("*") and 1 key locks; 1 key locks in use kept"* ]]
+    [ -z "$(find store/ops store/op-files -type f)" ]
+    [ "$(ls store/op-locks)" = "$held" ]
+    touch go
+    wait "$a"
+    # The held lock's compile goes on and stores; a clean of old entries only keeps what the
+    # packages left need (all of it) and frees the lock now that nobody holds it.
+    [ "$(find store/ops -type f | wc -l)" -eq 1 ]
+    run "$SKC" cache clean --cache-dir store --older-than 1 --json
+    echo "$output"
+    [[ "$output" == *'"op_map_removed": 0'* ]]
+    [[ "$output" == *'"op_files_removed": 0'* ]]
+    [[ "$output" == *'"op_locks_removed": 1'* ]]
+    [[ "$output" == *'"op_locks_in_use": 0'* ]]
+    [ -z "$(ls store/op-locks)" ]
+    [ "$(find store/ops -type f | wc -l)" -eq 1 ]
+    # The op store still serves: the op JSON alone, with a new shape, is a partial hit.
+    dump d3 Relu float 4,32 2,8
+    run op_compiler -p d3 -v Ascend910B1 -o r3
+    [[ "$output" == *"partial hit: 1 of 2 op JSONs from the store, 1 compiled"* ]]
+}
+
 @test "with trusted keys, a stored package not signed by one of them is not used; a signed one is" {
     host
     "$SKC" keygen -o k >/dev/null

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "skforge/compile/op_compiler.hpp"
+#include "op_store.hpp"
 
 #include "skforge/codegen/cann_release.hpp"
 #include "skforge/compile/cache_store.hpp"
@@ -167,16 +168,31 @@ class KeyLock {
     KeyLock(const std::string& path, support::Log& log) {
         std::error_code ec;
         fs::create_directories(support::parent_directory(path), ec);
-        m_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-        if (m_fd < 0)
-            return;
-        struct flock fl {};
-        fl.l_type = F_WRLCK;
-        fl.l_whence = SEEK_SET;
-        if (::fcntl(m_fd, F_SETLK, &fl) == 0)
-            return;
-        log.info("waiting for another op_compiler that compiles the same operators (" + path + ")");
-        while (::fcntl(m_fd, F_SETLKW, &fl) != 0 && errno == EINTR) {
+        bool told = false;
+        // `skc cache clean` removes a lock file no process holds, after taking it: a lock taken
+        // on a file no longer at `path` does not count, and is taken again on a new one.
+        for (int attempt = 0; attempt < 100; ++attempt) {
+            m_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+            if (m_fd < 0)
+                return;
+            struct flock fl {};
+            fl.l_type = F_WRLCK;
+            fl.l_whence = SEEK_SET;
+            if (::fcntl(m_fd, F_SETLK, &fl) != 0) {
+                if (!told)
+                    log.info("waiting for another op_compiler that compiles the same operators (" +
+                             path + ")");
+                told = true;
+                while (::fcntl(m_fd, F_SETLKW, &fl) != 0 && errno == EINTR) {
+                }
+            }
+            struct stat held {
+            }, named{};
+            if (::fstat(m_fd, &held) == 0 && ::stat(path.c_str(), &named) == 0 &&
+                held.st_dev == named.st_dev && held.st_ino == named.st_ino)
+                return;
+            ::close(m_fd);
+            m_fd = -1;
         }
     }
     ~KeyLock() {
@@ -404,19 +420,14 @@ Compiled compile_into(const OpCompilerArgs& a, const FrontEndOptions& o, const s
     return c;
 }
 
-// The op map of a local tier: <dir>/ops/<k[0:2]>/<k> names the key of a stored package that
-// holds an op JSON's kernels (a partial hit's source), k being the key of a request of that op
-// JSON alone: the SoC, options, toolkit and compiler count as they do for a whole request.
-std::string op_map_path(const Tier& t, const Request& r, const OpFiles::value_type& op) {
-    std::string k = request_key(r.args, r.context, OpFiles{op});
-    return t.store.dir() + "/ops/" + k.substr(0, 2) + "/" + k;
-}
-
-// The op store of a tier: <dir>/op-files/<s[0:2]>/<s> holds a file of a stored package, s
-// being its SHA-256, so that a partial hit packs stored kernels straight from there. Written
-// without fsync: each is checked against its name before it is used.
-std::string op_file_path(const std::string& store_dir, const std::string& sha256) {
-    return store_dir + "/op-files/" + sha256.substr(0, 2) + "/" + sha256;
+// The op map of a local tier (op_store.hpp) names the key of a stored package that holds an op
+// JSON's kernels (a partial hit's source), under the key of a request of that op JSON alone:
+// the SoC, options, toolkit and compiler count as they do for a whole request. The tier's op
+// files hold the kernel files of its packages by SHA-256, so that a partial hit packs stored
+// kernels straight from there; they are written without fsync: each is checked against its
+// name before it is used.
+std::string op_map_entry(const Tier& t, const Request& r, const OpFiles::value_type& op) {
+    return compile::op_map_path(t.store.dir(), request_key(r.args, r.context, OpFiles{op}));
 }
 
 bool generated(const std::string& path) {
@@ -465,7 +476,7 @@ void record_ops(Stores& s, const Request& r, const OpFiles& ops, const std::stri
             OpFileSink sink(t.store.dir());
             package::RunPackage(package).read_payload(sink);
             for (const auto& op : ops) {
-                std::string at = op_map_path(t, r, op);
+                std::string at = op_map_entry(t, r, op);
                 fs::create_directories(support::parent_directory(at));
                 support::AtomicFile f(at, 0644);
                 f.write(key + "\n");
@@ -483,7 +494,7 @@ std::optional<std::string> op_owner(const Stores& s, const Request& r,
                                     const OpFiles::value_type& op) {
     for (const auto& t : s.tiers) {
         std::error_code ec;
-        std::string at = op_map_path(t, r, op);
+        std::string at = op_map_entry(t, r, op);
         if (!fs::is_regular_file(at, ec))
             continue;
         auto text = support::read_file(at, {128});
@@ -784,7 +795,7 @@ int run_op_compiler(const OpCompilerArgs& a, const FrontEndOptions& o, support::
     // One compile per key at a time: a process that waited finds the package stored.
     std::optional<KeyLock> lock;
     if (!stores.tiers.empty())
-        lock.emplace(stores.tiers.back().store.dir() + "/op-locks/" + r.key + ".lock", log);
+        lock.emplace(op_lock_path(stores.tiers.back().store.dir(), r.key), log);
     if (served())
         return 0;
     try {
