@@ -422,10 +422,7 @@ Compiled compile_into(const OpCompilerArgs& a, const FrontEndOptions& o, const s
 
 // The op map of a local tier (op_store.hpp) names the key of a stored package that holds an op
 // JSON's kernels (a partial hit's source), under the key of a request of that op JSON alone:
-// the SoC, options, toolkit and compiler count as they do for a whole request. The tier's op
-// files hold the kernel files of its packages by SHA-256, so that a partial hit packs stored
-// kernels straight from there; they are written without fsync: each is checked against its
-// name before it is used.
+// the SoC, options, toolkit and compiler count as they do for a whole request.
 std::string op_map_entry(const Tier& t, const Request& r, const OpFiles::value_type& op) {
     return compile::op_map_path(t.store.dir(), request_key(r.args, r.context, OpFiles{op}));
 }
@@ -435,46 +432,70 @@ bool generated(const std::string& path) {
            std::end(package::k_generated_paths);
 }
 
-// Writes each kernel file of a package that the op store of `dir` lacks, as read_payload
-// checks it (an entry ends only once its digest matched).
-class OpFileSink final : public package::EntrySink {
-  public:
-    explicit OpFileSink(std::string dir) : m_dir(std::move(dir)) {}
-    void begin(const package::ManifestEntry& e) override {
-        m_file.reset();
-        if (e.type != package::EntryType::file || generated(e.path))
-            return;
-        std::string at = op_file_path(m_dir, e.sha256);
-        std::error_code ec;
-        if (fs::file_size(at, ec) == e.size && !ec)
-            return; // checked when it is used
-        fs::create_directories(support::parent_directory(at));
-        m_file.emplace(at, 0644);
-    }
-    void data(std::span<const std::uint8_t> bytes) override {
-        if (m_file)
-            m_file->write(bytes);
-    }
-    void end(const package::ManifestEntry&) override {
-        if (m_file)
-            m_file->commit(support::AtomicFile::Durability::none);
-        m_file.reset();
-    }
-
-  private:
-    std::string m_dir;
-    std::optional<support::AtomicFile> m_file;
+// The files of a stored package a partial hit packs: those skforge does not generate, in the
+// manifest's order, with where each starts in the package's op files.
+struct OpFileList {
+    std::vector<std::pair<package::ManifestEntry, std::uint64_t>> files; // entry, offset
+    std::uint64_t size = 0;
 };
 
+OpFileList op_file_list(const package::Manifest& m) {
+    OpFileList l;
+    for (const auto& e : m.entries)
+        if (e.type == package::EntryType::file && !generated(e.path)) {
+            l.files.emplace_back(e, l.size);
+            l.size += e.size;
+        }
+    return l;
+}
+
+// Writes a package's op files (op_store.hpp) as read_payload reads and checks its entries,
+// which come in the manifest's order (pack writes both sorted by path); committed, without
+// fsync, only once the whole payload is verified.
+class OpFilesSink final : public package::EntrySink {
+  public:
+    OpFilesSink(const std::string& path, const OpFileList& list) : m_list(list) {
+        fs::create_directories(support::parent_directory(path));
+        m_file.emplace(path, 0644);
+    }
+    void begin(const package::ManifestEntry& e) override {
+        m_on = e.type == package::EntryType::file && !generated(e.path);
+        if (m_on && (m_next >= m_list.files.size() || m_list.files[m_next].first.path != e.path))
+            throw Error("'" + e.path + "' is not in its manifest's order in the payload");
+    }
+    void data(std::span<const std::uint8_t> bytes) override {
+        if (m_on)
+            m_file->write(bytes);
+    }
+    void end(const package::ManifestEntry&) override { m_next += m_on ? 1 : 0; }
+    void commit() { m_file->commit(support::AtomicFile::Durability::none); }
+
+  private:
+    const OpFileList& m_list;
+    std::optional<support::AtomicFile> m_file;
+    std::size_t m_next = 0;
+    bool m_on = false;
+};
+
+// Writes the op files of the package `run` (key `key`) into the store at `dir`.
+std::string write_op_files(const std::string& dir, const std::string& key,
+                           const package::RunPackage& run, const OpFileList& list) {
+    std::string at = op_files_path(dir, key);
+    OpFilesSink sink(at, list);
+    run.read_payload(sink);
+    sink.commit();
+    return at;
+}
+
 // Records in every tier that `key`'s package (at `package`) holds the kernels of `ops`: its
-// kernel files in the op store, then the op map. Neither is fsynced: a line lost in a crash is
+// op files, then the op map. Neither is fsynced: a line lost in a crash is
 // a miss, a damaged file is found before it is used.
 void record_ops(Stores& s, const Request& r, const OpFiles& ops, const std::string& key,
                 const std::string& package, support::Log& log) {
     for (auto& t : s.tiers) {
         try {
-            OpFileSink sink(t.store.dir());
-            package::RunPackage(package).read_payload(sink);
+            package::RunPackage run(package);
+            write_op_files(t.store.dir(), key, run, op_file_list(run.read_manifest()));
             for (const auto& op : ops) {
                 std::string at = op_map_entry(t, r, op);
                 fs::create_directories(support::parent_directory(at));
@@ -529,74 +550,78 @@ int compile_and_store(const Request& r, Stores& stores, support::Log& log) {
     return 0;
 }
 
-// A verified copy of `e` in the op store of some tier, or "" when none has one (a damaged
-// copy is removed, with a warning naming it).
-std::string stored_file(const Stores& s, const package::ManifestEntry& e, support::Log& log) {
-    for (const auto& t : s.tiers) {
-        std::string at = op_file_path(t.store.dir(), e.sha256);
-        std::error_code ec;
-        if (!fs::exists(fs::symlink_status(at, ec)))
-            continue;
-        std::string why;
-        try {
-            auto d = support::sha256_file(at, e.size, support::Follow::no);
-            if (d.sha256 == e.sha256 && d.size == e.size)
-                return at;
-            why = "its SHA-256 is " + d.sha256 + " (" + std::to_string(d.size) + " bytes)";
-        } catch (const Error& err) {
-            why = err.what();
-        }
-        log.warn("the " + t.what + "'s copy of '" + e.path + "' (" + at + ") is damaged: " + why +
-                 "; removed, taken again from its stored package");
-        fs::remove(at, ec);
+// Why the op files at `at` are not those of `list`, or "" (every file's SHA-256 checked).
+std::string op_files_problem(const std::string& at, const OpFileList& list) {
+    support::UniqueFd fd(::open(at.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    struct stat st {};
+    if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
+        return std::string("cannot be read: ") + std::strerror(errno);
+    if (static_cast<std::uint64_t>(st.st_size) != list.size)
+        return std::to_string(st.st_size) + " bytes, not " + std::to_string(list.size);
+    std::vector<std::uint8_t> buf;
+    for (const auto& [e, offset] : list.files) {
+        buf.resize(e.size);
+        if (support::pread_full(fd.get(), buf, offset, at) != e.size)
+            return "'" + e.path + "' is cut short";
+        support::Sha256 h;
+        h.update(buf);
+        if (support::digest_hex(h.finish()) != e.sha256)
+            return "the bytes of '" + e.path + "' do not have its SHA-256";
     }
     return "";
 }
 
-// Where each kernel file of the verified package `run` is read from: the op store's checked
-// copies, the missing or damaged ones first written there from the package itself.
-std::map<std::string, std::string> stored_files(const Stores& s, const package::RunPackage& run,
-                                                const package::Manifest& m, support::Log& log) {
-    std::map<std::string, std::string> at;
-    bool missing = false;
-    for (const auto& e : m.entries)
-        if (e.type == package::EntryType::file && !generated(e.path)) {
-            at[e.path] = stored_file(s, e, log);
-            missing = missing || at[e.path].empty();
-        }
-    if (!missing)
-        return at;
-    std::string dir = s.tiers.front().store.dir();
-    OpFileSink sink(dir);
-    run.read_payload(sink);
-    for (const auto& e : m.entries)
-        if (auto it = at.find(e.path); it != at.end() && it->second.empty())
-            it->second = op_file_path(dir, e.sha256);
-    return at;
+// The op files of the verified stored package `run` (key `key`): the first tier's whose every
+// file checks, a damaged copy removed with a warning naming it, else written again into the
+// first tier from the package itself.
+std::string op_files(const Stores& s, const std::string& key, const package::RunPackage& run,
+                     const OpFileList& list, support::Log& log) {
+    for (const auto& t : s.tiers) {
+        std::string at = op_files_path(t.store.dir(), key);
+        std::error_code ec;
+        if (!fs::exists(fs::symlink_status(at, ec)))
+            continue;
+        auto why = op_files_problem(at, list);
+        if (why.empty())
+            return at;
+        log.warn("the " + t.what + "'s op files of package " + key.substr(0, 16) + " (" + at +
+                 ") are damaged: " + why + "; removed, taken again from the stored package");
+        fs::remove(at, ec);
+    }
+    return write_op_files(s.tiers.front().store.dir(), key, run, list);
 }
 
 // One package from several: every kernel file of each (the same path must have the same bytes),
 // streamed from the op store into the new package, and each SoC's index the union of theirs
 // with binPath moved under `name`.
-void assemble(const Stores& s, const std::vector<std::string>& parts, const std::string& name,
-              const std::string& out, const FrontEndOptions& o, const std::string& work,
-              support::Log& log) {
+void assemble(const Stores& s, const std::vector<std::pair<std::string, std::string>>& parts,
+              const std::string& name, const std::string& out, const FrontEndOptions& o,
+              const std::string& work, support::Log& log) {
     std::string tree = work + "/tree";
     std::map<std::string, nlohmann::ordered_json> indexes; // by SoC directory
     std::set<std::string> listed;                          // SoC, op and entry, as text
     std::map<std::string, package::PackedFile> files;      // by path
     package::StubHeader first;
     for (std::size_t i = 0; i < parts.size(); ++i) {
-        package::RunPackage run(parts[i]);
+        package::RunPackage run(parts[i].second);
         if (i == 0)
             first = run.header();
         auto manifest = run.read_manifest();
-        auto sources = stored_files(s, run, manifest, log);
+        auto list = op_file_list(manifest);
+        std::string from = op_files(s, parts[i].first, run, list, log);
+        std::map<std::string, std::uint64_t> offsets;
+        for (const auto& [e, offset] : list.files)
+            offsets.emplace(e.path, offset);
         std::string old = manifest.name + "/";
         for (const auto& e : manifest.entries) {
             if (e.path.starts_with("config/") && e.path.ends_with(package::k_index_file_name)) {
                 std::string soc = support::parent_directory(e.path).substr(7);
-                auto index = nlohmann::ordered_json::parse(support::read_file(sources.at(e.path)));
+                std::string text(e.size, '\0');
+                support::UniqueFd fd(support::open_read(from, false));
+                support::pread_full(fd.get(),
+                                    std::span(reinterpret_cast<std::uint8_t*>(text.data()), e.size),
+                                    offsets.at(e.path), from);
+                auto index = nlohmann::ordered_json::parse(text);
                 for (auto& [op, body] : index.items())
                     for (auto entry : body.value("staticList", nlohmann::ordered_json::array())) {
                         auto bin = entry.value("binPath", std::string());
@@ -608,9 +633,10 @@ void assemble(const Stores& s, const std::vector<std::string>& parts, const std:
                     }
             } else if (!generated(e.path)) {
                 bool file = e.type == package::EntryType::file;
-                auto [it, added] = files.emplace(
-                    e.path, package::PackedFile{e.path, e.type, e.mode, e.size, e.sha256,
-                                                file ? sources.at(e.path) : std::string()});
+                auto [it, added] =
+                    files.emplace(e.path, package::PackedFile{e.path, e.type, e.mode, e.size,
+                                                              e.sha256, file ? from : std::string(),
+                                                              file ? offsets.at(e.path) : 0});
                 if (!added && it->second.sha256 != e.sha256)
                     throw Error("stored packages disagree on '" + e.path + "'");
             }
@@ -650,11 +676,11 @@ std::optional<int> partial_hit(const Request& r, Stores& stores, support::Log& l
         return std::nullopt;
     auto [dir, file] = output_target(r.args.output);
     support::TempDir work(dir, ".skforge-op-compiler.");
-    std::vector<std::string> parts;
+    std::vector<std::pair<std::string, std::string>> parts; // key, verified package
     for (auto& [k, ops] : covering) {
         std::string part = work.path() + "/stored-" + k.substr(0, 16) + ".run";
         if (fetch_any(stores, k, part, log))
-            parts.push_back(part);
+            parts.emplace_back(k, part);
         else
             fresh.insert(ops.begin(), ops.end());
     }
@@ -675,7 +701,7 @@ std::optional<int> partial_hit(const Request& r, Stores& stores, support::Log& l
         std::string subkey = request_key(r.args, r.context, fresh);
         store(stores, subkey, c.package, log);
         record_ops(stores, r, fresh, subkey, c.package, log);
-        parts.push_back(c.package);
+        parts.emplace_back(subkey, c.package);
     }
     std::string out = work.path() + "/assembled.run";
     assemble(stores, parts, "static_kernel_" + r.key.substr(0, 24), out, r.options, work.path(),

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "op_store.hpp"
 
-#include "skforge/package/reader.hpp"
 #include "skforge/support/error.hpp"
 #include "skforge/support/file.hpp"
 
@@ -47,24 +46,6 @@ void each_file(const std::string& dir, const char* sub,
     }
 }
 
-// The SHA-256 of every file the packages `kept` hold, or nullopt when one cannot be read (then
-// no op file is removed).
-std::optional<std::set<std::string>> needed_files(const std::string& dir,
-                                                  const std::vector<CacheEntry>& kept) {
-    std::set<std::string> out;
-    try {
-        for (const auto& e : kept)
-            for (const auto& f :
-                 package::RunPackage(dir + "/" + e.key.substr(0, 2) + "/" + e.key + ".run")
-                     .read_manifest()
-                     .entries)
-                out.insert(f.sha256);
-    } catch (const support::Error&) {
-        return std::nullopt;
-    }
-    return out;
-}
-
 // Removes `p`, counting it and its size into `n` and `bytes`.
 void remove_counted(const fs::path& p, std::size_t& n, std::uint64_t* bytes) {
     std::error_code ec;
@@ -108,8 +89,8 @@ std::string op_map_path(const std::string& dir, const std::string& op_key) {
     return sharded(dir, k_map_dir, op_key);
 }
 
-std::string op_file_path(const std::string& dir, const std::string& sha256) {
-    return sharded(dir, k_files_dir, sha256);
+std::string op_files_path(const std::string& dir, const std::string& key) {
+    return sharded(dir, k_files_dir, key);
 }
 
 std::string op_lock_path(const std::string& dir, const std::string& key) {
@@ -131,12 +112,10 @@ void clean_op_store(const std::string& dir, const std::optional<std::vector<Cach
         if (!(text.size() == 65 && keys.contains(text.substr(0, 64))))
             remove_counted(p, r.op_map, nullptr);
     });
-    auto needed = kept ? needed_files(dir, *kept) : std::set<std::string>{};
-    if (needed)
-        each_file(dir, k_files_dir, [&](const fs::path& p) {
-            if (!needed->contains(p.filename().string()))
-                remove_counted(p, r.op_files, &r.op_bytes);
-        });
+    each_file(dir, k_files_dir, [&](const fs::path& p) {
+        if (!keys.contains(p.filename().string()))
+            remove_counted(p, r.op_files, &r.op_bytes);
+    });
     clean_locks(dir, r);
 }
 

@@ -16,14 +16,15 @@ namespace skforge::compile {
 /// whose own request key is `op_key`.
 std::string op_map_path(const std::string& dir, const std::string& op_key);
 
-/// <dir>/op-files/<s[0:2]>/<s>: a file of a stored package, `s` being the SHA-256 of its bytes.
-std::string op_file_path(const std::string& dir, const std::string& sha256);
+/// <dir>/op-files/<k[0:2]>/<k>: the files of the stored package `k` (except those skforge
+/// generates), uncompressed, one after another in its manifest's order.
+std::string op_files_path(const std::string& dir, const std::string& key);
 
 /// <dir>/op-locks/<key>.lock: held (fcntl) while a front end compiles `key`.
 std::string op_lock_path(const std::string& dir, const std::string& key);
 
-/// Removes from `dir` the op map lines and op files the packages in `kept` do not need (nullopt:
-/// every one) and every key lock no live process holds (each is taken before it is removed);
+/// Removes from `dir` the op map lines and op files of packages not in `kept` (nullopt: every
+/// one) and every key lock no live process holds (each is taken before it is removed);
 /// adds what it removed, and the locks in use, to `r`.
 void clean_op_store(const std::string& dir, const std::optional<std::vector<CacheEntry>>& kept,
                     CleanResult& r);

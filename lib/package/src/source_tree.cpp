@@ -124,15 +124,18 @@ SourceEntry packed_entry(const PackedFile& f, std::vector<std::string>& errors) 
         return e;
     e.source = f.source;
     e.expected = f.sha256;
+    e.offset = f.offset;
     struct stat st {};
     if (::lstat(f.source.c_str(), &st) != 0)
         errors.push_back("'" + f.source + "' (for '" + f.path + "'): " + std::strerror(errno));
     else if (!S_ISREG(st.st_mode))
         errors.push_back("'" + f.source + "' (for '" + f.path + "') is " +
                          support::file_kind(st.st_mode));
-    else if (static_cast<std::uint64_t>(st.st_size) != f.size)
+    else if (static_cast<std::uint64_t>(st.st_size) < f.offset + f.size)
         errors.push_back("'" + f.source + "' (for '" + f.path + "') has " +
-                         std::to_string(st.st_size) + " bytes, not " + std::to_string(f.size));
+                         std::to_string(st.st_size) + " bytes, not the " +
+                         std::to_string(f.offset + f.size) + " it needs");
+    e.source_size = static_cast<std::uint64_t>(st.st_size);
     e.dev = st.st_dev;
     e.ino = st.st_ino;
     e.mtime = st.st_mtim;
@@ -214,8 +217,9 @@ void check_unchanged(int fd, const std::string& root, const SourceEntry& entry) 
     auto same = [](const timespec& a, const timespec& b) {
         return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
     };
+    std::uint64_t size = entry.source.empty() ? entry.size : entry.source_size;
     if (::fstat(fd, &st) != 0 || st.st_dev != entry.dev || st.st_ino != entry.ino ||
-        static_cast<std::uint64_t>(st.st_size) != entry.size || !same(st.st_mtim, entry.mtime) ||
+        static_cast<std::uint64_t>(st.st_size) != size || !same(st.st_mtim, entry.mtime) ||
         !same(st.st_ctim, entry.ctime))
         throw Error("'" + source_path(root, entry) +
                     "' changed while it was being packed; pack again");

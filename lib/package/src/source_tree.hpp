@@ -24,8 +24,10 @@ struct SourceEntry {
     ino_t ino = 0;
     timespec mtime{}; ///< as scanned: any write after the scan changes it or ctime
     timespec ctime{};
-    std::string source;   ///< a PackedFile's: read from here, not from the root
-    std::string expected; ///< a PackedFile's SHA-256, checked once it is read
+    std::string source;            ///< a PackedFile's: read from here, not from the root
+    std::string expected;          ///< a PackedFile's SHA-256, checked once it is read
+    std::uint64_t offset = 0;      ///< a PackedFile's: where its bytes start in `source`
+    std::uint64_t source_size = 0; ///< a PackedFile's: the size of `source` as scanned
 };
 
 /// Where `entry`'s bytes are read from: its source, else `root`/path.
@@ -47,9 +49,9 @@ void add_packed_files(std::vector<SourceEntry>& entries, const std::vector<Packe
 int open_source_file(const std::string& root, const SourceEntry& entry);
 
 /// Throws "changed while it was being packed" unless `fd` is still the file the scan saw, with
-/// the same size, mtime and ctime: a write since the scan (or during a read) changes the ctime,
-/// which no process can set back, so a file read whole and then found unchanged was not torn by
-/// a writer while it was copied.
+/// the same size (a PackedFile's: its source's), mtime and ctime: a write since the scan (or during
+/// a read) changes the ctime, which no process can set back, so a file read whole and then found
+/// unchanged was not torn by a writer while it was copied.
 void check_unchanged(int fd, const std::string& root, const SourceEntry& entry);
 
 } // namespace skforge::package

@@ -206,7 +206,8 @@ void write_source_file(TarWriter& tar, const std::string& root, SourceEntry& e,
     // Never past the size in the tar header already written: a file that grew is caught below.
     while (off < e.size) {
         auto want = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), e.size - off));
-        std::size_t n = support::pread_full(fd.get(), std::span(buf.data(), want), off, e.path);
+        std::size_t n =
+            support::pread_full(fd.get(), std::span(buf.data(), want), e.offset + off, e.path);
         if (n == 0)
             break;
         std::span<const std::uint8_t> bytes(buf.data(), n);

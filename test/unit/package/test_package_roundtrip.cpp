@@ -106,6 +106,20 @@ TEST_CASE("files packed from outside the tree give the same package; other bytes
     o.files = {obj, json};
     pack(o);
     CHECK(test::read_text(dir / "a/demo.run") == test::read_text(dir / "b/demo.run"));
+    // Both from one file, one after the other: the same bytes again.
+    test::write_text(dir / "both", test::read_text(dir / "src/soc/Add/add.json") +
+                                       test::read_text(dir / "src/soc/Add/add.o"));
+    o.files = {json, obj};
+    o.files[0].source = o.files[1].source = dir / "both";
+    o.files[1].offset = json.size;
+    fs::create_directories(dir / "b2");
+    o.output = dir / "b2/demo.run";
+    pack(o);
+    CHECK(test::read_text(dir / "a/demo.run") == test::read_text(dir / "b2/demo.run"));
+    // A source too short for its range: refused before anything is read.
+    o.files[1].offset = json.size + 1;
+    o.output = dir / "c.run";
+    CHECK_THROWS_WITH(pack(o), Catch::Contains("(for 'soc/Add/add.o') has"));
     // A source whose bytes are not the SHA-256 it is packed as: refused, naming it; nothing
     // written.
     o.output = dir / "c.run";

@@ -14,8 +14,8 @@
 namespace skforge::package {
 
 /// An entry packed from outside the source directory: a directory (`source` empty), or a file
-/// whose bytes are read from `source` (opened without following a symbolic link) and must have
-/// `size` and `sha256`, else pack refuses, naming `source`.
+/// whose `size` bytes are read from `source` at `offset` (opened without following a symbolic
+/// link) and must have `sha256`, else pack refuses, naming `source`.
 struct PackedFile {
     std::string path; ///< in the package
     EntryType type = EntryType::file;
@@ -23,6 +23,7 @@ struct PackedFile {
     std::uint64_t size = 0;
     std::string sha256;
     std::string source;
+    std::uint64_t offset = 0; ///< where its bytes start in `source` (several may share one)
 };
 
 /// What `pack` needs; the package name is `name`, else the output file's stem.
