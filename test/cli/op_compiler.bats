@@ -254,6 +254,37 @@ teardown() {
     [ "$(wc -l <ngx/access.log)" -eq "$before" ]
 }
 
+@test "a second host with an empty local store gets a partial hit through the remote op map; a line that is not a key is a miss" {
+    host
+    remote
+    export SKFORGE_REMOTE_STORE=$REMOTE
+    dump d1 Add float16 8,16 4,4
+    op_compiler -p d1 -v Ascend910B1 -o r1 2>/dev/null
+    [ "$(find ngx/files/ops -type f | wc -l)" -eq 2 ]
+    mkdir d2
+    cp d1/Add_float16_ND_8_16_1.json d2/
+    dump d2 Add float16 2,2
+    SKFORGE_OP_STORE="$W/store2" run op_compiler -p d2 -v Ascend910B1 -o r2
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"hit in the remote store $REMOTE"* ]]
+    [[ "$output" == *"partial hit: 1 of 2 op JSONs from the store, 1 compiled"* ]]
+    [ "$(sed -n 2p calls | python3 -c 'import json,sys; print(json.load(sys.stdin)["ops"])')" = "['Add_float16_ND_2_2_1.json']" ]
+    "$SKC" inspect r2/*.run --verify >/dev/null
+    torchair_finds_all r2 d2 2
+    # A third host, the same request: the same bytes (a whole hit in the remote store).
+    SKFORGE_OP_STORE="$W/store3" op_compiler -p d2 -v Ascend910B1 -o r3 2>/dev/null
+    cmp r2/*.run r3/*.run
+    # Every remote op map line replaced by text that is not a key: a fourth host compiles.
+    for f in $(find ngx/files/ops -type f); do echo "not a key" >"$f"; done
+    dump d4 Add float16 8,16 6,6
+    SKFORGE_OP_STORE="$W/store4" run op_compiler -p d4 -v Ascend910B1 -o r4
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" != *"partial hit"* ]]
+    [ "$(tail -1 calls | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["ops"]))')" -eq 2 ]
+}
+
 @test "a damaged or truncated remote entry is refused with its URL and compiled again" {
     host
     remote

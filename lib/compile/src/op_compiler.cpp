@@ -508,11 +508,19 @@ void record_ops(Stores& s, const Request& r, const OpFiles& ops, const std::stri
                      " did not record its op JSONs: " + e.what());
         }
     }
+    // The remote tier gets the op map only (a host that takes a package from it writes the op
+    // files into its own first tier when a partial hit needs them).
+    if (s.remote) {
+        std::vector<std::string> keys;
+        for (const auto& op : ops)
+            keys.push_back(request_key(r.args, r.context, OpFiles{op}));
+        s.remote->record_ops(keys, key);
+    }
 }
 
-// The key of a stored package holding `digest`'s kernels, from the first tier that names one.
-std::optional<std::string> op_owner(const Stores& s, const Request& r,
-                                    const OpFiles::value_type& op) {
+// The key of a stored package holding `op`'s kernels, from the first tier that names one, the
+// remote tier last.
+std::optional<std::string> op_owner(Stores& s, const Request& r, const OpFiles::value_type& op) {
     for (const auto& t : s.tiers) {
         std::error_code ec;
         std::string at = op_map_entry(t, r, op);
@@ -522,6 +530,8 @@ std::optional<std::string> op_owner(const Stores& s, const Request& r,
         if (text.size() == 65 && text.back() == '\n')
             return text.substr(0, 64);
     }
+    if (s.remote)
+        return s.remote->op_owner(request_key(r.args, r.context, OpFiles{op}));
     return std::nullopt;
 }
 
