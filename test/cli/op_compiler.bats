@@ -22,7 +22,7 @@ host() {
     printf 'Version=%s\n' "${1:-9.0.0}" >toolkit/latest/version.info
     export PATH="$W/m:$W/real:$PATH" ASCEND_HOME_PATH="$W/toolkit/latest"
     export SKFORGE_OP_STORE="$W/store" STANDIN_LOG="$W/calls" STANDIN_MARK="$W/EXECUTED"
-    unset SKFORGE_CACHE_DIR SKFORGE_OP_COMPILER
+    unset SKFORGE_CACHE_DIR SKFORGE_OP_COMPILER SKFORGE_REMOTE_OP_MAP
 }
 
 # dump DIR OP DTYPE SHAPE...: one op JSON per shape (as aclopStartDumpArgs writes them) in DIR.
@@ -239,6 +239,7 @@ teardown() {
     [[ "$output" == *"stored in the remote store $REMOTE"* ]]
     [ "$(calls)" -eq 1 ]
     [ -n "$(find ngx/files -name '*.run')" ]
+    [ ! -e ngx/files/ops ] # no remote op map unless SKFORGE_REMOTE_OP_MAP=on
     for h in 2 3; do
         SKFORGE_OP_STORE="$W/store$h" run op_compiler -p d -v Ascend910B1 -o r$h
         echo "$output"
@@ -257,7 +258,7 @@ teardown() {
 @test "a second host with an empty local store gets a partial hit through the remote op map; a line that is not a key is a miss" {
     host
     remote
-    export SKFORGE_REMOTE_STORE=$REMOTE
+    export SKFORGE_REMOTE_STORE=$REMOTE SKFORGE_REMOTE_OP_MAP=on
     dump d1 Add float16 8,16 4,4
     op_compiler -p d1 -v Ascend910B1 -o r1 2>/dev/null
     [ "$(find ngx/files/ops -type f | wc -l)" -eq 2 ]

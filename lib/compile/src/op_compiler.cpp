@@ -296,6 +296,7 @@ struct Stores {
     std::vector<Tier> tiers;
     std::optional<RemoteStore> remote;
     std::vector<package::Key> trusted; ///< when set, a stored package must be signed by one
+    bool remote_op_map = false;        ///< the remote tier's op map is used
 };
 
 // "" when the package at `path` may be used: no trusted keys are set, or one of them signed it;
@@ -510,7 +511,7 @@ void record_ops(Stores& s, const Request& r, const OpFiles& ops, const std::stri
     }
     // The remote tier gets the op map only (a host that takes a package from it writes the op
     // files into its own first tier when a partial hit needs them).
-    if (s.remote) {
+    if (s.remote && s.remote_op_map) {
         std::vector<std::string> keys;
         for (const auto& op : ops)
             keys.push_back(request_key(r.args, r.context, OpFiles{op}));
@@ -530,7 +531,7 @@ std::optional<std::string> op_owner(Stores& s, const Request& r, const OpFiles::
         if (text.size() == 65 && text.back() == '\n')
             return text.substr(0, 64);
     }
-    if (s.remote)
+    if (s.remote && s.remote_op_map)
         return s.remote->op_owner(request_key(r.args, r.context, OpFiles{op}));
     return std::nullopt;
 }
@@ -814,6 +815,7 @@ int run_op_compiler(const OpCompilerArgs& a, const FrontEndOptions& o, support::
     Stores stores{open_tiers(o, log), std::nullopt, {}};
     for (const auto& k : o.trusted_keys)
         stores.trusted.push_back(package::Key::load_public(k));
+    stores.remote_op_map = o.remote_op_map;
     if (!o.remote_store.empty())
         stores.remote.emplace(o.remote_store, log);
     support::TempDir fetched(dir, ".skforge-op-compiler.");
