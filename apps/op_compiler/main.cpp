@@ -38,6 +38,8 @@ Environment:
   SKFORGE_CACHE_DIR     the shared store, one host or several over NFS (skc compile's cache)
   SKFORGE_REMOTE_STORE  the remote store: an http(s) URL answering GET, PUT and HEAD of plain
                         files (a WebDAV directory, bazel-remote, ccache's http storage)
+  SKFORGE_REMOTE_OP_MAP "on": keep an op map in the remote store too, so that a host with an
+                        empty local store gets partial hits from it (one request per op JSON)
   SKFORGE_SIGN_KEY      sign the packages it makes with this key (skc keygen)
   SKFORGE_TRUSTED_KEYS  public keys (PEM paths, ':'-separated): a stored package is used only
                         when one of them signed it; others are compiled again
@@ -100,6 +102,7 @@ int main(int argc, char** argv) {
     o.local_store = local_store();
     o.shared_store = env("SKFORGE_CACHE_DIR");
     o.remote_store = env("SKFORGE_REMOTE_STORE");
+    o.remote_op_map = env("SKFORGE_REMOTE_OP_MAP") == "on";
     for (std::size_t b = 0, e; b < env("SKFORGE_TRUSTED_KEYS").size(); b = e + 1) {
         std::string keys = env("SKFORGE_TRUSTED_KEYS");
         e = std::min(keys.find(':', b), keys.size());

@@ -231,7 +231,8 @@ int cache_clean(const Args& args) {
     auto cl = cache_command_line(
         "clean", "skc cache clean [options]",
         "Removes every entry; with --older-than or --to-max-size only those, and always\n"
-        "what interrupted writers left behind.",
+        "what interrupted writers left behind, the op_compiler front end's op map lines and\n"
+        "op files of the entries removed, and its key locks no process holds.",
         a);
     cl.add()("older-than", po::value<double>()->value_name("DAYS")->notifier([&](double days) {
         if (!(days >= 0))

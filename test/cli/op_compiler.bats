@@ -22,7 +22,7 @@ host() {
     printf 'Version=%s\n' "${1:-9.0.0}" >toolkit/latest/version.info
     export PATH="$W/m:$W/real:$PATH" ASCEND_HOME_PATH="$W/toolkit/latest"
     export SKFORGE_OP_STORE="$W/store" STANDIN_LOG="$W/calls" STANDIN_MARK="$W/EXECUTED"
-    unset SKFORGE_CACHE_DIR SKFORGE_OP_COMPILER
+    unset SKFORGE_CACHE_DIR SKFORGE_OP_COMPILER SKFORGE_REMOTE_OP_MAP
 }
 
 # dump DIR OP DTYPE SHAPE...: one op JSON per shape (as aclopStartDumpArgs writes them) in DIR.
@@ -239,6 +239,7 @@ teardown() {
     [[ "$output" == *"stored in the remote store $REMOTE"* ]]
     [ "$(calls)" -eq 1 ]
     [ -n "$(find ngx/files -name '*.run')" ]
+    [ ! -e ngx/files/ops ] # no remote op map unless SKFORGE_REMOTE_OP_MAP=on
     for h in 2 3; do
         SKFORGE_OP_STORE="$W/store$h" run op_compiler -p d -v Ascend910B1 -o r$h
         echo "$output"
@@ -252,6 +253,37 @@ teardown() {
     before=$(wc -l <ngx/access.log)
     SKFORGE_OP_STORE="$W/store3" op_compiler -p d -v Ascend910B1 -o r3 2>/dev/null
     [ "$(wc -l <ngx/access.log)" -eq "$before" ]
+}
+
+@test "a second host with an empty local store gets a partial hit through the remote op map; a line that is not a key is a miss" {
+    host
+    remote
+    export SKFORGE_REMOTE_STORE=$REMOTE SKFORGE_REMOTE_OP_MAP=on
+    dump d1 Add float16 8,16 4,4
+    op_compiler -p d1 -v Ascend910B1 -o r1 2>/dev/null
+    [ "$(find ngx/files/ops -type f | wc -l)" -eq 2 ]
+    mkdir d2
+    cp d1/Add_float16_ND_8_16_1.json d2/
+    dump d2 Add float16 2,2
+    SKFORGE_OP_STORE="$W/store2" run op_compiler -p d2 -v Ascend910B1 -o r2
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"hit in the remote store $REMOTE"* ]]
+    [[ "$output" == *"partial hit: 1 of 2 op JSONs from the store, 1 compiled"* ]]
+    [ "$(sed -n 2p calls | python3 -c 'import json,sys; print(json.load(sys.stdin)["ops"])')" = "['Add_float16_ND_2_2_1.json']" ]
+    "$SKC" inspect r2/*.run --verify >/dev/null
+    torchair_finds_all r2 d2 2
+    # A third host, the same request: the same bytes (a whole hit in the remote store).
+    SKFORGE_OP_STORE="$W/store3" op_compiler -p d2 -v Ascend910B1 -o r3 2>/dev/null
+    cmp r2/*.run r3/*.run
+    # Every remote op map line replaced by text that is not a key: a fourth host compiles.
+    for f in $(find ngx/files/ops -type f); do echo "not a key" >"$f"; done
+    dump d4 Add float16 8,16 6,6
+    SKFORGE_OP_STORE="$W/store4" run op_compiler -p d4 -v Ascend910B1 -o r4
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" != *"partial hit"* ]]
+    [ "$(tail -1 calls | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["ops"]))')" -eq 2 ]
 }
 
 @test "a damaged or truncated remote entry is refused with its URL and compiled again" {
@@ -324,6 +356,80 @@ teardown() {
     [ "$status" -eq 4 ]
     [ "$(ls -A r5)" = "$(cd r5 && ls *.partial)" ]
     [ -z "$(find store -newer r5 -name '*.run')" ]
+}
+
+@test "a partial hit packs the stored kernels from the op files, each checked: damaged or missing ones are taken again from the package, with the same bytes" {
+    host
+    dump d1 Add float16 8,16 4,4
+    op_compiler -p d1 -v Ascend910B1 -o r1 2>/dev/null
+    # The stored package's files (two kernels, .o and .json, and the index), one after another,
+    # under the package's key.
+    key=$(basename "$(find store -name '*.run')" .run)
+    [ "$(find store/op-files -type f)" = "store/op-files/${key:0:2}/$key" ]
+    # Both kernel objects are in it (the stand-in's .o: 2,048 bytes each).
+    [ "$(stat -c %s "store/op-files/${key:0:2}/$key")" -gt 4096 ]
+    mkdir d2
+    cp d1/Add_float16_ND_8_16_1.json d2/
+    dump d2 Add float16 2,2
+    cp -a store store2
+    cp -a store store3
+    op_compiler -p d2 -v Ascend910B1 -o r2 2>/dev/null
+    [ "$(calls)" -eq 2 ]
+    # The same request on a copy of the store whose op files are damaged: refused with the path
+    # and the file, taken again from the stored package, and the package is the same, byte for
+    # byte.
+    bad=store2/op-files/${key:0:2}/$key
+    flip_byte "$bad" 100
+    SKFORGE_OP_STORE="$W/store2" run op_compiler -p d2 -v Ascend910B1 -o r3
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"op files of package ${key:0:16} ($W/$bad) are damaged: the bytes of '"*"' do not have its SHA-256; removed, taken again from the stored package"* ]]
+    [[ "$output" == *"partial hit: 1 of 2 op JSONs from the store, 1 compiled"* ]]
+    cmp "$bad" "store/op-files/${key:0:2}/$key"
+    cmp r2/*.run r3/*.run
+    # A store without the op store (written before it existed): the same bytes.
+    rm -rf store3/op-files
+    SKFORGE_OP_STORE="$W/store3" op_compiler -p d2 -v Ascend910B1 -o r4 2>/dev/null
+    cmp r2/*.run r4/*.run
+    [ "$(calls)" -eq 4 ]
+    torchair_finds_all r3 d2 2
+}
+
+@test "skc cache clean removes the op map, the op files and every key lock no running op_compiler holds, and says so" {
+    host
+    dump d1 Add float16 8,16 4,4
+    op_compiler -p d1 -v Ascend910B1 -o r1 2>/dev/null
+    [ "$(find store/ops store/op-files store/op-locks -type f | wc -l)" -eq 4 ] # 2 + 1 + 1
+    # A second op_compiler compiles, holding its key's lock, until the test opens the gate.
+    dump d2 Relu float 4,32
+    STANDIN_HOLD="$W/go" op_compiler -p d2 -v Ascend910B1 -o r2 2>e2 &
+    a=$!
+    for _ in $(seq 200); do [ "$(calls)" -ge 2 ] && break; sleep 0.05; done
+    [ "$(calls)" -eq 2 ]
+    held=$(ls store/op-locks | grep -v "$(ls store/*/*.run | xargs -n1 basename | cut -c1-64)")
+    run "$SKC" cache clean --cache-dir store
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"op_compiler: removed 2 op map lines, 1 op files ("*") and 1 key locks; 1 key locks in use kept"* ]]
+    [ -z "$(find store/ops store/op-files -type f)" ]
+    [ "$(ls store/op-locks)" = "$held" ]
+    touch go
+    wait "$a"
+    # The held lock's compile goes on and stores; a clean of old entries only keeps what the
+    # packages left need (all of it) and frees the lock now that nobody holds it.
+    [ "$(find store/ops -type f | wc -l)" -eq 1 ]
+    run "$SKC" cache clean --cache-dir store --older-than 1 --json
+    echo "$output"
+    [[ "$output" == *'"op_map_removed": 0'* ]]
+    [[ "$output" == *'"op_files_removed": 0'* ]]
+    [[ "$output" == *'"op_locks_removed": 1'* ]]
+    [[ "$output" == *'"op_locks_in_use": 0'* ]]
+    [ -z "$(ls store/op-locks)" ]
+    [ "$(find store/ops -type f | wc -l)" -eq 1 ]
+    # The op store still serves: the op JSON alone, with a new shape, is a partial hit.
+    dump d3 Relu float 4,32 2,8
+    run op_compiler -p d3 -v Ascend910B1 -o r3
+    [[ "$output" == *"partial hit: 1 of 2 op JSONs from the store, 1 compiled"* ]]
 }
 
 @test "with trusted keys, a stored package not signed by one of them is not used; a signed one is" {

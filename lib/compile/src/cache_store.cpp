@@ -12,6 +12,8 @@
 //   OFD locks belong to the open file, so threads of one process exclude each other too.
 #include "skforge/compile/cache_store.hpp"
 
+#include "op_store.hpp"
+
 #include "skforge/package/reader.hpp"
 #include "skforge/support/atomic_file.hpp"
 #include "skforge/support/error.hpp"
@@ -651,6 +653,9 @@ CleanResult CacheStore::clean(const CleanRequest& request) {
     for (const auto& list : {scan.orphans, scan.stale_temps})
         for (const auto& item : list)
             r.leftovers += remove_item(root, item) ? 1u : 0u;
+    // The op_compiler front end's files: what the packages left need, and no lock in use.
+    clean_op_store(m_options.dir,
+                   everything ? std::nullopt : std::optional(scan_store(root, now()).entries), r);
     return r;
 }
 

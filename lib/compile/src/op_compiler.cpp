@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "skforge/compile/op_compiler.hpp"
+#include "op_store.hpp"
 
 #include "skforge/codegen/cann_release.hpp"
 #include "skforge/compile/cache_store.hpp"
@@ -24,6 +25,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <spawn.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -167,16 +169,31 @@ class KeyLock {
     KeyLock(const std::string& path, support::Log& log) {
         std::error_code ec;
         fs::create_directories(support::parent_directory(path), ec);
-        m_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-        if (m_fd < 0)
-            return;
-        struct flock fl {};
-        fl.l_type = F_WRLCK;
-        fl.l_whence = SEEK_SET;
-        if (::fcntl(m_fd, F_SETLK, &fl) == 0)
-            return;
-        log.info("waiting for another op_compiler that compiles the same operators (" + path + ")");
-        while (::fcntl(m_fd, F_SETLKW, &fl) != 0 && errno == EINTR) {
+        bool told = false;
+        // `skc cache clean` removes a lock file no process holds, after taking it: a lock taken
+        // on a file no longer at `path` does not count, and is taken again on a new one.
+        for (int attempt = 0; attempt < 100; ++attempt) {
+            m_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+            if (m_fd < 0)
+                return;
+            struct flock fl {};
+            fl.l_type = F_WRLCK;
+            fl.l_whence = SEEK_SET;
+            if (::fcntl(m_fd, F_SETLK, &fl) != 0) {
+                if (!told)
+                    log.info("waiting for another op_compiler that compiles the same operators (" +
+                             path + ")");
+                told = true;
+                while (::fcntl(m_fd, F_SETLKW, &fl) != 0 && errno == EINTR) {
+                }
+            }
+            struct stat held {
+            }, named{};
+            if (::fstat(m_fd, &held) == 0 && ::stat(path.c_str(), &named) == 0 &&
+                held.st_dev == named.st_dev && held.st_ino == named.st_ino)
+                return;
+            ::close(m_fd);
+            m_fd = -1;
         }
     }
     ~KeyLock() {
@@ -280,6 +297,7 @@ struct Stores {
     std::vector<Tier> tiers;
     std::optional<RemoteStore> remote;
     std::vector<package::Key> trusted; ///< when set, a stored package must be signed by one
+    bool remote_op_map = false;        ///< the remote tier's op map is used
 };
 
 // "" when the package at `path` may be used: no trusted keys are set, or one of them signed it;
@@ -407,44 +425,118 @@ Compiled compile_into(const OpCompilerArgs& a, const FrontEndOptions& o, const s
     return c;
 }
 
-// The op map of a local tier: <dir>/ops/<k[0:2]>/<k> names the key of a stored package that
-// holds an op JSON's kernels (a partial hit's source), k being the key of a request of that op
-// JSON alone: the SoC, options, toolkit and compiler count as they do for a whole request.
-std::string op_map_path(const Tier& t, const Request& r, const OpFiles::value_type& op) {
-    std::string k = request_key(r.args, r.context, OpFiles{op});
-    return t.store.dir() + "/ops/" + k.substr(0, 2) + "/" + k;
+// The op map of a local tier (op_store.hpp) names the key of a stored package that holds an op
+// JSON's kernels (a partial hit's source), under the key of a request of that op JSON alone:
+// the SoC, options, toolkit and compiler count as they do for a whole request.
+std::string op_map_entry(const Tier& t, const Request& r, const OpFiles::value_type& op) {
+    return compile::op_map_path(t.store.dir(), request_key(r.args, r.context, OpFiles{op}));
 }
 
+bool generated(const std::string& path) {
+    return std::ranges::find(package::k_generated_paths, path) !=
+           std::end(package::k_generated_paths);
+}
+
+// The files of a stored package a partial hit packs: those skforge does not generate, in the
+// manifest's order, with where each starts in the package's op files.
+struct OpFileList {
+    std::vector<std::pair<package::ManifestEntry, std::uint64_t>> files; // entry, offset
+    std::uint64_t size = 0;
+};
+
+OpFileList op_file_list(const package::Manifest& m) {
+    OpFileList l;
+    for (const auto& e : m.entries)
+        if (e.type == package::EntryType::file && !generated(e.path)) {
+            l.files.emplace_back(e, l.size);
+            l.size += e.size;
+        }
+    return l;
+}
+
+// Writes a package's op files (op_store.hpp) as read_payload reads and checks its entries,
+// which come in the manifest's order (pack writes both sorted by path); committed, without
+// fsync, only once the whole payload is verified.
+class OpFilesSink final : public package::EntrySink {
+  public:
+    OpFilesSink(const std::string& path, const OpFileList& list) : m_list(list) {
+        fs::create_directories(support::parent_directory(path));
+        m_file.emplace(path, 0644);
+    }
+    void begin(const package::ManifestEntry& e) override {
+        m_on = e.type == package::EntryType::file && !generated(e.path);
+        if (m_on && (m_next >= m_list.files.size() || m_list.files[m_next].first.path != e.path))
+            throw Error("'" + e.path + "' is not in its manifest's order in the payload");
+    }
+    void data(std::span<const std::uint8_t> bytes) override {
+        if (m_on)
+            m_file->write(bytes);
+    }
+    void end(const package::ManifestEntry&) override { m_next += m_on ? 1 : 0; }
+    void commit() { m_file->commit(support::AtomicFile::Durability::none); }
+
+  private:
+    const OpFileList& m_list;
+    std::optional<support::AtomicFile> m_file;
+    std::size_t m_next = 0;
+    bool m_on = false;
+};
+
+// Writes the op files of the package `run` (key `key`) into the store at `dir`.
+std::string write_op_files(const std::string& dir, const std::string& key,
+                           const package::RunPackage& run, const OpFileList& list) {
+    std::string at = op_files_path(dir, key);
+    OpFilesSink sink(at, list);
+    run.read_payload(sink);
+    sink.commit();
+    return at;
+}
+
+// Records in every tier that `key`'s package (at `package`) holds the kernels of `ops`: its
+// op files, then the op map. Neither is fsynced: a line lost in a crash is
+// a miss, a damaged file is found before it is used.
 void record_ops(Stores& s, const Request& r, const OpFiles& ops, const std::string& key,
-                support::Log& log) {
+                const std::string& package, support::Log& log) {
     for (auto& t : s.tiers) {
         try {
+            package::RunPackage run(package);
+            write_op_files(t.store.dir(), key, run, op_file_list(run.read_manifest()));
             for (const auto& op : ops) {
-                std::string at = op_map_path(t, r, op);
+                std::string at = op_map_entry(t, r, op);
                 fs::create_directories(support::parent_directory(at));
                 support::AtomicFile f(at, 0644);
                 f.write(key + "\n");
-                f.commit();
+                f.commit(support::AtomicFile::Durability::none);
             }
         } catch (const std::exception& e) {
             log.warn("the " + t.what + " " + t.store.dir() +
                      " did not record its op JSONs: " + e.what());
         }
     }
+    // The remote tier gets the op map only (a host that takes a package from it writes the op
+    // files into its own first tier when a partial hit needs them).
+    if (s.remote && s.remote_op_map) {
+        std::vector<std::string> keys;
+        for (const auto& op : ops)
+            keys.push_back(request_key(r.args, r.context, OpFiles{op}));
+        s.remote->record_ops(keys, key);
+    }
 }
 
-// The key of a stored package holding `digest`'s kernels, from the first tier that names one.
-std::optional<std::string> op_owner(const Stores& s, const Request& r,
-                                    const OpFiles::value_type& op) {
+// The key of a stored package holding `op`'s kernels, from the first tier that names one, the
+// remote tier last.
+std::optional<std::string> op_owner(Stores& s, const Request& r, const OpFiles::value_type& op) {
     for (const auto& t : s.tiers) {
         std::error_code ec;
-        std::string at = op_map_path(t, r, op);
+        std::string at = op_map_entry(t, r, op);
         if (!fs::is_regular_file(at, ec))
             continue;
         auto text = support::read_file(at, {128});
         if (text.size() == 65 && text.back() == '\n')
             return text.substr(0, 64);
     }
+    if (s.remote && s.remote_op_map)
+        return s.remote->op_owner(request_key(r.args, r.context, OpFiles{op}));
     return std::nullopt;
 }
 
@@ -467,86 +559,104 @@ int compile_and_store(const Request& r, Stores& stores, support::Log& log) {
         return c.status;
     }
     store(stores, r.key, c.package, log);
-    record_ops(stores, r, r.ops, r.key, log);
+    record_ops(stores, r, r.ops, r.key, c.package, log);
     log.info("compiled and stored (key " + r.key.substr(0, 16) +
              "): " + place(c.package, dir, file));
     return 0;
 }
 
-// Writes the files of the skforge package `run` into `dir` as they are read; the caller uses
-// them only once read_payload has verified the whole payload.
-class DirSink final : public package::EntrySink {
-  public:
-    explicit DirSink(std::string dir) : m_dir(std::move(dir)) { fs::create_directories(m_dir); }
-    void begin(const package::ManifestEntry& e) override {
-        std::string path = m_dir + "/" + e.path;
-        if (e.type == package::EntryType::directory) {
-            fs::create_directories(path);
-            return;
-        }
-        m_out.open(path, std::ios::binary | std::ios::trunc);
-        if (!m_out)
-            throw Error("cannot write '" + path + "'");
+// Why the op files at `at` are not those of `list`, or "" (every file's SHA-256 checked).
+std::string op_files_problem(const std::string& at, const OpFileList& list) {
+    support::UniqueFd fd(::open(at.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    struct stat st {};
+    if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
+        return std::string("cannot be read: ") + std::strerror(errno);
+    if (static_cast<std::uint64_t>(st.st_size) != list.size)
+        return std::to_string(st.st_size) + " bytes, not " + std::to_string(list.size);
+    std::vector<std::uint8_t> buf;
+    for (const auto& [e, offset] : list.files) {
+        buf.resize(e.size);
+        if (support::pread_full(fd.get(), buf, offset, at) != e.size)
+            return "'" + e.path + "' is cut short";
+        support::Sha256 h;
+        h.update(buf);
+        if (support::digest_hex(h.finish()) != e.sha256)
+            return "the bytes of '" + e.path + "' do not have its SHA-256";
     }
-    void data(std::span<const std::uint8_t> bytes) override {
-        m_out.write(reinterpret_cast<const char*>(bytes.data()),
-                    static_cast<std::streamsize>(bytes.size()));
-    }
-    void end(const package::ManifestEntry& e) override {
-        if (e.type == package::EntryType::directory)
-            return;
-        m_out.close();
-        fs::permissions(m_dir + "/" + e.path, static_cast<fs::perms>(e.mode));
-    }
+    return "";
+}
 
-  private:
-    std::string m_dir;
-    std::ofstream m_out;
-};
+// The op files of the verified stored package `run` (key `key`): the first tier's whose every
+// file checks, a damaged copy removed with a warning naming it, else written again into the
+// first tier from the package itself.
+std::string op_files(const Stores& s, const std::string& key, const package::RunPackage& run,
+                     const OpFileList& list, support::Log& log) {
+    for (const auto& t : s.tiers) {
+        std::string at = op_files_path(t.store.dir(), key);
+        std::error_code ec;
+        if (!fs::exists(fs::symlink_status(at, ec)))
+            continue;
+        auto why = op_files_problem(at, list);
+        if (why.empty())
+            return at;
+        log.warn("the " + t.what + "'s op files of package " + key.substr(0, 16) + " (" + at +
+                 ") are damaged: " + why + "; removed, taken again from the stored package");
+        fs::remove(at, ec);
+    }
+    return write_op_files(s.tiers.front().store.dir(), key, run, list);
+}
 
 // One package from several: every kernel file of each (the same path must have the same bytes),
-// and each SoC's index the union of theirs with binPath moved under `name`.
-void assemble(const std::vector<std::string>& parts, const std::string& name,
-              const std::string& out, const FrontEndOptions& o, const std::string& work) {
+// streamed from the op store into the new package, and each SoC's index the union of theirs
+// with binPath moved under `name`.
+void assemble(const Stores& s, const std::vector<std::pair<std::string, std::string>>& parts,
+              const std::string& name, const std::string& out, const FrontEndOptions& o,
+              const std::string& work, support::Log& log) {
     std::string tree = work + "/tree";
     std::map<std::string, nlohmann::ordered_json> indexes; // by SoC directory
+    std::set<std::string> listed;                          // SoC, op and entry, as text
+    std::map<std::string, package::PackedFile> files;      // by path
     package::StubHeader first;
     std::optional<package::CannStamp> stamp;
     for (std::size_t i = 0; i < parts.size(); ++i) {
-        package::RunPackage run(parts[i]);
+        package::RunPackage run(parts[i].second);
         if (i == 0)
             first = run.header();
-        std::string from = work + "/part" + std::to_string(i);
-        DirSink sink(from);
-        auto manifest = run.read_payload(sink);
+        auto manifest = run.read_manifest();
         if (i == 0)
             stamp = manifest.cann; // the key holds the toolkit's version: every part has it
+        auto list = op_file_list(manifest);
+        std::string from = op_files(s, parts[i].first, run, list, log);
+        std::map<std::string, std::uint64_t> offsets;
+        for (const auto& [e, offset] : list.files)
+            offsets.emplace(e.path, offset);
         std::string old = manifest.name + "/";
         for (const auto& e : manifest.entries) {
-            std::string src = from + "/" + e.path, dst = tree + "/" + e.path;
-            bool generated = std::ranges::find(package::k_generated_paths, e.path) !=
-                             std::end(package::k_generated_paths);
             if (e.path.starts_with("config/") && e.path.ends_with(package::k_index_file_name)) {
                 std::string soc = support::parent_directory(e.path).substr(7);
-                auto index = nlohmann::ordered_json::parse(support::read_file(src));
+                std::string text(e.size, '\0');
+                support::UniqueFd fd(support::open_read(from, false));
+                support::pread_full(fd.get(),
+                                    std::span(reinterpret_cast<std::uint8_t*>(text.data()), e.size),
+                                    offsets.at(e.path), from);
+                auto index = nlohmann::ordered_json::parse(text);
                 for (auto& [op, body] : index.items())
                     for (auto entry : body.value("staticList", nlohmann::ordered_json::array())) {
                         auto bin = entry.value("binPath", std::string());
                         if (bin.starts_with(old))
                             entry["binPath"] = name + "/" + bin.substr(old.size());
-                        auto& list = indexes[soc][op]["staticList"];
-                        if (std::ranges::find(list, entry) == list.end())
-                            list.push_back(entry);
+                        // Once each (a linear search per entry took seconds at 2,000 ops).
+                        if (listed.insert(soc + "\n" + op + "\n" + entry.dump()).second)
+                            indexes[soc][op]["staticList"].push_back(entry);
                     }
-            } else if (e.type == package::EntryType::directory) {
-                fs::create_directories(dst);
-            } else if (!generated && fs::exists(dst)) {
-                if (support::read_file(src) != support::read_file(dst))
+            } else if (!generated(e.path)) {
+                bool file = e.type == package::EntryType::file;
+                auto [it, added] =
+                    files.emplace(e.path, package::PackedFile{e.path, e.type, e.mode, e.size,
+                                                              e.sha256, file ? from : std::string(),
+                                                              file ? offsets.at(e.path) : 0});
+                if (!added && it->second.sha256 != e.sha256)
                     throw Error("stored packages disagree on '" + e.path + "'");
-            } else if (!generated) {
-                fs::create_directories(support::parent_directory(dst));
-                fs::copy_file(src, dst);
-                fs::permissions(dst, static_cast<fs::perms>(e.mode));
             }
         }
     }
@@ -564,6 +674,8 @@ void assemble(const std::vector<std::string>& parts, const std::string& name,
     p.soc_version = first.soc_version;
     p.cann = stamp;
     p.sign_key = o.sign_key;
+    for (auto& [path, f] : files)
+        p.files.push_back(std::move(f));
     package::pack(p);
 }
 
@@ -583,11 +695,11 @@ std::optional<int> partial_hit(const Request& r, Stores& stores, support::Log& l
         return std::nullopt;
     auto [dir, file] = output_target(r.args.output);
     support::TempDir work(dir, ".skforge-op-compiler.");
-    std::vector<std::string> parts;
+    std::vector<std::pair<std::string, std::string>> parts; // key, verified package
     for (auto& [k, ops] : covering) {
         std::string part = work.path() + "/stored-" + k.substr(0, 16) + ".run";
         if (fetch_any(stores, k, part, log))
-            parts.push_back(part);
+            parts.emplace_back(k, part);
         else
             fresh.insert(ops.begin(), ops.end());
     }
@@ -607,11 +719,12 @@ std::optional<int> partial_hit(const Request& r, Stores& stores, support::Log& l
             return std::nullopt; // nothing to assemble from: compile everything
         std::string subkey = request_key(r.args, r.context, fresh);
         store(stores, subkey, c.package, log);
-        record_ops(stores, r, fresh, subkey, log);
-        parts.push_back(c.package);
+        record_ops(stores, r, fresh, subkey, c.package, log);
+        parts.emplace_back(subkey, c.package);
     }
     std::string out = work.path() + "/assembled.run";
-    assemble(parts, "static_kernel_" + r.key.substr(0, 24), out, r.options, work.path());
+    assemble(stores, parts, "static_kernel_" + r.key.substr(0, 24), out, r.options, work.path(),
+             log);
     store(stores, r.key, out, log);
     log.info("partial hit: " + std::to_string(r.ops.size() - fresh.size()) + " of " +
              std::to_string(r.ops.size()) + " op JSONs from the store, " +
@@ -710,6 +823,7 @@ int run_op_compiler(const OpCompilerArgs& a, const FrontEndOptions& o, support::
     Stores stores{open_tiers(o, log), std::nullopt, {}};
     for (const auto& k : o.trusted_keys)
         stores.trusted.push_back(package::Key::load_public(k));
+    stores.remote_op_map = o.remote_op_map;
     if (!o.remote_store.empty())
         stores.remote.emplace(o.remote_store, log);
     support::TempDir fetched(dir, ".skforge-op-compiler.");
@@ -727,7 +841,7 @@ int run_op_compiler(const OpCompilerArgs& a, const FrontEndOptions& o, support::
     // One compile per key at a time: a process that waited finds the package stored.
     std::optional<KeyLock> lock;
     if (!stores.tiers.empty())
-        lock.emplace(stores.tiers.back().store.dir() + "/op-locks/" + r.key + ".lock", log);
+        lock.emplace(op_lock_path(stores.tiers.back().store.dir(), r.key), log);
     if (served())
         return 0;
     try {

@@ -4,6 +4,7 @@
 #include "skforge/compile/cache_store.hpp"
 #include "skforge/support/error.hpp"
 #include "skforge/support/file.hpp"
+#include "skforge/support/hex.hpp"
 #include "skforge/support/json.hpp"
 #include "skforge/support/sha256.hpp"
 
@@ -222,12 +223,51 @@ void RemoteStore::insert(const std::string& key, const std::string& run_path) {
         m_log.info("stored in the remote store " + m_url);
 }
 
+std::optional<std::string> RemoteStore::op_owner(const std::string& op_key) {
+    if (m_down)
+        return std::nullopt;
+    std::string body;
+    auto a = m_client->get_text(m_url + "/ops/" + op_key.substr(0, 2) + "/" + op_key, body);
+    if (!a.error.empty()) {
+        went_down(a.error);
+        return std::nullopt;
+    }
+    if (a.status != 200 || body.size() != 65 || body.back() != '\n' ||
+        !support::is_lower_hex(body.substr(0, 64), 64))
+        return std::nullopt; // 404, or not a line the front end writes: a miss
+    return body.substr(0, 64);
+}
+
+void RemoteStore::record_ops(const std::vector<std::string>& op_keys, const std::string& key) {
+    std::string line = key + "\n";
+    for (const auto& k : op_keys) {
+        if (m_down)
+            return;
+        std::string url = m_url + "/ops/" + k.substr(0, 2) + "/" + k;
+        std::FILE* in = fmemopen(line.data(), line.size(), "rb");
+        if (in == nullptr)
+            return;
+        auto r = m_client->put(url, in, static_cast<curl_off_t>(line.size()));
+        std::fclose(in);
+        if (!r.error.empty())
+            return went_down(r.error);
+        if (r.status < 200 || r.status >= 300) {
+            m_log.warn("remote store refused " + url + ": HTTP status " + std::to_string(r.status));
+            return;
+        }
+    }
+}
+
 #else
 
 bool RemoteStore::fetch(const std::string&, const std::string&) {
     return false;
 }
 void RemoteStore::insert(const std::string&, const std::string&) {}
+std::optional<std::string> RemoteStore::op_owner(const std::string&) {
+    return std::nullopt;
+}
+void RemoteStore::record_ops(const std::vector<std::string>&, const std::string&) {}
 
 #endif
 

@@ -63,13 +63,28 @@ json cache_clean(const std::string& dir, const CleanResult& r) {
     return {{"dir", dir},
             {"removed", r.removed},
             {"removed_size", r.bytes},
-            {"leftovers_removed", r.leftovers}};
+            {"leftovers_removed", r.leftovers},
+            {"op_map_removed", r.op_map},
+            {"op_files_removed", r.op_files},
+            {"op_files_size", r.op_bytes},
+            {"op_locks_removed", r.op_locks},
+            {"op_locks_in_use", r.locks_held}};
 }
 
 Lines cache_clean_text(const json& c) {
-    return {format("removed %llu entries (%s) and %llu leftovers of interrupted writers from %s",
-                   field_num(c, "removed"), format_size(field_num(c, "removed_size")).c_str(),
-                   field_num(c, "leftovers_removed"), field_str(c, "dir").c_str())};
+    Lines out{format("removed %llu entries (%s) and %llu leftovers of interrupted writers from %s",
+                     field_num(c, "removed"), format_size(field_num(c, "removed_size")).c_str(),
+                     field_num(c, "leftovers_removed"), field_str(c, "dir").c_str())};
+    // The op_compiler front end's files, when there were any.
+    if (field_num(c, "op_map_removed") + field_num(c, "op_files_removed") +
+            field_num(c, "op_locks_removed") + field_num(c, "op_locks_in_use") >
+        0)
+        out.push_back(format("op_compiler: removed %llu op map lines, %llu op files (%s) and %llu "
+                             "key locks; %llu key locks in use kept",
+                             field_num(c, "op_map_removed"), field_num(c, "op_files_removed"),
+                             format_size(field_num(c, "op_files_size")).c_str(),
+                             field_num(c, "op_locks_removed"), field_num(c, "op_locks_in_use")));
+    return out;
 }
 
 json cache_verify(const std::string& dir, const VerifyResult& r, VerifyFix fix) {

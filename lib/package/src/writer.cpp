@@ -16,6 +16,7 @@
 #include "skforge/support/sha256.hpp"
 #include "source_tree.hpp"
 
+#include <algorithm>
 #include <archive.h>
 #include <archive_entry.h>
 #include <cerrno>
@@ -202,12 +203,14 @@ void write_source_file(TarWriter& tar, const std::string& root, SourceEntry& e,
                        support::Progress& progress, std::uint64_t& done) {
     support::UniqueFd fd(open_source_file(root, e));
     support::Sha256 h;
-    std::vector<std::uint8_t> buf(1u << 20);
+    // No bigger than the file: a 1 MiB buffer per small kernel file costs more than copying it.
+    std::vector<std::uint8_t> buf(std::clamp<std::uint64_t>(e.size, 1, 1u << 20));
     std::uint64_t off = 0;
     // Never past the size in the tar header already written: a file that grew is caught below.
     while (off < e.size) {
         auto want = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), e.size - off));
-        std::size_t n = support::pread_full(fd.get(), std::span(buf.data(), want), off, e.path);
+        std::size_t n =
+            support::pread_full(fd.get(), std::span(buf.data(), want), e.offset + off, e.path);
         if (n == 0)
             break;
         std::span<const std::uint8_t> bytes(buf.data(), n);
@@ -218,9 +221,12 @@ void write_source_file(TarWriter& tar, const std::string& root, SourceEntry& e,
     }
     // Read whole, and unchanged since the scan (size, mtime, ctime).
     if (off != e.size)
-        throw Error("'" + root + "/" + e.path + "' changed while it was being packed; pack again");
+        throw Error("'" + source_path(root, e) + "' changed while it was being packed; pack again");
     check_unchanged(fd.get(), root, e);
     e.sha256 = support::digest_hex(h.finish());
+    if (!e.expected.empty() && e.sha256 != e.expected)
+        throw Error("'" + e.source + "' (for '" + e.path + "') is damaged: its SHA-256 is " +
+                    e.sha256 + ", not " + e.expected);
 }
 
 std::span<const std::uint8_t> as_bytes(const std::string& text) {
@@ -343,7 +349,7 @@ std::string default_package_name(const PackOptions& o, const std::vector<SourceE
     std::set<std::string> names;
     for (const auto& e : src)
         if (e.type == EntryType::file && is_index_path(e.path)) {
-            std::string path = o.source_dir + "/" + e.path;
+            std::string path = source_path(o.source_dir, e);
             names.merge(index_package_names(parse_json_limited(support::read_file(path), path)));
         }
     if (names.size() == 1 && !check_package_name(*names.begin()))
@@ -395,6 +401,7 @@ PackResult pack(const PackOptions& options) {
     // 1. Scan and hash the tree; refuse everything the installer would refuse.
     // Files are hashed as they are copied into the payload (step 3).
     auto src = scan_source_tree(o.source_dir, k_generated);
+    add_packed_files(src, o.files, k_generated);
     m.name = o.name.empty() ? default_package_name(o, src) : o.name;
     if (auto bad = check_kernel_package_name(m.name)) // --name was checked above
         throw Error("package name '" + m.name + "' (" +
@@ -406,9 +413,9 @@ PackResult pack(const PackOptions& options) {
     // 2. The manifest and the generated scripts; the package's own indexes must be ones the
     //    installer merges (binPath inside the package, staticList, bounded nesting).
     auto gen = build_manifest(o, m, src);
-    for (const auto& e : m.entries)
+    for (const auto& e : src)
         if (e.type == EntryType::file && is_index_path(e.path))
-            check_index_file(o, m, o.source_dir + "/" + e.path);
+            check_index_file(o, m, source_path(o.source_dir, e));
     // 3. The payload, after room for the stub, into a temporary file beside the output. Its
     //    first entries (the manifest and the scripts) hold every file's digest, which is known
     //    only once the files are read; so they are written last, into room left for them, as

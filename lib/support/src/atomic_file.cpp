@@ -82,17 +82,18 @@ void AtomicFile::write(std::string_view text) {
     write_all(m_fd.get(), text, m_temp);
 }
 
-void AtomicFile::commit() {
+void AtomicFile::commit(Durability durability) {
+    bool sync = durability == Durability::fsync;
     if (::fchmod(m_fd.get(), m_mode) != 0)
         throw io_error("cannot set the mode of", m_temp, errno);
-    if (::fsync(m_fd.get()) != 0)
+    if (sync && ::fsync(m_fd.get()) != 0)
         throw io_error("cannot fsync", m_temp, errno);
     if (::renameat(m_dir.get(), m_temp_name.c_str(), m_dir.get(), m_name.c_str()) != 0)
         throw io_error("cannot rename into place", m_path, errno);
     m_committed = true;
     m_registration.reset();
     m_fd.reset();
-    if (::fsync(m_dir.get()) != 0 && errno != EINVAL)
+    if (sync && ::fsync(m_dir.get()) != 0 && errno != EINVAL)
         throw io_error("cannot fsync directory", parent_directory(m_path), errno);
 }
 

@@ -5,7 +5,9 @@
 #include "skforge/support/file.hpp"
 #include "skforge/support/hex.hpp"
 
+#include <algorithm>
 #include <openssl/evp.h>
+#include <sys/stat.h>
 #include <vector>
 
 namespace skforge::support {
@@ -60,7 +62,11 @@ std::string sha256_hex(std::string_view text) {
 
 FileDigest sha256_fd(int fd, std::string_view path, std::uint64_t max_bytes) {
     Sha256 h;
-    std::vector<std::uint8_t> buf(std::size_t(1) << 20);
+    // No bigger than the file (a 1 MiB buffer per small file costs more than hashing it).
+    struct stat st {};
+    std::uint64_t hint = ::fstat(fd, &st) == 0 ? static_cast<std::uint64_t>(st.st_size) + 1 : 0;
+    std::vector<std::uint8_t> buf(
+        static_cast<std::size_t>(std::clamp<std::uint64_t>(hint, 4096, std::uint64_t(1) << 20)));
     std::uint64_t offset = 0;
     for (;;) {
         std::size_t n = pread_full(fd, buf, offset, path);

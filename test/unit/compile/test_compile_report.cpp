@@ -73,11 +73,23 @@ TEST_CASE("cache stats: counters as numbers, sizes for people, no limit as unlim
 
 TEST_CASE("cache clean: what was removed, its size and the leftovers", "[compile][report]") {
     auto j = report::cache_clean("/c", {2, 2048, 1});
-    CHECK(j ==
-          json{{"dir", "/c"}, {"removed", 2}, {"removed_size", 2048}, {"leftovers_removed", 1}});
+    CHECK(j == json{{"dir", "/c"},
+                    {"removed", 2},
+                    {"removed_size", 2048},
+                    {"leftovers_removed", 1},
+                    {"op_map_removed", 0},
+                    {"op_files_removed", 0},
+                    {"op_files_size", 0},
+                    {"op_locks_removed", 0},
+                    {"op_locks_in_use", 0}});
     CHECK(report::cache_clean_text(j) ==
           report::Lines{"removed 2 entries (" + format_size(2048) +
                         ") and 1 leftovers of interrupted writers from /c"});
+    // With the op_compiler front end's files: a second line.
+    j = report::cache_clean("/c", {1, 10, 0, 3, 4, 4096, 2, 1});
+    CHECK(report::cache_clean_text(j).at(1) == "op_compiler: removed 3 op map lines, 4 op files (" +
+                                                   format_size(4096) +
+                                                   ") and 2 key locks; 1 key locks in use kept");
 }
 
 TEST_CASE("cache verify: each problem with its path made one line; ok only when none is left",

@@ -83,6 +83,62 @@ TEST_CASE("pack is reproducible and writes nothing on failure", "[package][round
           3); // src, a, b: no c.run, no temp
 }
 
+TEST_CASE("files packed from outside the tree give the same package; other bytes are refused",
+          "[package][roundtrip]") {
+    test::ScopedTempDir dir;
+    make_tree(dir);
+    namespace fs = std::filesystem;
+    fs::create_directories(dir / "a");
+    fs::create_directories(dir / "b");
+    fs::create_directories(dir / "empty");
+    PackOptions o{dir / "src", dir / "a/demo.run", "1", "", ""};
+    pack(o);
+    // The same files, streamed from elsewhere (a content-addressed store), their directories
+    // implied: the same bytes.
+    auto packed = [&](const std::string& path, const std::string& from) {
+        auto d = support::sha256_file(from, UINT64_MAX);
+        return PackedFile{path, EntryType::file, 0644, d.size, d.sha256, from};
+    };
+    auto json = packed("soc/Add/add.json", dir / "src/soc/Add/add.json");
+    auto obj = packed("soc/Add/add.o", dir / "src/soc/Add/add.o");
+    o.source_dir = dir / "empty";
+    o.output = dir / "b/demo.run";
+    o.files = {obj, json};
+    pack(o);
+    CHECK(test::read_text(dir / "a/demo.run") == test::read_text(dir / "b/demo.run"));
+    // Both from one file, one after the other: the same bytes again.
+    test::write_text(dir / "both", test::read_text(dir / "src/soc/Add/add.json") +
+                                       test::read_text(dir / "src/soc/Add/add.o"));
+    o.files = {json, obj};
+    o.files[0].source = o.files[1].source = dir / "both";
+    o.files[1].offset = json.size;
+    fs::create_directories(dir / "b2");
+    o.output = dir / "b2/demo.run";
+    pack(o);
+    CHECK(test::read_text(dir / "a/demo.run") == test::read_text(dir / "b2/demo.run"));
+    // A source too short for its range: refused before anything is read.
+    o.files[1].offset = json.size + 1;
+    o.output = dir / "c.run";
+    CHECK_THROWS_WITH(pack(o), Catch::Contains("(for 'soc/Add/add.o') has"));
+    // A source whose bytes are not the SHA-256 it is packed as: refused, naming it; nothing
+    // written.
+    o.output = dir / "c.run";
+    o.files = {json, packed("soc/Add/add.o", dir / "src/soc/Add/add.json")};
+    o.files[1].sha256 = obj.sha256;
+    CHECK_THROWS_WITH(pack(o),
+                      Catch::Contains("'" + dir / "src/soc/Add/add.json" +
+                                      "' (for 'soc/Add/add.o') is damaged: its SHA-256 is"));
+    // One path from the tree and from outside, or twice with other bytes: refused.
+    o.source_dir = dir / "src";
+    o.files = {json};
+    CHECK_THROWS_WITH(pack(o), Catch::Contains("'soc/Add/add.json' is given twice with "
+                                               "different content (also in the directory)"));
+    o.source_dir = dir / "empty";
+    o.files = {json, packed("soc/Add/add.json", dir / "src/soc/Add/add.o")};
+    CHECK_THROWS_WITH(pack(o), Catch::Contains("'soc/Add/add.json' is given twice"));
+    CHECK_FALSE(fs::exists(dir / "c.run"));
+}
+
 TEST_CASE("a flipped payload byte is caught by digest and by read", "[package][roundtrip]") {
     test::ScopedTempDir dir;
     make_tree(dir);

@@ -43,6 +43,20 @@ TEST_CASE("AtomicFile commit replaces the target with the given mode", "[support
     CHECK(entries_in(dir.path()) == 1);
 }
 
+TEST_CASE("AtomicFile commit without fsync still replaces the target whole, with its mode",
+          "[support][atomic_file]") {
+    test::ScopedTempDir dir;
+    test::write_text(dir / "target", "old");
+    support::AtomicFile f(dir / "target", 0640);
+    f.write("new content");
+    f.commit(support::AtomicFile::Durability::none);
+    CHECK(test::read_text(dir / "target") == "new content");
+    struct stat st {};
+    REQUIRE(::stat((dir / "target").c_str(), &st) == 0);
+    CHECK((st.st_mode & 07777) == 0640);
+    CHECK(entries_in(dir.path()) == 1);
+}
+
 TEST_CASE("AtomicFile in a missing directory names the path", "[support][atomic_file]") {
     test::ScopedTempDir dir;
     try {

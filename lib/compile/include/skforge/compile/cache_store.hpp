@@ -82,7 +82,12 @@ struct CleanRequest {
 struct CleanResult {
     std::size_t removed = 0;
     std::uint64_t bytes = 0;
-    std::size_t leftovers = 0; ///< temporaries of crashed writers and .run files without metadata
+    std::size_t leftovers = 0;  ///< temporaries of crashed writers and .run files without metadata
+    std::size_t op_map = 0;     ///< op_compiler's op map lines (clean only)
+    std::size_t op_files = 0;   ///< op_compiler's op files (clean only)
+    std::uint64_t op_bytes = 0; ///< their size
+    std::size_t op_locks = 0;   ///< op_compiler's key locks no process held
+    std::size_t locks_held = 0; ///< key locks kept: a running op_compiler holds them
 };
 
 /// Something verify found wrong.

@@ -71,6 +71,9 @@ struct FrontEndOptions {
     std::optional<std::string> sign_key; ///< $SKFORGE_SIGN_KEY: the packages it makes are signed
     std::vector<std::string> trusted_keys; ///< $SKFORGE_TRUSTED_KEYS: a stored package is used
                                            ///< only when one of these public keys signed it
+    /// $SKFORGE_REMOTE_OP_MAP=on: the remote tier's op map is written and read (a request per
+    /// op JSON, so off by default)
+    bool remote_op_map = false;
 };
 
 /// Runs one op_compiler request: a hit writes the stored package into the output; a miss runs

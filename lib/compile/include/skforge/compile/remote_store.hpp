@@ -8,7 +8,9 @@
 #include "skforge/support/log.hpp"
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace skforge::compile {
 
@@ -37,6 +39,15 @@ class RemoteStore {
 
     /// Uploads the package at `run_path` under `key` unless the server has it (HEAD).
     void insert(const std::string& key, const std::string& run_path);
+
+    /// The op map: <url>/ops/<k[0:2]>/<k> holds the key of a stored package that holds the
+    /// kernels of the op JSON whose own request key is `k` (op_store.hpp). The key it names, or
+    /// nullopt (no line, a line that is not a key, the server down); the package it names is
+    /// checked when it is fetched, as every entry is.
+    std::optional<std::string> op_owner(const std::string& op_key);
+
+    /// Puts a line naming `key` under each of `op_keys` (after the package itself was put).
+    void record_ops(const std::vector<std::string>& op_keys, const std::string& key);
 
   private:
     struct Client;

@@ -2,14 +2,30 @@
 #pragma once
 
 #include "skforge/package/cann_stamp.hpp"
+#include "skforge/package/path_rules.hpp"
 #include "skforge/package/stub.hpp"
 #include "skforge/support/progress.hpp"
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <sys/types.h>
+#include <vector>
 
 namespace skforge::package {
+
+/// An entry packed from outside the source directory: a directory (`source` empty), or a file
+/// whose `size` bytes are read from `source` at `offset` (opened without following a symbolic
+/// link) and must have `sha256`, else pack refuses, naming `source`.
+struct PackedFile {
+    std::string path; ///< in the package
+    EntryType type = EntryType::file;
+    mode_t mode = 0644; ///< 0644 or 0755
+    std::uint64_t size = 0;
+    std::string sha256;
+    std::string source;
+    std::uint64_t offset = 0; ///< where its bytes start in `source` (several may share one)
+};
 
 /// What `pack` needs; the package name is `name`, else the output file's stem.
 struct PackOptions {
@@ -27,6 +43,10 @@ struct PackOptions {
     std::string name; ///< the package name; empty: the output's stem (last, so positional
                       ///< initialisers of the fields above keep working)
     std::optional<CannStamp> cann; ///< the CANN release the kernels were built with
+    /// Entries added to the source directory's (a path both hold is refused); a file's
+    /// missing parent directories are added (0755). The stored kernels of a partial hit are
+    /// streamed from the op store this way, without a copy into a tree.
+    std::vector<PackedFile> files;
 };
 
 /// What `pack` wrote.

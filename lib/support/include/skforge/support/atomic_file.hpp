@@ -37,8 +37,14 @@ class AtomicFile {
     int fd() const noexcept { return m_fd.get(); }
     /// The temporary file's path.
     const std::string& temp_path() const noexcept { return m_temp; }
-    /// fsync, chmod, rename over the target and fsync the directory.
-    void commit();
+    /// Whether commit waits for the file and its name to reach the disk.
+    enum class Durability {
+        fsync, ///< fsync the file before the rename and the directory after it
+        none,  ///< only the rename: for a file checked before every use (a crash may leave it
+               ///< empty or short, never half of two versions)
+    };
+    /// chmod, then rename over the target (fsynced as `durability` says).
+    void commit(Durability durability = Durability::fsync);
 
   private:
     std::string m_path;
