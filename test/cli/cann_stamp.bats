@@ -185,6 +185,14 @@ YAML
     toolkit tk 9.0.2
     ASCEND_HOME_PATH=$PWD/tk "$SKC" compile g/graph.yaml --name g -o a -q >/dev/null
     [ "$(stamp a/g.run)" = '{"cube_core_cnt": 24, "from": "toolkit", "line": "9.0", "vector_core_cnt": 48, "version": "9.0.2"}' ]
+    # the toolkit's Version= ends at a blank or a CR, as install.sh reads it
+    printf 'Version=9.0.3 \r\n' >tk/compiler/version.info
+    ASCEND_HOME_PATH=$PWD/tk "$SKC" compile g/graph.yaml --name g -o a -q >/dev/null
+    [ "$(stamp a/g.run)" = '{"cube_core_cnt": 24, "from": "toolkit", "line": "9.0", "vector_core_cnt": 48, "version": "9.0.3"}' ]
+    # one that names no line stamps nothing (the conventions still follow its major.minor)
+    toolkit tk 9.00001
+    ASCEND_HOME_PATH=$PWD/tk "$SKC" compile g/graph.yaml --name g -o a -q >/dev/null
+    [ "$(stamp a/g.run)" = null ]
 }
 
 @test "the .run alone (no skforge on the host) refuses another CANN line before touching the tree, as skinstall does" {
@@ -247,4 +255,65 @@ YAML
     [ "$status" -eq 1 ]
     [[ "$output" == *"built for CANN 9.1.0 (line 9.1), and the toolkit here is CANN 9.0.1 (line 9.0)"* ]]
     [ -z "$(ls -A root)" ]
+}
+
+@test "skinstall and the .run alone read the same release and line from every version.info" {
+    # A package of a line no toolkit has: both refuse it naming what they read, or both do not
+    # check (no line read). Each row: compiler/version.info, then version.info ('-': absent), as
+    # printf formats.
+    pack_tree p --cann-version 1.0
+    read_by() { # skinstall | run: "CANN <version> (line <line>)" as its refusal says, or nothing
+        rm -rf root && mkdir root
+        if [ "$1" = skinstall ]; then
+            ASCEND_HOME_PATH=$W/tk "$SKINSTALL" install p.run --install-path root --dry-run 2>&1
+        else
+            ASCEND_HOME_PATH=$W/tk SKFORGE_NO_SKINSTALL=1 sh p.run --install-path="$W/root" -q 2>&1
+        fi | sed -n 's/.*and the toolkit here is \(CANN .* (line [^)]*)\).*/\1/p'
+    }
+    while IFS='|' read -r compiler top expected; do
+        rm -rf tk && mkdir -p tk/compiler
+        [ "$compiler" = - ] || printf "$compiler" >tk/compiler/version.info
+        [ "$top" = - ] || printf "$top" >tk/version.info
+        a=$(read_by skinstall)
+        b=$(read_by run)
+        echo "[$compiler] [$top]: skinstall '$a', the .run '$b', expected '$expected'"
+        [ "$a" = "$expected" ]
+        [ "$b" = "$expected" ]
+    done <<'ROWS'
+Version=9.1.0\n|-|CANN 9.1.0 (line 9.1)
+Version=9.1.0-rc1\n|-|CANN 9.1.0-rc1 (line 9.1)
+Version=9.01\n|-|CANN 9.01 (line 9.1)
+Version=9.1.\n|-|CANN 9.1. (line 9.1)
+Version=9.2.RC1\r\n|-|CANN 9.2.RC1 (line 9.2)
+Version=9.1.0 \n|-|CANN 9.1.0 (line 9.1)
+Version=9.1.0\t# comment\n|-|CANN 9.1.0 (line 9.1)
+Version=9.1.0_b1\n|-|CANN 9.1.0 (line 9.1)
+Version=9.2.0\r\r\n|-|CANN 9.2.0 (line 9.2)
+Version=9.1.0|-|CANN 9.1.0 (line 9.1)
+Version=9.1.0\nVersion=9.2.0\n|-|CANN 9.1.0 (line 9.1)
+Version=\r\nVersion=9.0.1\n|-|CANN 9.0.1 (line 9.0)
+Version=\r\n|Version=9.2.0\n|CANN 9.2.0 (line 9.2)
+Version= \n|Version=9.2.0\n|CANN 9.2.0 (line 9.2)
+x=1\n|Version=9.2.0\n|CANN 9.2.0 (line 9.2)
+Version=v9.1\n|-|
+ Version=9.1.0\n|-|
+version=9.1.0\n|-|
+Version=9\n|-|
+Version=9.\n|-|
+Version=.1\n|-|
+Version=9..1\n|-|
+Version=9.1rc1\n|-|
+Version=9.0000\n|-|CANN 9.0000 (line 9.0)
+Version=9.00001\n|-|
+Version=00009.1\n|-|
+Version=99999999999999999999.1\n|-|
+Version=9.1.0000000000000000000000000000000000000000000000000000000000000\n|-|
+ROWS
+    # what is not a readable regular file is passed over by both
+    rm -rf tk && mkdir -p tk/compiler/version.info && printf 'Version=9.2.0\n' >tk/version.info
+    [ "$(read_by skinstall)" = "CANN 9.2.0 (line 9.2)" ]
+    [ "$(read_by run)" = "CANN 9.2.0 (line 9.2)" ]
+    rmdir tk/compiler/version.info && mkfifo tk/compiler/version.info
+    [ "$(read_by skinstall)" = "CANN 9.2.0 (line 9.2)" ]
+    [ "$(read_by run)" = "CANN 9.2.0 (line 9.2)" ]
 }
