@@ -160,6 +160,14 @@ assert not any("built for CANN" in x for x in probs), probs' "$output"
     ASCEND_OPP_PATH=$W/root/opp run "$SKINSTALL" doctor --install-path root --cann-version 9.2.1 --soc ascend910b
     echo "$output"
     [ "$status" -eq 0 ]
+    # a toolkit version that names no line checks nothing: matches_cann is null, not true
+    toolkit tk unknown
+    ASCEND_HOME_PATH=$PWD/tk ASCEND_OPP_PATH=$W/root/opp run "$SKINSTALL" doctor --install-path root --json
+    echo "$output"
+    python3 -c '
+import json, sys
+p = json.loads(sys.argv[1])["packages"][0]
+assert p["cann_version"] == "9.2.0" and p["matches_cann"] is None, p' "$output"
 }
 
 @test "skc compile stamps the release it followed: --cann-version, else the toolkit's with the SoC's cores, else none" {
