@@ -103,6 +103,13 @@ assert by["p"]["cann_version"] == "9.1.3" and by["q"]["cann_version"] is None, b
     run env -u ASCEND_HOME_PATH "$SKINSTALL" install r.run --install-path root
     [ "$status" -eq 0 ]
     [[ "$output" == *"r.run: built for CANN 9.2.0; not checked"* ]]
+    # nor with a toolkit whose version names no line, and it says so
+    toolkit tk unknown
+    pack_tree s --name s --cann-version 9.2.0
+    ASCEND_HOME_PATH=$PWD/tk run "$SKINSTALL" install s.run --install-path root
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"s.run: built for CANN 9.2.0; not checked (the toolkit's version 'unknown', read from $PWD/tk/compiler/version.info, names no CANN line)"* ]]
 }
 
 @test "--ignore-cann-version installs another line's package with a warning, and the history records it" {
