@@ -78,6 +78,19 @@ assert d["cann"] == {"version": "9.1.0", "line": "9.1", "from": "option"}, d["ca
     [ "$status" -ne 0 ]
     [[ "$output" == *"built for CANN 9.2.0 (line 9.2)"* ]]
     [ "$(tree_digest root)" = "$before" ]
+    # ... and its override, SKFORGE_IGNORE_CANN_VERSION=1, is handed over too (the only one a
+    # process that runs the .run has), recorded in the history as skinstall's option
+    ASCEND_HOME_PATH=$PWD/tk SKFORGE_NO_SKINSTALL=0 SKFORGE_IGNORE_CANN_VERSION=1 \
+        PATH="$(dirname "$SKINSTALL"):$PATH" ASCEND_OPP_PATH=$W/root/opp run sh p.run --install-path="$W/root"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"installing anyway (--ignore-cann-version): package 'p' was built for CANN 9.2.0"* ]]
+    [ -f root/opp/static_kernel/ai_core/p/manifest.json ]
+    run "$SKINSTALL" history --install-path root --json
+    python3 -c '
+import json, sys
+last = json.loads(sys.argv[1])[-1]
+assert last["package"] == "p" and last["detail"].startswith("--ignore-cann-version: "), last' "$output"
 }
 
 @test "a package of the same line installs: a patch release is no other line; an unstamped one is not checked" {
