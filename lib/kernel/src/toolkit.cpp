@@ -10,8 +10,7 @@ namespace skforge::kernel {
 
 namespace {
 
-// What a version may hold (package::cann_line's characters): the value of a `Version=` line ends
-// at the first other one (a CR, a blank, a comment).
+// What a version may hold (package::cann_line's characters).
 constexpr std::string_view k_version_chars =
     "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.+-";
 
@@ -27,8 +26,7 @@ std::optional<std::string> version_line(const std::string& text) {
         start = end == std::string::npos ? text.size() : end + 1;
         if (!line.starts_with("Version="))
             continue;
-        std::string_view value = line.substr(8);
-        value = value.substr(0, value.find_first_not_of(k_version_chars));
+        std::string_view value = version_prefix(line.substr(8));
         if (!value.empty())
             return std::string(value);
     }
@@ -36,6 +34,10 @@ std::optional<std::string> version_line(const std::string& text) {
 }
 
 } // namespace
+
+std::string_view version_prefix(std::string_view text) {
+    return text.substr(0, text.find_first_not_of(k_version_chars));
+}
 
 std::optional<std::string> toolkit_version(const std::string& ascend_home, std::string* from) {
     if (ascend_home.empty())

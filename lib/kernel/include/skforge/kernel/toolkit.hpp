@@ -4,6 +4,7 @@
 // The CANN toolkit a host has: its release, as its version.info files say it.
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace skforge::kernel {
 
@@ -14,6 +15,10 @@ namespace skforge::kernel {
 /// a readable regular file is passed over too, as the .run's install.sh does. `from`, when given,
 /// is set to the file it came from. nullopt when `ascend_home` is empty or neither file has such
 /// a line; throws an Error naming the file when one cannot be read.
+/// The version at the start of `text`: up to its first character that is not a letter, a digit
+/// or '.+-' (a CR, a blank, a NUL), as every checker of the CANN stamp reads a host's release.
+std::string_view version_prefix(std::string_view text);
+
 std::optional<std::string> toolkit_version(const std::string& ascend_home,
                                            std::string* from = nullptr);
 
