@@ -276,6 +276,10 @@ std::map<std::string, std::string> check_stamps(const Options& o,
             log.info(p.origin + ": built for CANN " + p.manifest.cann->version +
                      "; not checked (no --cann-version, and no version.info under "
                      "$ASCEND_HOME_PATH)");
+        else if (p.manifest.cann && !pkg::cann_line(host.version))
+            log.info(p.origin + ": built for CANN " + p.manifest.cann->version +
+                     "; not checked (the toolkit's version '" + host.version + "', read from " +
+                     host.version_from + ", names no CANN line)");
     }
     return overridden;
 }

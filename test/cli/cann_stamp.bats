@@ -78,6 +78,19 @@ assert d["cann"] == {"version": "9.1.0", "line": "9.1", "from": "option"}, d["ca
     [ "$status" -ne 0 ]
     [[ "$output" == *"built for CANN 9.2.0 (line 9.2)"* ]]
     [ "$(tree_digest root)" = "$before" ]
+    # ... and its override, SKFORGE_IGNORE_CANN_VERSION=1, is handed over too (the only one a
+    # process that runs the .run has), recorded in the history as skinstall's option
+    ASCEND_HOME_PATH=$PWD/tk SKFORGE_NO_SKINSTALL=0 SKFORGE_IGNORE_CANN_VERSION=1 \
+        PATH="$(dirname "$SKINSTALL"):$PATH" ASCEND_OPP_PATH=$W/root/opp run sh p.run --install-path="$W/root"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"installing anyway (--ignore-cann-version): package 'p' was built for CANN 9.2.0"* ]]
+    [ -f root/opp/static_kernel/ai_core/p/manifest.json ]
+    run "$SKINSTALL" history --install-path root --json
+    python3 -c '
+import json, sys
+last = json.loads(sys.argv[1])[-1]
+assert last["package"] == "p" and last["detail"].startswith("--ignore-cann-version: "), last' "$output"
 }
 
 @test "a package of the same line installs: a patch release is no other line; an unstamped one is not checked" {
@@ -103,6 +116,13 @@ assert by["p"]["cann_version"] == "9.1.3" and by["q"]["cann_version"] is None, b
     run env -u ASCEND_HOME_PATH "$SKINSTALL" install r.run --install-path root
     [ "$status" -eq 0 ]
     [[ "$output" == *"r.run: built for CANN 9.2.0; not checked"* ]]
+    # nor with a toolkit whose version names no line, and it says so
+    toolkit tk unknown
+    pack_tree s --name s --cann-version 9.2.0
+    ASCEND_HOME_PATH=$PWD/tk run "$SKINSTALL" install s.run --install-path root
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"s.run: built for CANN 9.2.0; not checked (the toolkit's version 'unknown', read from $PWD/tk/compiler/version.info, names no CANN line)"* ]]
 }
 
 @test "--ignore-cann-version installs another line's package with a warning, and the history records it" {
@@ -160,6 +180,14 @@ assert not any("built for CANN" in x for x in probs), probs' "$output"
     ASCEND_OPP_PATH=$W/root/opp run "$SKINSTALL" doctor --install-path root --cann-version 9.2.1 --soc ascend910b
     echo "$output"
     [ "$status" -eq 0 ]
+    # a toolkit version that names no line checks nothing: matches_cann is null, not true
+    toolkit tk unknown
+    ASCEND_HOME_PATH=$PWD/tk ASCEND_OPP_PATH=$W/root/opp run "$SKINSTALL" doctor --install-path root --json
+    echo "$output"
+    python3 -c '
+import json, sys
+p = json.loads(sys.argv[1])["packages"][0]
+assert p["cann_version"] == "9.2.0" and p["matches_cann"] is None, p' "$output"
 }
 
 @test "skc compile stamps the release it followed: --cann-version, else the toolkit's with the SoC's cores, else none" {
@@ -185,6 +213,14 @@ YAML
     toolkit tk 9.0.2
     ASCEND_HOME_PATH=$PWD/tk "$SKC" compile g/graph.yaml --name g -o a -q >/dev/null
     [ "$(stamp a/g.run)" = '{"cube_core_cnt": 24, "from": "toolkit", "line": "9.0", "vector_core_cnt": 48, "version": "9.0.2"}' ]
+    # the toolkit's Version= ends at a blank or a CR, as install.sh reads it
+    printf 'Version=9.0.3 \r\n' >tk/compiler/version.info
+    ASCEND_HOME_PATH=$PWD/tk "$SKC" compile g/graph.yaml --name g -o a -q >/dev/null
+    [ "$(stamp a/g.run)" = '{"cube_core_cnt": 24, "from": "toolkit", "line": "9.0", "vector_core_cnt": 48, "version": "9.0.3"}' ]
+    # one that names no line stamps nothing (the conventions still follow its major.minor)
+    toolkit tk 9.00001
+    ASCEND_HOME_PATH=$PWD/tk "$SKC" compile g/graph.yaml --name g -o a -q >/dev/null
+    [ "$(stamp a/g.run)" = null ]
 }
 
 @test "the .run alone (no skforge on the host) refuses another CANN line before touching the tree, as skinstall does" {
@@ -247,4 +283,65 @@ YAML
     [ "$status" -eq 1 ]
     [[ "$output" == *"built for CANN 9.1.0 (line 9.1), and the toolkit here is CANN 9.0.1 (line 9.0)"* ]]
     [ -z "$(ls -A root)" ]
+}
+
+@test "skinstall and the .run alone read the same release and line from every version.info" {
+    # A package of a line no toolkit has: both refuse it naming what they read, or both do not
+    # check (no line read). Each row: compiler/version.info, then version.info ('-': absent), as
+    # printf formats.
+    pack_tree p --cann-version 1.0
+    read_by() { # skinstall | run: "CANN <version> (line <line>)" as its refusal says, or nothing
+        rm -rf root && mkdir root
+        if [ "$1" = skinstall ]; then
+            ASCEND_HOME_PATH=$W/tk "$SKINSTALL" install p.run --install-path root --dry-run 2>&1
+        else
+            ASCEND_HOME_PATH=$W/tk SKFORGE_NO_SKINSTALL=1 sh p.run --install-path="$W/root" -q 2>&1
+        fi | sed -n 's/.*and the toolkit here is \(CANN .* (line [^)]*)\).*/\1/p'
+    }
+    while IFS='|' read -r compiler top expected; do
+        rm -rf tk && mkdir -p tk/compiler
+        [ "$compiler" = - ] || printf "$compiler" >tk/compiler/version.info
+        [ "$top" = - ] || printf "$top" >tk/version.info
+        a=$(read_by skinstall)
+        b=$(read_by run)
+        echo "[$compiler] [$top]: skinstall '$a', the .run '$b', expected '$expected'"
+        [ "$a" = "$expected" ]
+        [ "$b" = "$expected" ]
+    done <<'ROWS'
+Version=9.1.0\n|-|CANN 9.1.0 (line 9.1)
+Version=9.1.0-rc1\n|-|CANN 9.1.0-rc1 (line 9.1)
+Version=9.01\n|-|CANN 9.01 (line 9.1)
+Version=9.1.\n|-|CANN 9.1. (line 9.1)
+Version=9.2.RC1\r\n|-|CANN 9.2.RC1 (line 9.2)
+Version=9.1.0 \n|-|CANN 9.1.0 (line 9.1)
+Version=9.1.0\t# comment\n|-|CANN 9.1.0 (line 9.1)
+Version=9.1.0_b1\n|-|CANN 9.1.0 (line 9.1)
+Version=9.2.0\r\r\n|-|CANN 9.2.0 (line 9.2)
+Version=9.1.0|-|CANN 9.1.0 (line 9.1)
+Version=9.1.0\nVersion=9.2.0\n|-|CANN 9.1.0 (line 9.1)
+Version=\r\nVersion=9.0.1\n|-|CANN 9.0.1 (line 9.0)
+Version=\r\n|Version=9.2.0\n|CANN 9.2.0 (line 9.2)
+Version= \n|Version=9.2.0\n|CANN 9.2.0 (line 9.2)
+x=1\n|Version=9.2.0\n|CANN 9.2.0 (line 9.2)
+Version=v9.1\n|-|
+ Version=9.1.0\n|-|
+version=9.1.0\n|-|
+Version=9\n|-|
+Version=9.\n|-|
+Version=.1\n|-|
+Version=9..1\n|-|
+Version=9.1rc1\n|-|
+Version=9.0000\n|-|CANN 9.0000 (line 9.0)
+Version=9.00001\n|-|
+Version=00009.1\n|-|
+Version=99999999999999999999.1\n|-|
+Version=9.1.0000000000000000000000000000000000000000000000000000000000000\n|-|
+ROWS
+    # what is not a readable regular file is passed over by both
+    rm -rf tk && mkdir -p tk/compiler/version.info && printf 'Version=9.2.0\n' >tk/version.info
+    [ "$(read_by skinstall)" = "CANN 9.2.0 (line 9.2)" ]
+    [ "$(read_by run)" = "CANN 9.2.0 (line 9.2)" ]
+    rmdir tk/compiler/version.info && mkfifo tk/compiler/version.info
+    [ "$(read_by skinstall)" = "CANN 9.2.0 (line 9.2)" ]
+    [ "$(read_by run)" = "CANN 9.2.0 (line 9.2)" ]
 }

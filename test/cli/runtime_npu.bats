@@ -419,6 +419,13 @@ EOF
     [ "$status" -eq 0 ]
     open_with 9.0.1 Ascend910B1 SKFORGE_IGNORE_CANN_VERSION=1
     [ "$status" -eq 0 ]
+    # the release is read as the installers read version.info: up to a blank, a CR or a NUL
+    open_with "$(printf '9.0.1 \r')" Ascend910B1
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"and the toolkit here is CANN 9.0.1 (line 9.0), read from aclsysGetCANNVersion"* ]]
+    # one that names no line (the stand-in fills the 128-byte field) is not checked
+    open_with "$(printf '9.0.1%0200d' 0)" Ascend910B1
+    [ "$status" -eq 0 ]
     # what CANN's runtime does not report is not checked: the stand-in without its variables
     SKFORGE_ASCENDCL="$SKFORGE_ASCENDCL_STANDIN" run env -u STANDIN_CANN_VERSION -u STANDIN_SOC_NAME \
         "$SKRUN" two_stream --install-path "$root" --device npu:0

@@ -18,6 +18,7 @@
 #include "skforge/graph/graph.hpp"
 #include "skforge/kernel/soc.hpp"
 #include "skforge/kernel/toolkit.hpp"
+#include "skforge/package/cann_stamp.hpp"
 #include "skforge/package/path_rules.hpp"
 #include "skforge/package/writer.hpp"
 #include "skforge/support/error.hpp"
@@ -308,7 +309,7 @@ void select_release(Pipeline& p) {
         // The package's stamp (cann-stamp.md): the release given or found; none by default.
         if (!p.o.cann_version.empty())
             p.stamp = package::CannStamp{p.o.cann_version, package::StampSource::option, {}, {}};
-        else if (auto v = kernel::toolkit_version(ascend_home()))
+        else if (auto v = kernel::toolkit_version(ascend_home()); v && package::cann_line(*v))
             p.stamp = package::CannStamp{*v, package::StampSource::toolkit, {}, {}};
         p.log += "CANN conventions " + std::string(p.release->name) + " (" + where + ")\n";
         if (!p.release->operator_json_debug_fields)

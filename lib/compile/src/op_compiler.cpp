@@ -6,6 +6,7 @@
 #include "skforge/compile/cache_store.hpp"
 #include "skforge/compile/remote_store.hpp"
 #include "skforge/kernel/toolkit.hpp"
+#include "skforge/package/cann_stamp.hpp"
 #include "skforge/package/generated.hpp"
 #include "skforge/package/index_rules.hpp"
 #include "skforge/package/makeself.hpp"
@@ -414,7 +415,7 @@ Compiled compile_into(const OpCompilerArgs& a, const FrontEndOptions& o, const s
         io.output = work + "/package.run";
         io.sign_key = o.sign_key;
         // The toolkit that just compiled the kernels is the release they were built with.
-        if (auto v = kernel::toolkit_version(o.ascend_home))
+        if (auto v = kernel::toolkit_version(o.ascend_home); v && package::cann_line(*v))
             io.cann = package::CannStamp{*v, package::StampSource::toolkit, {}, {}};
         package::import_makeself(io);
         c.package = io.output;

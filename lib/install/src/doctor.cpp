@@ -75,7 +75,8 @@ void check_packages(json& r, const InstallTree& tree, const DoctorInput& in) {
             };
             p["matches_soc"] =
                 in.soc_dir.empty() || !dir ? json(nullptr) : json(!has(StampRefusal::Kind::soc));
-            p["matches_cann"] = !m.cann || host.version.empty()
+            // not checked: no stamp, or no host release, or one that names no line
+            p["matches_cann"] = !m.cann || !package::cann_line(host.version)
                                     ? json(nullptr)
                                     : json(!has(StampRefusal::Kind::release));
             for (const auto& x : refusals)

@@ -11,6 +11,7 @@
 #include "skforge/kernel/host_dtype.hpp"
 #include "skforge/kernel/kernel_meta.hpp"
 #include "skforge/kernel/soc.hpp"
+#include "skforge/kernel/toolkit.hpp"
 #include "skforge/runtime.h"
 #include "skforge/support/error.hpp"
 #include "skforge/support/file.hpp"
@@ -1050,7 +1051,7 @@ void check_device_fits(const package::Manifest& m, unsigned device_id) {
     if (api.get_cann_version != nullptr && !(ignore != nullptr && std::string(ignore) == "1") &&
         api.get_cann_version(acl::k_pkg_name_cann, &v) == acl::k_success) {
         v.version[sizeof v.version - 1] = '\0';
-        host.version = v.version;
+        host.version = kernel::version_prefix(v.version); // as the installers read version.info
         host.version_from = "aclsysGetCANNVersion";
     }
     if (api.get_soc_name != nullptr)
