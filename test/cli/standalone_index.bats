@@ -608,13 +608,14 @@ PY
     cp "$BATS_FILE_TMPDIR/dav-2201/p1.run" .
     sh p1.run --noexec >/dev/null
     # skf_merge_awk as the package carries it, run alone on one text as package t's index of
-    # SoC s: its verdict line ("\376", then why in the seventh field) says why it is refused.
+    # SoC s (the feed ends with a line "\036"): its verdict line ("\376", then why in the seventh
+    # field) says why it is refused.
     sed -n "/^skf_merge_awk='/,/^}'\$/p" p1/install.sh >merge_awk.sh
     [ -s merge_awk.sh ]
     cat >check.sh <<'SH'
 LC_ALL=C; export LC_ALL # as the scripts run it (fallback-lib.sh)
 . ./merge_awk.sh
-{ printf '\036s\t1\tt\tt\tout\n' && cat && printf '\n'; } | awk "$skf_merge_awk" |
+{ printf '\036s\t1\tt\tt\tout\n' && cat && printf '\n\036\n'; } | awk "$skf_merge_awk" |
     awk '$1 == "\376" { w = $0; for (i = 1; i <= 6; i++) w = substr(w, index(w, "\t") + 1); print "\047t\047 " w; bad = 1 }
         END { exit bad }' FS='\t'
 SH
