@@ -6,8 +6,10 @@
 # the installed uninstall.sh, TorchAir's way), side by side with makeself .runs of the same tree
 # whose script copies it into place, and one whose script removes it (makeself's defaults, as
 # CANN's own .runs: gzip -9, MD5 and CRC checked when run). Each step the median of REPS rounds,
-# the rounds alternating between the two; then the ratios.
+# in each round one side then the other, the first side alternating round by round; then the
+# ratios.
 #   test/bench/bench_run_alone.sh [REPS] [K...]      (default: 5 rounds, 200 and 2000 kernels)
+# BENCH_FS=ext4 (root) runs it on a fresh ext4 with a journal (common.sh, bench_workdir).
 # SKC may point at any build (only `skc pack` runs; default: bench_build's release build).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -17,7 +19,11 @@ shift || true
 . test/bench/common.sh
 if [ -z "${SKC:-}" ]; then bench_build; fi
 command -v makeself >/dev/null || { echo "makeself is not installed (apt-get install makeself)" >&2; exit 2; }
-bench_workdir 0 0
+# With BENCH_FS=ext4 (common.sh), room for the largest K: its tree, the makeself copy, the two
+# .runs, both installs and makeself's extraction, 2K + 1 files each.
+kmax=0
+for K in "$@"; do [ "$K" -le "$kmax" ] || kmax=$K; done
+bench_workdir $((64 + kmax / 5)) $((16384 + kmax * 12))
 export SOURCE_DATE_EPOCH=0 SKFORGE_NO_SKINSTALL=1
 AI=opp/static_kernel/ai_core
 
@@ -47,11 +53,18 @@ for K in "$@"; do
     makeself --quiet --nox11 "$W/ms" "$W/ms-remove.run" p1 ./remove.sh >/dev/null
     files=$(find "$W/t1" -type f | wc -l)
     for s in sk_install ms_install sk_uninstall ms_uninstall sk_script; do : >"$W/t.$s"; done
-    for _ in $(seq 1 "$REPS"); do
-        timed 'rm -rf "$W/rsk" && mkdir "$W/rsk"' sk_install >>"$W/t.sk_install"
-        timed 'rm -rf "$W/rms" && mkdir "$W/rms"' ms_install >>"$W/t.ms_install"
-        timed 'test -d "$W/rsk/$AI/p1"' sk_uninstall >>"$W/t.sk_uninstall"
-        timed 'test -d "$W/rms/$AI/p1"' ms_uninstall >>"$W/t.ms_uninstall"
+    for r in $(seq 1 "$REPS"); do
+        # The two sides take turns going first, round by round: what one side's run leaves the
+        # file system (ext4 without a journal scans the inodes deleted in the last minute before
+        # it reuses one, fs/ext4/ialloc.c) must not always fall on the same side.
+        sides="sk ms"
+        [ $((r % 2)) = 1 ] || sides="ms sk"
+        for s in $sides; do
+            timed 'rm -rf "$W/r$s" && mkdir "$W/r$s"' "${s}_install" >>"$W/t.${s}_install"
+        done
+        for s in $sides; do
+            timed 'test -d "$W/r$s/$AI/p1"' "${s}_uninstall" >>"$W/t.${s}_uninstall"
+        done
         timed 'sk_install' sk_script >>"$W/t.sk_script"
         [ ! -e "$W/rsk/$AI/p1" ] && [ ! -e "$W/rms/$AI/p1" ] || { echo "a removal left the package" >&2; exit 1; }
     done
