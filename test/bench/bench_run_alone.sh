@@ -7,7 +7,7 @@
 # whose script copies it into place, and one whose script removes it (makeself's defaults, as
 # CANN's own .runs: gzip -9, MD5 and CRC checked when run). Each step the median of REPS rounds,
 # in each round one side then the other, the first side alternating round by round; then the
-# ratios.
+# ratio of the medians and the median of the rounds' own ratios.
 #   test/bench/bench_run_alone.sh [REPS] [K...]      (default: 5 rounds, 200 and 2000 kernels)
 # BENCH_FS=ext4 (root) runs it on a fresh ext4 with a journal (common.sh, bench_workdir).
 # SKC may point at any build (only `skc pack` runs; default: bench_build's release build).
@@ -28,6 +28,9 @@ export SOURCE_DATE_EPOCH=0 SKFORGE_NO_SKINSTALL=1
 AI=opp/static_kernel/ai_core
 
 ratio() { echo "scale=2; $1 / $2" | bc -l; }
+# paired A B: the median of the rounds' own ratios, A's time over B's in the same round (the file
+# system's speed drifts between rounds, by several times on a shared machine).
+paired() { paste -d/ "$W/t.$1" "$W/t.$2" | sed 's|^|scale=2; |' | bc -l | median; }
 sk_install() { sh "$W/p1.run" --install-path="$W/rsk" -q; }
 sk_uninstall() { sh "$W/p1.run" --uninstall --install-path="$W/rsk" -q; }
 sk_script() { sh "$W/rsk/$AI/p1/uninstall.sh" -q; }
@@ -36,8 +39,8 @@ ms_uninstall() { sh "$W/ms-remove.run" --quiet --nox11 -- "$W/rms"; }
 
 echo "Working directory: $W_FS; $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg) at the start."
 echo
-echo "| kernels (files) | step | .run alone | makeself .run | ratio |"
-echo "|---|---|---|---|---|"
+echo "| kernels (files) | step | .run alone | makeself .run | ratio | ratio per round |"
+echo "|---|---|---|---|---|---|"
 for K in "$@"; do
     rm -rf "${W:?}"/t1 "$W"/ms "$W"/*.run
     python3 test/bench/gen_kernel_trees.py "$W" 1 "$K"
@@ -71,12 +74,15 @@ for K in "$@"; do
     for s in sk_install ms_install sk_uninstall ms_uninstall sk_script; do
         eval "t_$s=\$(median <\"\$W/t.$s\")"
     done
-    printf '| %d (%d) | install | `sh p1.run`: %.2f s | copy into place: %.2f s | %s |\n' \
-        "$K" "$files" "$t_sk_install" "$t_ms_install" "$(ratio "$t_sk_install" "$t_ms_install")"
-    printf '| %d (%d) | uninstall | `sh p1.run --uninstall`: %.2f s | remove: %.2f s | %s |\n' \
-        "$K" "$files" "$t_sk_uninstall" "$t_ms_uninstall" "$(ratio "$t_sk_uninstall" "$t_ms_uninstall")"
-    printf '| %d (%d) | uninstall | installed `uninstall.sh`: %.2f s | remove: %.2f s | %s |\n' \
-        "$K" "$files" "$t_sk_script" "$t_ms_uninstall" "$(ratio "$t_sk_script" "$t_ms_uninstall")"
+    printf '| %d (%d) | install | `sh p1.run`: %.2f s | copy into place: %.2f s | %s | %s |\n' \
+        "$K" "$files" "$t_sk_install" "$t_ms_install" "$(ratio "$t_sk_install" "$t_ms_install")" \
+        "$(paired sk_install ms_install)"
+    printf '| %d (%d) | uninstall | `sh p1.run --uninstall`: %.2f s | remove: %.2f s | %s | %s |\n' \
+        "$K" "$files" "$t_sk_uninstall" "$t_ms_uninstall" "$(ratio "$t_sk_uninstall" "$t_ms_uninstall")" \
+        "$(paired sk_uninstall ms_uninstall)"
+    printf '| %d (%d) | uninstall | installed `uninstall.sh`: %.2f s | remove: %.2f s | %s | %s |\n' \
+        "$K" "$files" "$t_sk_script" "$t_ms_uninstall" "$(ratio "$t_sk_script" "$t_ms_uninstall")" \
+        "$(paired sk_script ms_uninstall)"
 done
 echo
 echo "Load average $(cut -d' ' -f1-3 /proc/loadavg) at the end."
