@@ -177,3 +177,49 @@ gone() {
     ASCEND_HOME_PATH=$W/home run "$OPBASE_READ" - ascend910b
     [ "$output" = "no index (no base path)" ]
 }
+
+# proc.sh ROOT: a process that installs p1 into ROOT by the .run alone, executed without an action
+# (so p1 is held by it, as TorchAir's processes hold theirs), then stays (exec keeps its pid and
+# start time) until it is killed; prints nothing.
+proc_script() {
+    cat >"$W/proc.sh" <<EOF2
+SKFORGE_NO_SKINSTALL=1 sh "$BATS_FILE_TMPDIR/out/p1.run" --install-path="\$1" -q || exit 1
+exec sleep 1000
+EOF2
+}
+
+@test "skinstall gc --install-path ROOT collects a private root whose process was killed, by either installer; not while it runs, never an operator's" {
+    shared
+    before=$(tree_digest "$W/shared")
+    # skinstall, held by the process named with --holder.
+    sleep 1000 &
+    local pid=$!
+    mkdir "$W/proc-a"
+    "$SKINSTALL" install "$BATS_FILE_TMPDIR/out/p1.run" --install-path "$W/proc-a" --holder "$pid" -q
+    # The .run alone, held by the process that executed it.
+    proc_script
+    mkdir "$W/proc-b"
+    sh "$W/proc.sh" "$W/proc-b" &
+    local pid_b=$!
+    # Installed once the process runs sleep (proc.sh's exec), or failed once it is gone.
+    wait_until sh -c '[ ! -e "/proc/$1" ] || grep -qx sleep "/proc/$1/comm"' - "$pid_b"
+    [ -d "$W/proc-b/$AI/p1" ]
+    grep -q "^p1 held $pid_b:" "$W/proc-b/$AI/config/static_kernel.holders"
+    # An operator's install into a root of its own: persistent.
+    mkdir "$W/proc-c"
+    "$SKINSTALL" install "$BATS_FILE_TMPDIR/out/p1.run" --install-path "$W/proc-c" -q
+    for r in a b c; do
+        run "$SKINSTALL" gc --install-path "$W/proc-$r"
+        [ "$status" -eq 0 ]
+        [ -d "$W/proc-$r/$AI/p1" ]
+    done
+    kill -9 "$pid" "$pid_b"
+    wait "$pid" "$pid_b" || true
+    for r in a b c; do
+        "$SKINSTALL" gc --install-path "$W/proc-$r" -q
+    done
+    gone "$W/proc-a"
+    gone "$W/proc-b"
+    found "$W/proc-c"
+    [ "$(tree_digest "$W/shared")" = "$before" ]
+}
