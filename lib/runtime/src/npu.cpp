@@ -284,7 +284,7 @@ void read_tensors(const json& j, Program& p, const std::string& file) {
         info.name = t.at("name").get<std::string>();
         info.dtype = t.at("dtype").get<std::string>();
         info.dt = kernel::host_dtype(info.dtype).value_or(0);
-        info.shape = t.at("shape").get<std::vector<std::int64_t>>();
+        info.shape = check::integers(t.at("shape"), file, where + ".shape");
         check::rank(info, file, where);
         info.bytes = check::member<std::uint64_t>(t, "bytes", file, where);
         check::allocatable(info.bytes, file, where + ".bytes");
@@ -305,8 +305,8 @@ void read_ops(const json& j, Program& p, const std::string& file) {
         op.stream = check::member<std::uint32_t>(o, "stream", file, where);
         op.inputs = tensor_refs(o, "inputs", p, file, where);
         op.outputs = tensor_refs(o, "outputs", p, file, where);
-        op.send = o.at("send_events").get<std::vector<std::int64_t>>();
-        op.recv = o.at("recv_events").get<std::vector<std::int64_t>>();
+        op.send = check::integers(o.at("send_events"), file, where + ".send_events");
+        op.recv = check::integers(o.at("recv_events"), file, where + ".recv_events");
         op.segment = check::member<int>(o, "segment", file, where); // its range: read_steps
         if (!o.at("kernel").is_null()) {
             op.kernel = kernel_launch(o["kernel"], file, where + ".kernel");
@@ -317,7 +317,7 @@ void read_ops(const json& j, Program& p, const std::string& file) {
 }
 
 void read_segments(const json& j, Program& p, const std::string& file) {
-    p.locks = j.at("locks").get<std::vector<std::int64_t>>();
+    p.locks = check::integers(j.at("locks"), file, "locks");
     auto& lock_index = p.lock_of;
     for (std::size_t i = 0; i < p.locks.size(); ++i)
         lock_index.emplace(p.locks[i], i);

@@ -124,7 +124,7 @@ TensorInfo read_tensor(const json& t, std::size_t i, const std::string& file) {
     if (!dt)
         throw Error(file + ": tensor '" + info.name + "' has unknown dtype '" + info.dtype + "'");
     info.dt = *dt;
-    info.shape = t.at("shape").get<std::vector<std::int64_t>>();
+    info.shape = check::integers(t.at("shape"), file, where + ".shape");
     auto bytes = support::checked_mul(check::elements(info, file, where), sk_dtype_size(info.dt));
     if (!bytes || !check::block_size(*bytes))
         throw Error(file + ": " + where + ": tensor '" + info.name + "' of " + info.dtype +
@@ -143,8 +143,10 @@ OpInfo read_op(const json& o, std::size_t i, std::size_t tensors, const std::str
     op.type = o.at("type").get<std::string>();
     op.kind = op_kind(o.value("kind", "kernel"), op.name, file);
     op.stream = check::member<std::uint32_t>(o, "stream", file, where, 0u);
-    op.notify = o.value("notify", std::vector<std::int64_t>{});
-    op.wait = o.value("wait", std::vector<std::int64_t>{});
+    op.notify = o.contains("notify") ? check::integers(o["notify"], file, where + ".notify")
+                                     : std::vector<std::int64_t>{};
+    op.wait = o.contains("wait") ? check::integers(o["wait"], file, where + ".wait")
+                                 : std::vector<std::int64_t>{};
     op.library = o.at("library").get<std::string>();
     op.symbol = o.at("symbol").get<std::string>();
     op.block_dim =
@@ -222,7 +224,10 @@ SegmentInfo read_segment(const json& s, std::size_t i, std::vector<TensorInfo>& 
         auto off = check::integer(a.at("param_offset"), seg.side_slot_offset,
                                   seg.param_block_size - 8, file, at + ".param_offset");
         seg.side_slots.push_back(
-            {off, a.at("event").get<std::int64_t>(), a.at("role").get<std::string>() == "wait"});
+            {off,
+             check::integer(a.at("event"), std::numeric_limits<std::int64_t>::min(),
+                            std::numeric_limits<std::int64_t>::max(), file, at + ".event"),
+             a.at("role").get<std::string>() == "wait"});
     }
     return seg;
 }

@@ -25,6 +25,20 @@ std::int64_t integer(const json& v, std::int64_t low, std::int64_t high, const s
     return *x;
 }
 
+std::vector<std::int64_t> integers(const json& v, const std::string& file,
+                                   const std::string& field) {
+    if (!v.is_array())
+        throw Error(file + ": " + field + ": a " + std::string(v.type_name()) +
+                    ", not a list of integers");
+    std::vector<std::int64_t> out;
+    out.reserve(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i)
+        out.push_back(integer(v[i], std::numeric_limits<std::int64_t>::min(),
+                              std::numeric_limits<std::int64_t>::max(), file,
+                              field + "[" + std::to_string(i) + "]"));
+    return out;
+}
+
 std::uint64_t unsigned_integer(const json& v, std::uint64_t high, const std::string& file,
                                const std::string& field) {
     auto x = support::json_as<std::uint64_t>(v);

@@ -26,6 +26,12 @@ std::int64_t integer(const nlohmann::json& v, std::int64_t low, std::int64_t hig
 std::uint64_t unsigned_integer(const nlohmann::json& v, std::uint64_t high, const std::string& file,
                                const std::string& field);
 
+/// `v` as a list of integers (each any int64), or `fallback` when `v` is null and one is given;
+/// else throws naming `field` and the element (a float such as 3e20 is not read as an integer:
+/// converting it would be undefined).
+std::vector<std::int64_t> integers(const nlohmann::json& v, const std::string& file,
+                                   const std::string& field);
+
 /// The member `key` of object `j` as an integer of type T (every value T holds), or `fallback`
 /// when absent (no fallback: required, and a missing one is a damaged program).
 template <class T>

@@ -331,6 +331,14 @@ TEST_CASE("runtime C API: every number and index of a program is checked at open
          "ops[0].block_dim: 1.5 is not an integer from 0 to 4294967295"},
         {crafted(w, "", R"([{"op": 18446744073709551615}])"),
          "steps[0].op: 18446744073709551615 is out of range (1 operators)"},
+        // a float where a list of integers belongs: converting 3e20 to int64 is undefined
+        // (found by fuzz_runtime_program; test/fuzz/corpus/program/host_shape_float_3e20.json)
+        {crafted(R"([{"name": "w", "dtype": "float32", "shape": [3e20],
+                      "graph_input": true, "graph_output": false}])",
+                 k_prefetch_of_w),
+         "tensors[0].shape[0]: 3e+20 is not an integer from"},
+        {with(R"("inputs": [0])", R"("inputs": [0], "notify": [2.5])"),
+         "ops[0].notify[0]: 2.5 is not an integer from"},
     };
     for (const auto& [program, expected] : cases) {
         auto [rc, message] = open_crafted(program);
