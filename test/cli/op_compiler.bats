@@ -455,3 +455,24 @@ teardown() {
     [ "$(calls)" -eq 5 ]
     "$SKC" inspect r6/*.run --verify --trusted-key k.pub.pem >/dev/null
 }
+
+@test "a store's max_size counts each package's op files, and an evicted package takes its op files with it" {
+    host
+    dump d1 Add float16 8,16
+    op_compiler -p d1 -v Ascend910B1 -o r1 2>/dev/null
+    k1=$(basename store/*/*.run .run)
+    files1="store/op-files/${k1:0:2}/$k1"
+    [ -f "$files1" ]
+    run_size=$(stat -c %s "store/${k1:0:2}/$k1.run")
+    op_size=$(stat -c %s "$files1")
+    # stats counts what the entry takes on disk: its .run and its op files
+    run "$SKC" cache stats --cache-dir store --json
+    [[ "$output" == *"\"total_size\": $((run_size + op_size))"* ]]
+    # room for one entry's .run and op files, not two: the second miss evicts the first, whole
+    printf '{"max_size": %d}\n' $((run_size + op_size + 200)) >store/config.json
+    dump d2 Relu float 4,32
+    op_compiler -p d2 -v Ascend910B1 -o r2 2>/dev/null
+    [ ! -e "store/${k1:0:2}/$k1.run" ]
+    [ ! -e "$files1" ]
+    [ "$(find store/op-files -type f | wc -l)" -eq 1 ]
+}

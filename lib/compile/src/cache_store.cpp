@@ -375,11 +375,23 @@ void remove_entry(const Root& root, const std::string& key) {
     remove_item(root, {shard_of(key), key + ".run"});
 }
 
-// Removes least recently used entries of `entries` until their sizes add up to at most `limit`.
+// The bytes of the op_compiler front end's op files of entry `key` in the store at `dir`, 0
+// when it made none: they count with the entry against max_size (op-compiler.md).
+std::uint64_t op_files_size(const std::string& dir, const std::string& key) {
+    struct stat st {};
+    return ::lstat(op_files_path(dir, key).c_str(), &st) == 0 && S_ISREG(st.st_mode)
+               ? static_cast<std::uint64_t>(st.st_size)
+               : 0;
+}
+
+// Removes least recently used entries of `entries` until their sizes, with their op files, add
+// up to at most `limit`.
 CleanResult evict_to(const Root& root, std::vector<CacheEntry> entries, std::uint64_t limit) {
     std::uint64_t total = 0;
-    for (const auto& e : entries)
+    for (auto& e : entries) {
+        e.size += op_files_size(root.dir, e.key);
         total += e.size;
+    }
     std::sort(entries.begin(), entries.end(), [](const CacheEntry& a, const CacheEntry& b) {
         return a.last_used != b.last_used ? a.last_used < b.last_used : a.key < b.key;
     });
@@ -388,6 +400,7 @@ CleanResult evict_to(const Root& root, std::vector<CacheEntry> entries, std::uin
         if (total <= limit)
             break;
         remove_entry(root, e.key);
+        ::unlink(op_files_path(root.dir, e.key).c_str()); // its op files go with it
         total -= e.size;
         r.bytes += e.size;
         ++r.removed;
@@ -615,7 +628,7 @@ CacheStats CacheStore::stats() const {
     CacheStats s;
     for (const auto& e : scan_store(root, now()).entries) {
         ++s.entries;
-        s.total_size += e.size;
+        s.total_size += e.size + op_files_size(root.dir, e.key); // what max_size limits
     }
     json j = read_counters(root, m_options.warn);
     s.hits = counter(j, "hits", root, m_options.warn);
