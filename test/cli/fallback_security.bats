@@ -320,8 +320,8 @@ PY
     mkdir -p $AI/config bin
     : >$AI/config/static_kernel.lock
     # install.sh syncs once everything is staged; this sync marks that moment, then lingers until
-    # the test has sent its signal (./go).
-    printf '#!/bin/sh\n: >"%s/staged"\nuntil [ -e "%s/go" ]; do sleep 0.05; done\n' "$W" "$W" >bin/sync
+    # the test has sent its signal (./go), at most 60 s.
+    printf '#!/bin/sh\n: >"%s/staged"\nfor i in $(seq 1200); do [ -e "%s/go" ] && break; sleep 0.05; done\n' "$W" "$W" >bin/sync
     chmod +x bin/sync
     for step in install upgrade; do
         before=$(tree_digest root)
@@ -351,10 +351,10 @@ wait_for() {
 }
 
 # slow_tool DIR NAME MARK: DIR/NAME runs the real NAME after creating MARK and waiting for
-# MARK.go, which the test creates once it has sent its signal.
+# MARK.go, which the test creates once it has sent its signal (at most 60 s).
 slow_tool() {
     mkdir -p "$1"
-    printf '#!/bin/sh\n: >"%s"\nuntil [ -e "%s.go" ]; do sleep 0.05; done\nexec %s "$@"\n' \
+    printf '#!/bin/sh\n: >"%s"\nfor i in $(seq 1200); do [ -e "%s.go" ] && break; sleep 0.05; done\nexec %s "$@"\n' \
         "$3" "$3" "$(command -v "$2")" >"$1/$2"
     chmod +x "$1/$2"
 }

@@ -74,17 +74,6 @@ found() {
     grep -c " bin=$1/" <<<"$out" || true
 }
 
-# wait_until COMMAND...: polls COMMAND for up to 60 s.
-wait_until() {
-    local i
-    for ((i = 0; i < 1200; i++)); do
-        "$@" && return 0
-        sleep 0.05
-    done
-    echo "timed out waiting for: $*" >&2
-    return 1
-}
-
 # gone PID: the process has exited (a zombie has).
 gone() {
     [ ! -e "/proc/$1" ] || grep -q '^State:[[:space:]]*[ZX]' "/proc/$1/status" 2>/dev/null

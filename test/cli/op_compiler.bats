@@ -38,6 +38,8 @@ dump() {
 }
 
 calls() { [ -f "$W/calls" ] && wc -l <"$W/calls" || echo 0; }
+# called N: the real compiler was called N times or more (for wait_until).
+called() { [ "$(calls)" -ge "$1" ]; }
 
 # selects DIR: the reader's calls for every op JSON of DIR (ge codes: float 0, float16 1).
 selects() {
@@ -166,12 +168,12 @@ torchair_finds_all() {
     # The first compiles until the test opens the gate ($W/go).
     STANDIN_HOLD="$W/go" op_compiler -p d -v Ascend910B1 -o r1 2>e1 &
     a=$!
-    for _ in $(seq 200); do [ "$(calls)" -ge 1 ] && break; sleep 0.05; done
+    wait_until called 1
     [ "$(calls)" -eq 1 ]
     STANDIN_HOLD="$W/go" op_compiler -p d -v Ascend910B1 -o r2 2>e2 &
     b=$!
     # The second says it waits for the first (bounded), then the gate opens.
-    for _ in $(seq 200); do grep -q "waiting for another op_compiler" e2 && break; sleep 0.05; done
+    wait_until grep -q "waiting for another op_compiler" e2
     touch go
     wait "$a"
     wait "$b"
@@ -404,7 +406,7 @@ teardown() {
     dump d2 Relu float 4,32
     STANDIN_HOLD="$W/go" op_compiler -p d2 -v Ascend910B1 -o r2 2>e2 &
     a=$!
-    for _ in $(seq 200); do [ "$(calls)" -ge 2 ] && break; sleep 0.05; done
+    wait_until called 2
     [ "$(calls)" -eq 2 ]
     held=$(ls store/op-locks | grep -v "$(ls store/*/*.run | xargs -n1 basename | cut -c1-64)")
     run "$SKC" cache clean --cache-dir store
