@@ -5,25 +5,15 @@
 # kernel), on packages compiled by skc and installed by skinstall.
 load helpers
 
-# kernel DIR NAME KERNEL_TYPE [EXTRA_JSON]: a precompiled kernel DIR/NAME.{o,json}.
-kernel() {
-    mkdir -p "$1"
-    head -c 2000 /dev/urandom >"$1/$2.o"
-    local sha
-    sha=$(sha256sum "$1/$2.o" | cut -d' ' -f1)
-    printf '{"kernelName":"%s_k","blockDim":8,"magic":"RT_DEV_BINARY_MAGIC_ELF","sub_operator_kernel_type":"%s","supportSuperKernel":1,"sha256":"%s","workspace":{"num":1,"size":[64],"type":[0]}%s}\n' \
-        "$2" "$3" "$sha" "${4:-}" >"$1/$2.json"
-}
-
 # package NAME: Add (ND float16[16]), Conv (NCHW float32[1,3,8,8]), Nz (FRACTAL_NZ bfloat16
 # storage [2,1,16,16], view [16,32]), Det (deterministic only) and Lvl (platformInfo 24/48 cores,
 # deterministicLevel 1), compiled for Ascend910B1 and installed in $W/root.
 package() {
-    kernel g/k add KERNEL_TYPE_AIV_ONLY
-    kernel g/k conv KERNEL_TYPE_AIC_ONLY
-    kernel g/k nz KERNEL_TYPE_AIV_ONLY
-    kernel g/k det KERNEL_TYPE_AIV_ONLY ',"deterministic":"true"'
-    kernel g/k lvl KERNEL_TYPE_AIV_ONLY ',"platformInfo":{"cubeCoreCnt":24,"vectorCoreCnt":48,"deterministicLevel":1}'
+    static_kernel g/k add KERNEL_TYPE_AIV_ONLY
+    static_kernel g/k conv KERNEL_TYPE_AIC_ONLY
+    static_kernel g/k nz KERNEL_TYPE_AIV_ONLY
+    static_kernel g/k det KERNEL_TYPE_AIV_ONLY 8 ',"deterministic":"true"'
+    static_kernel g/k lvl KERNEL_TYPE_AIV_ONLY 8 ',"platformInfo":{"cubeCoreCnt":24,"vectorCoreCnt":48,"deterministicLevel":1}'
     cat >g/graph.yaml <<'YAML'
 name: g
 npu_arch: dav-2201

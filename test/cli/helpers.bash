@@ -71,6 +71,17 @@ tree_digest() {
     (cd "$1" && find . -printf '%y %m %s %p %l\n' | sort && find . -type f -exec sha256sum {} + | sort) | sha256sum
 }
 
+# static_kernel DIR NAME TYPE [BLOCKDIM] [EXTRA_JSON]: a precompiled kernel DIR/NAME.{o,json} as
+# the op compiler writes one: kernelName NAME_k, the kernel type TYPE (KERNEL_TYPE_AIV_ONLY, ...),
+# blockDim BLOCKDIM (default 8), one 64-byte workspace, the binary's sha256, and EXTRA_JSON
+# (',"key":value...') added at the end.
+static_kernel() {
+    mkdir -p "$1"
+    head -c 2000 /dev/urandom >"$1/$2.o"
+    printf '{"kernelName":"%s_k","blockDim":%s,"magic":"RT_DEV_BINARY_MAGIC_ELF","sub_operator_kernel_type":"%s","supportSuperKernel":1,"sha256":"%s","workspace":{"num":1,"size":[64],"type":[0]}%s}\n' \
+        "$2" "${4:-8}" "$3" "$(sha256sum "$1/$2.o" | cut -d' ' -f1)" "${5:-}" >"$1/$2.json"
+}
+
 # npu_kernels DIR NAME...: a precompiled vector kernel DIR/NAME.o (random bytes) with its
 # metadata DIR/NAME.json (kernelName NAME_k, blockDim 8, the binary's sha256) for each NAME.
 npu_kernels() {

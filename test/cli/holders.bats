@@ -13,19 +13,11 @@ load helpers
 HERE=$BATS_TEST_DIRNAME
 PY=$(command -v python3)
 
-# kernel DIR NAME: a precompiled AIV kernel DIR/NAME.{o,json}.
-kernel() {
-    mkdir -p "$1"
-    head -c 2000 /dev/urandom >"$1/$2.o"
-    printf '{"kernelName":"%s_k","blockDim":8,"magic":"RT_DEV_BINARY_MAGIC_ELF","sub_operator_kernel_type":"KERNEL_TYPE_AIV_ONLY","supportSuperKernel":1,"sha256":"%s"}\n' \
-        "$2" "$(sha256sum "$1/$2.o" | cut -d' ' -f1)" >"$1/$2.json"
-}
-
 # pkg NAME ADD_LEN MUL_LEN: ./NAME.run for dav-2201 (ascend910b), Add and Mul on float16 vectors
 # of those lengths (the two packages' keys differ, so neither hides the other's kernels).
 pkg() {
-    kernel "g$1/k" add
-    kernel "g$1/k" mul
+    static_kernel "g$1/k" add KERNEL_TYPE_AIV_ONLY
+    static_kernel "g$1/k" mul KERNEL_TYPE_AIV_ONLY
     cat >"g$1/graph.yaml" <<EOF
 name: g
 npu_arch: dav-2201

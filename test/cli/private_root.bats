@@ -8,21 +8,13 @@
 # under <base>/static_kernel/ai_core/, added after what the process read at its start.
 load helpers
 
-# kernel DIR NAME: a precompiled vector kernel DIR/NAME.{o,json}.
-kernel() {
-    mkdir -p "$1"
-    head -c 2000 /dev/urandom >"$1/$2.o"
-    printf '{"kernelName":"%s_k","blockDim":8,"magic":"RT_DEV_BINARY_MAGIC_ELF","sub_operator_kernel_type":"KERNEL_TYPE_AIV_ONLY","supportSuperKernel":1,"sha256":"%s","workspace":{"num":1,"size":[64],"type":[0]}}\n' \
-        "$2" "$(sha256sum "$1/$2.o" | cut -d' ' -f1)" >"$1/$2.json"
-}
-
 # Compiled once for the file: p1, Add on float16[16] and Mul on float16[16,32], dav-2201 for
 # Ascend910B1 (ascend910b), no SuperKernels.
 setup_file() {
     export SOURCE_DATE_EPOCH=1700000000
     cd "$BATS_FILE_TMPDIR"
-    kernel g/k add
-    kernel g/k mul
+    static_kernel g/k add KERNEL_TYPE_AIV_ONLY
+    static_kernel g/k mul KERNEL_TYPE_AIV_ONLY
     cat >g/graph.yaml <<'EOF'
 name: g
 npu_arch: dav-2201

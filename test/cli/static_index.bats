@@ -7,21 +7,11 @@
 # runtime's two lookup paths selects for a call).
 load helpers
 
-# kernel DIR NAME KERNEL_TYPE [BLOCKDIM]: a precompiled kernel DIR/NAME.{o,json}.
-kernel() {
-    mkdir -p "$1"
-    head -c 2000 /dev/urandom >"$1/$2.o"
-    local sha
-    sha=$(sha256sum "$1/$2.o" | cut -d' ' -f1)
-    printf '{"kernelName":"%s_k","blockDim":%s,"magic":"RT_DEV_BINARY_MAGIC_ELF","sub_operator_kernel_type":"%s","supportSuperKernel":1,"sha256":"%s","workspace":{"num":1,"size":[64],"type":[0]}}\n' \
-        "$2" "${4:-8}" "$3" "$sha" >"$1/$2.json"
-}
-
 # graph DIR ARCH SOC ADD_LEN: Add (AIV only) on float16[ADD_LEN] and Mul (AIC only) on
 # bfloat16[16,32] FRACTAL_NZ, both left out of SuperKernels.
 graph() {
-    kernel "$1/k" add KERNEL_TYPE_AIV_ONLY
-    kernel "$1/k" mul KERNEL_TYPE_AIC_ONLY
+    static_kernel "$1/k" add KERNEL_TYPE_AIV_ONLY
+    static_kernel "$1/k" mul KERNEL_TYPE_AIC_ONLY
     cat >"$1/graph.yaml" <<EOF
 name: g
 npu_arch: $2
@@ -117,7 +107,7 @@ PY
     graph g dav-2201 Ascend910B3 16
     "$SKC" compile g/graph.yaml --name p1 >/dev/null
     skinst install static_kernel_compile_outputs/p1.run
-    kernel g/k add KERNEL_TYPE_AIV_ONLY 40
+    static_kernel g/k add KERNEL_TYPE_AIV_ONLY 40
     "$SKC" compile g/graph.yaml --name p1 --package-version 1.1.0 >/dev/null
     skinst upgrade static_kernel_compile_outputs/p1.run
     read_index ascend910b
@@ -127,9 +117,9 @@ PY
 }
 
 @test "dav-3510: SuperKernels and operators left out are found under ascend950, across installs, upgrades and uninstalls" {
-    kernel g/k add KERNEL_TYPE_AIV_ONLY
-    kernel g/k add2 KERNEL_TYPE_AIV_ONLY
-    kernel g/k mul KERNEL_TYPE_AIC_ONLY
+    static_kernel g/k add KERNEL_TYPE_AIV_ONLY
+    static_kernel g/k add2 KERNEL_TYPE_AIV_ONLY
+    static_kernel g/k mul KERNEL_TYPE_AIC_ONLY
     cat >g/graph.yaml <<'EOF'
 name: g
 npu_arch: dav-3510
@@ -162,7 +152,7 @@ EOF
     [ "$(grep -c '^Mul .*bin=p4/' <<<"$output")" -eq 12 ]
     [ "$(grep -c '^Mul .*bin=p3/' <<<"$output")" -eq 0 ]
     # Upgrading p3 (a new Mul kernel) keeps every kernel readable.
-    kernel g/k mul KERNEL_TYPE_AIC_ONLY 20
+    static_kernel g/k mul KERNEL_TYPE_AIC_ONLY 20
     PATH=$PWD/fakebin:$PATH ASCEND_HOME_PATH=/opt/cann "$SKC" compile g/graph.yaml --name p3 --package-version 1.1.0 >/dev/null
     skinst upgrade static_kernel_compile_outputs/p3.run
     read_index ascend950
@@ -186,8 +176,8 @@ calls() {
 }
 
 @test "NCHW and FRACTAL_NZ calls are selected on both of the runtime's lookup paths, at the first lookup" {
-    kernel g/k conv KERNEL_TYPE_AIC_ONLY
-    kernel g/k nz KERNEL_TYPE_AIV_ONLY
+    static_kernel g/k conv KERNEL_TYPE_AIC_ONLY
+    static_kernel g/k nz KERNEL_TYPE_AIV_ONLY
     cat >g/graph.yaml <<'EOF'
 name: g
 npu_arch: dav-2201
@@ -224,9 +214,9 @@ EOF
 }
 
 @test "the runtime of every release line hosts run (9.0.x, 9.1.x, master) reads every kernel and selects every call at its first lookup" {
-    kernel g/k conv KERNEL_TYPE_AIC_ONLY
-    kernel g/k nz KERNEL_TYPE_AIV_ONLY
-    kernel g/k add KERNEL_TYPE_AIV_ONLY
+    static_kernel g/k conv KERNEL_TYPE_AIC_ONLY
+    static_kernel g/k nz KERNEL_TYPE_AIV_ONLY
+    static_kernel g/k add KERNEL_TYPE_AIV_ONLY
     cat >g/graph.yaml <<'EOF'
 name: g
 npu_arch: dav-2201
@@ -282,8 +272,8 @@ EOF
 }
 
 @test "compile warns of two operators on one call whose kernels differ only in deterministicLevel; the installed tree keeps the later one" {
-    kernel g/k a1 KERNEL_TYPE_AIV_ONLY
-    kernel g/k a2 KERNEL_TYPE_AIV_ONLY
+    static_kernel g/k a1 KERNEL_TYPE_AIV_ONLY
+    static_kernel g/k a2 KERNEL_TYPE_AIV_ONLY
     sed -i 's/"blockDim"/"platformInfo":{"cubeCoreCnt":24,"vectorCoreCnt":48,"deterministicLevel":1},"blockDim"/' g/k/a1.json
     sed -i 's/"blockDim"/"platformInfo":{"cubeCoreCnt":24,"vectorCoreCnt":48,"deterministicLevel":2},"blockDim"/' g/k/a2.json
     cat >g/graph.yaml <<'EOF'
@@ -309,8 +299,8 @@ EOF
 }
 
 @test "a SuperKernel's packaged JSON carries what the runtime reads, and platformInfo for a SoC whose cores skforge knows" {
-    kernel g/k add KERNEL_TYPE_AIV_ONLY
-    kernel g/k add2 KERNEL_TYPE_AIV_ONLY
+    static_kernel g/k add KERNEL_TYPE_AIV_ONLY
+    static_kernel g/k add2 KERNEL_TYPE_AIV_ONLY
     sed -i 's/"blockDim"/"localMemorySize":2048,"schedule_mode":1,"blockDim"/' g/k/add2.json
     cat >g/graph.yaml <<'EOF'
 name: g
