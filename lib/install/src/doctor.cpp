@@ -53,6 +53,7 @@ void check_base(json& r, const InstallTree& tree, const DoctorInput& in) {
 
 // Each package: the SoC it was built for against the host's.
 void check_packages(json& r, const InstallTree& tree, const DoctorInput& in) {
+    const HostCann host{in.toolkit_version.value_or(""), in.toolkit_from, in.soc_dir, "--soc"};
     for (const auto& name : tree.install_order()) {
         auto pd = classify_package_dir(tree, name, true);
         json p = {{"name", name},
@@ -67,7 +68,6 @@ void check_packages(json& r, const InstallTree& tree, const DoctorInput& in) {
             p["soc_dir"] = dir ? std::string(*dir) : std::string();
             p["cann_version"] = m.cann ? json(m.cann->version) : json(nullptr);
             p["cann_line"] = m.cann ? json(m.cann->line()) : json(nullptr);
-            HostCann host{in.toolkit_version.value_or(""), in.toolkit_from, in.soc_dir, "--soc"};
             auto refusals = stamp_refusals(m, host);
             auto has = [&](StampRefusal::Kind k) {
                 return std::any_of(refusals.begin(), refusals.end(),

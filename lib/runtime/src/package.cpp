@@ -223,11 +223,8 @@ SegmentInfo read_segment(const json& s, std::size_t i, std::vector<TensorInfo>& 
         std::string at = where + ".side_slots[" + std::to_string(k++) + "]";
         auto off = check::integer(a.at("param_offset"), seg.side_slot_offset,
                                   seg.param_block_size - 8, file, at + ".param_offset");
-        seg.side_slots.push_back(
-            {off,
-             check::integer(a.at("event"), std::numeric_limits<std::int64_t>::min(),
-                            std::numeric_limits<std::int64_t>::max(), file, at + ".event"),
-             a.at("role").get<std::string>() == "wait"});
+        seg.side_slots.push_back({off, check::member<std::int64_t>(a, "event", file, at),
+                                  a.at("role").get<std::string>() == "wait"});
     }
     return seg;
 }
