@@ -20,6 +20,7 @@
 #include "skforge/support/log.hpp"
 #include "skforge/support/printable.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -256,7 +257,11 @@ namespace {
 std::map<std::string, std::string> check_stamps(const Options& o,
                                                 const std::vector<inst::VerifiedPackage>& pkgs,
                                                 skforge::support::Log& log) {
-    auto host = host_cann(o);
+    // The toolkit's version.info is read only when a package has a stamp to check it against.
+    const bool stamped = std::any_of(pkgs.begin(), pkgs.end(), [](const inst::VerifiedPackage& p) {
+        return p.manifest.cann.has_value();
+    });
+    auto host = host_cann(o, stamped);
     std::map<std::string, std::string> overridden;
     for (const auto& p : pkgs) {
         for (const auto& r : inst::stamp_refusals(p.manifest, host)) {
@@ -286,7 +291,7 @@ std::map<std::string, std::string> check_stamps(const Options& o,
 
 } // namespace
 
-inst::HostCann host_cann(const Options& o) {
+inst::HostCann host_cann(const Options& o, bool read_toolkit) {
     inst::HostCann host;
     if (!o.cann_version.empty()) {
         if (!pkg::cann_line(o.cann_version))
@@ -296,7 +301,7 @@ inst::HostCann host_cann(const Options& o) {
                         ErrorKind::usage);
         host.version = o.cann_version;
         host.version_from = "--cann-version";
-    } else if (const char* home = std::getenv("ASCEND_HOME_PATH"); home && *home) {
+    } else if (const char* home = std::getenv("ASCEND_HOME_PATH"); read_toolkit && home && *home) {
         std::string from;
         if (auto v = skforge::kernel::toolkit_version(home, &from)) {
             host.version = *v;

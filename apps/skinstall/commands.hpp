@@ -46,9 +46,9 @@ struct Options {
 /// The SoC directory --soc names (a SoC or a directory name), "" when not given; a usage error
 /// for a name that is neither.
 std::string soc_dir_option(const std::string& soc);
-/// What install and doctor know of the host: --cann-version, else the toolkit under
-/// $ASCEND_HOME_PATH; --soc.
-install::HostCann host_cann(const Options& o);
+/// What install and doctor know of the host: --cann-version, else (with `read_toolkit`) the
+/// toolkit under $ASCEND_HOME_PATH; --soc.
+install::HostCann host_cann(const Options& o, bool read_toolkit = true);
 
 int cmd_install(const Options& o, install::InstallMode mode);
 int cmd_repair(const Options& o);
