@@ -662,6 +662,46 @@ PY
     cmp $AI/config/ascend910b/binary_info_config.json ref/opp/static_kernel/ai_core/config/ascend910b/binary_info_config.json
 }
 
+# logging_awk DIR LOG: DIR/awk, which appends a line to LOG each time it is run to check a
+# manifest's JSON (-v check=2, skf_json_why), then runs the real awk.
+logging_awk() {
+    mkdir -p "$1"
+    printf '#!/bin/sh\ncase " $* " in *" check=2 "*) echo manifest-json-pass >>"%s" ;; esac\nexec %s "$@"\n' \
+        "$2" "$(command -v awk)" >"$1/awk"
+    chmod +x "$1/awk"
+}
+
+@test "issue 37: the scripts check their own manifest by its blanked digest, and make the JSON pass only over one skforge did not write" {
+    pack_tree kern
+    mkdir root
+    logging_awk wrap "$W/calls"
+    # As packed: install and uninstall make no pass over their own manifest's JSON.
+    PATH="$W/wrap:$PATH" sh kern.run --install-path="$W/root" -q
+    PATH="$W/wrap:$PATH" sh $AI/kern/uninstall.sh -q
+    [ ! -e $AI/kern ]
+    [ ! -e calls ]
+    # The same manifest re-indented (valid, the same keys, so the payload's digests still hold):
+    # not skforge's rendering, so it is checked the slow way, and installs and uninstalls.
+    sh kern.run --noexec >/dev/null
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); open(sys.argv[2],"w").write(json.dumps(d, indent=1, sort_keys=True) + "\n")' \
+        kern/manifest.json reindented.json
+    mkdir edited
+    python3 "$SKFORGE_SOURCE_DIR/test/cli/trojan.py" kern.run edited/kern.run manifest.json reindented.json
+    PATH="$W/wrap:$PATH" sh edited/kern.run --install-path="$W/root" -q
+    [ "$(cat calls)" = manifest-json-pass ]
+    cmp $AI/kern/manifest.json reindented.json
+    PATH="$W/wrap:$PATH" sh $AI/kern/uninstall.sh -q
+    [ ! -e $AI/kern ]
+    [ "$(wc -l <calls)" = 2 ]
+    # Blanked values that are not a digest and a size do not pass for skforge's rendering.
+    sed '/"path": "install.sh",/{n;s/"sha256": "[0-9a-f]*"/"sha256": "x"/;}' kern/manifest.json >notsha.json
+    rm -f calls
+    mkdir notsha
+    python3 "$SKFORGE_SOURCE_DIR/test/cli/trojan.py" kern.run notsha/kern.run manifest.json notsha.json
+    PATH="$W/wrap:$PATH" sh notsha/kern.run --install-path="$W/root" -q
+    [ "$(cat calls)" = manifest-json-pass ]
+}
+
 @test "the .run alone's install.sh refuses a hand-made package named with '.o', in skinstall's words, and writes nothing (issue 36)" {
     pack_tree kxo
     mkdir root

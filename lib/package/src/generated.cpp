@@ -37,6 +37,22 @@ std::string entry_lines(const std::vector<ManifestEntry>& entries, const std::st
     return out;
 }
 
+// The SHA-256 of `m`'s manifest.json with the two scripts' own digests and sizes blanked
+// ("sha256": "", "size": 0): the scripts cannot embed the manifest's digest, which lists theirs,
+// but they embed this one, and skf_manifest_packed (fallback-lib.sh.in) blanks the same two
+// values with one sed and compares. A manifest that matches is skforge's own rendering but for
+// those two values, so it needs no JSON check (share/doc/installer.md, "The package's own
+// manifest").
+std::string blanked_manifest_sha256(const Manifest& m) {
+    Manifest blanked = m;
+    for (auto& e : blanked.entries)
+        if (e.type == EntryType::file && (e.path == "install.sh" || e.path == "uninstall.sh")) {
+            e.sha256.clear();
+            e.size = 0;
+        }
+    return support::sha256_hex(manifest_to_json(blanked));
+}
+
 // `text` to stand between single quotes in sh.
 std::string single_quoted_body(const std::string& text) {
     std::string out;
@@ -61,7 +77,8 @@ std::vector<GeneratedFile> render_generated_files(const Manifest& m) {
         // validated: letters, digits and '.+-' only, so they stand in single quotes as they are
         {"CANN_VERSION", m.cann ? m.cann->version : std::string()},
         {"CANN_LINE", m.cann ? m.cann->line() : std::string()},
-        {"UNINSTALL_ALL", std::string(templates::k_uninstall_all_sh)}};
+        {"UNINSTALL_ALL", std::string(templates::k_uninstall_all_sh)},
+        {"MANIFEST_BLANKED_SHA256", blanked_manifest_sha256(m)}};
     // The shared part writes ai_core's top-level files as skinstall does, so it has placeholders
     // too.
     values["FALLBACK_LIB"] = render_template(templates::k_fallback_lib_sh, values);
