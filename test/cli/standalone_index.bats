@@ -515,12 +515,15 @@ PY
 }
 
 # resum DIR FILE: after FILE (relative to the package directory DIR) was edited, its manifest and
-# install.sh list its new SHA-256 (a package crafted to pass the scripts' digest checks).
+# install.sh's entry list give its new SHA-256 (a package crafted to pass the scripts' digest
+# checks); install.sh's index records, read from the file as packed, still name the old one, so
+# the scripts read the edited file.
 resum() {
     local old new
     old=$(python3 -c 'import json, sys; print([e["sha256"] for e in json.load(open(sys.argv[1]))["files"] if e["path"] == sys.argv[2]][0])' "$1/manifest.json" "$2")
     new=$(sha256sum "$1/$2" | cut -d' ' -f1)
-    sed -i "s/$old/$new/" "$1/manifest.json" "$1/install.sh"
+    sed -i "s/$old/$new/" "$1/manifest.json"
+    sed -i "s/^\(f 0[0-9]* \)$old /\1$new /" "$1/install.sh"
 }
 
 @test "the .run alone refuses a package whose own index repeats a key, and changes nothing (issue 36)" {
@@ -668,4 +671,88 @@ SH
     [ "$(programs in.trace)" -ge 20 ] # strace saw them
     [ "$(programs in.trace)" -le 56 ]
     [ "$(programs un.trace)" -le 31 ]
+}
+
+# logging_cat DIR LOG: DIR/cat, which appends a line to LOG each time it is asked for an index
+# file (skf_index_feed's `cat ./binary_info_config.json`: the file read as JSON by awk), then runs
+# the real cat.
+logging_cat() {
+    mkdir -p "$1"
+    printf '#!/bin/sh\ncase " $* " in *binary_info_config.json*) echo index-read >>"%s" ;; esac\nexec %s "$@"\n' \
+        "$2" "$(command -v cat)" >"$1/cat"
+    chmod +x "$1/cat"
+}
+
+@test "install.sh's index records give the index awk reads from the files and skinstall writes: escapes, numbers, replaced keys, BOM and CRLF, two SoCs (issue 37)" {
+    local AI=opp/static_kernel/ai_core
+    mkdir -p tree/ascend910b/Add tree/ascend310p/Add tree/config/ascend910b tree/config/ascend310p
+    for f in ascend910b/Add/a.o ascend910b/Add/b.o ascend310p/Add/a.o; do head -c 64 /dev/urandom >"tree/$f"; done
+    # Entries as a vendor may write them: a simplifiedKey with a quote and brackets, unicode and
+    # escapes, exponents and -0, nested values, an entry without a simplifiedKey, one that
+    # replaces an earlier entry of its file (the same key), an OpType without a staticList, one
+    # with an empty one, raw UTF-8 in an OpType's name.
+    cat >tree/config/ascend910b/binary_info_config.json <<'JSON'
+{
+  "Add" : { "staticList" : [
+     {"binPath":"tk/ascend910b/Add/a.o","simplifiedKey":"k\"[{","binDesc":{"x":[1.5e3,-0,true,null,false,"\u0041\ud83d\ude00\\"],"中":"文 \/ ok"}},
+     {  "binPath" :	"tk/ascend910b/Add/b.o" , "n" : 1E-5 },
+     {"binPath":"tk/ascend910b/Add/a.o","simplifiedKey":"k\"[{","v":2}
+  ], "other": {"n": 12}},
+  "Mul" : {"staticList" : []},
+  "Sub" : {"note" : "no list"},
+  "Zéro" : {"staticList":[{"binPath":"tk/ascend910b/Add/b.o","simplifiedKey":"z"}]}
+}
+JSON
+    printf '\357\273\277{"Add":{"staticList":[\r\n{"binPath":"tk/ascend310p/Add/a.o","simplifiedKey":"Add/1"}\r\n]}}\r\n' \
+        >tree/config/ascend310p/binary_info_config.json
+    "$SKC" pack tree -o tk.run --package-version 1 -q
+    mkdir rec parsed ref
+    logging_cat wrap "$W/reads"
+    PATH="$W/wrap:$PATH" sh tk.run --install-path="$W/rec" -q
+    [ ! -e reads ] # this package's own index files were not read as JSON
+    SKFORGE_INDEX_RECORDS=0 PATH="$W/wrap:$PATH" sh tk.run --install-path="$W/parsed" -q
+    [ "$(grep -c index-read reads)" = 2 ]
+    "$SKINSTALL" install tk.run --install-path ref -q
+    local soc
+    for soc in ascend910b ascend310p; do
+        cmp "rec/$AI/config/$soc/binary_info_config.json" "parsed/$AI/config/$soc/binary_info_config.json"
+        cmp "rec/$AI/config/$soc/binary_info_config.json" "ref/$AI/config/$soc/binary_info_config.json"
+    done
+    grep -q '"k\\"\[{","v":2}' "rec/$AI/config/ascend910b/binary_info_config.json"
+    # Another process's install of the same package (TorchAir's next rank): already there, its
+    # installed index is the records' file, so it is not read either.
+    rm -f reads
+    PATH="$W/wrap:$PATH" sh tk.run --install-path="$W/rec" -q
+    [ ! -e reads ]
+    cmp "rec/$AI/config/ascend910b/binary_info_config.json" "ref/$AI/config/ascend910b/binary_info_config.json"
+    # An index changed in place after installation is read, not taken from the records: the
+    # package contributes nothing (its file is not the one installed), as skinstall decides.
+    printf '\n' >>"rec/$AI/tk/config/ascend910b/binary_info_config.json"
+    run sh tk.run --install-path="$W/rec"
+    [[ "$output" == *"contributes no kernels to the global index"* ]]
+    [ ! -e "rec/$AI/config/ascend910b/binary_info_config.json" ]
+}
+
+@test "a package whose install.sh carries other index records than its index files is refused by skinstall and skc inspect --verify (issue 37)" {
+    local AI=opp/static_kernel/ai_core
+    mkdir -p tree/ascend910b/Add tree/config/ascend910b
+    head -c 64 /dev/urandom >tree/ascend910b/Add/a.o
+    printf '{"Add":{"staticList":[{"binPath":"tk/ascend910b/Add/a.o","simplifiedKey":"Add/1"}]}}\n' \
+        >tree/config/ascend910b/binary_info_config.json
+    "$SKC" pack tree -o tk.run --package-version 1 -q
+    sh tk.run --noexec >/dev/null
+    # install.sh with one record's key changed, the manifest and the header made consistent.
+    sed 's|\tk:"Add/1"\t|\tk:"Add/2"\t|' tk/install.sh >edited.sh
+    ! cmp -s tk/install.sh edited.sh
+    mkdir bad root
+    python3 "$SKFORGE_SOURCE_DIR/test/cli/trojan.py" tk.run bad/tk.run install.sh edited.sh --fix-header-scripts
+    run "$SKINSTALL" install bad/tk.run --install-path root
+    echo "$output"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"index records are not the entries of its index files"* ]]
+    [ ! -e "root/$AI/tk" ]
+    run "$SKC" inspect --verify bad/tk.run
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"index records are not the entries of its index files"* ]]
+    "$SKC" inspect --verify tk.run >/dev/null
 }

@@ -5,6 +5,7 @@
 // manifests), so the reader's and installer's refusals can be tested on real archives.
 #include "skforge/package/compress.hpp"
 #include "skforge/package/generated.hpp"
+#include "skforge/package/index_rules.hpp"
 #include "skforge/package/manifest.hpp"
 #include "skforge/package/stub.hpp"
 #include "skforge/support/sha256.hpp"
@@ -39,7 +40,8 @@ inline package::ManifestEntry file_entry(const std::string& path, const std::str
 /// generates for it (so a crafted package is refused for what the test crafted, not for lacking
 /// them); craft_run adds their data.
 inline package::Manifest make_manifest(const std::string& name,
-                                       std::vector<package::ManifestEntry> entries) {
+                                       std::vector<package::ManifestEntry> entries,
+                                       const package::IndexTexts& index_texts = {}) {
     package::Manifest m;
     m.name = name;
     m.version = "1.0";
@@ -54,7 +56,7 @@ inline package::Manifest make_manifest(const std::string& name,
                      [](const package::ManifestEntry& a, const package::ManifestEntry& b) {
                          return a.path < b.path;
                      });
-    for (const auto& g : package::render_generated_files(m))
+    for (const auto& g : package::render_generated_files(m, package::index_records(m, index_texts)))
         for (auto& e : m.entries)
             if (e.path == g.path)
                 e = file_entry(g.path, g.text, g.mode);
@@ -79,10 +81,16 @@ inline std::string craft_run(const std::string& dir, const package::Manifest& ma
             return static_cast<la_ssize_t>(len);
         },
         nullptr);
+    // install.sh's index records, from the index files among `entries`, as skc pack reads them.
+    package::IndexTexts index_texts;
+    for (const auto& r : entries)
+        if (r.type == AE_IFREG && !r.hardlink && package::is_index_path(r.path))
+            index_texts.emplace(r.path, r.data);
+    std::string records = package::index_records(manifest, index_texts);
     std::vector<RawEntry> all = {{"manifest.json", AE_IFREG, 0644, manifest_text, "", false}};
     all.insert(all.end(), entries.begin(), entries.end());
     std::string script_digest[2];
-    for (const auto& g : package::render_generated_files(manifest)) {
+    for (const auto& g : package::render_generated_files(manifest, records)) {
         const auto* e = manifest.find(g.path);
         if (e == nullptr || e->sha256 != support::sha256_hex(g.text))
             continue;

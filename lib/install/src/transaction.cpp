@@ -8,6 +8,7 @@
 #include "skforge/install/index.hpp"
 #include "skforge/install/query.hpp"
 #include "skforge/install/version.hpp"
+#include "skforge/package/generated.hpp"
 #include "skforge/package/json_text.hpp"
 #include "skforge/package/path_rules.hpp"
 #include "skforge/package/writer.hpp"
@@ -75,7 +76,7 @@ VerifiedPackage verify_package(const std::string& run_path, const Policy& policy
             package::signature_refusal(state, !policy.trusted.empty(), policy.require_signature))
         throw Error(run_path + ": " + *why, support::ErrorKind::integrity);
     auto manifest = run->read_manifest(policy.limits);
-    run->check_scripts(manifest);
+    auto records = run->check_scripts(manifest);
     // skinstall keeps its own notes beside manifest.json; a package may not bring files there.
     for (const char* ours : {k_install_record, k_left_behind})
         if (manifest.find(ours) != nullptr)
@@ -86,7 +87,8 @@ VerifiedPackage verify_package(const std::string& run_path, const Policy& policy
         state == package::SignatureState::unsigned_package ? std::nullopt : run->trailer();
     return {run,      std::move(manifest),
             state,    trailer ? trailer->key_id : std::string(),
-            run_path, imported};
+            run_path, imported,
+            std::move(records)};
 }
 
 std::string_view outcome_name(InstallOutcome outcome) {
@@ -781,6 +783,9 @@ StagedPackage stage_package(const InstallTree& tree, const VerifiedPackage& pkg,
         write_file_at(*stage_dir, k_install_record, render_install_record(pkg, sink.stamps()),
                       tree.modes().file(0644), Sync::no);
         read_package_index(*stage_dir, m);
+        if (auto why = package::index_records_problem(m, package_index_texts(*stage_dir, m),
+                                                      pkg.records))
+            throw Error(pkg.origin + ": refusing: " + *why, support::ErrorKind::integrity);
         seal_stage(*stage_dir, m, tree.modes());
         sync_dir(ai);
         fault_point("staged");

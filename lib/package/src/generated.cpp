@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "skforge/package/generated.hpp"
 
+#include "skforge/package/index_rules.hpp"
+#include "skforge/package/index_text.hpp"
+#include "skforge/package/path_rules.hpp"
 #include "skforge/package/template.hpp"
+#include "skforge/support/error.hpp"
 #include "skforge/support/sha256.hpp"
 
 #include <algorithm>
@@ -43,14 +47,38 @@ std::string entry_lines(const std::vector<ManifestEntry>& entries, const std::st
 // values with one sed and compares. A manifest that matches is skforge's own rendering but for
 // those two values, so it needs no JSON check (share/doc/installer.md, "The package's own
 // manifest").
-std::string blanked_manifest_sha256(const Manifest& m) {
+// version.info's entry is taken as its rendering `version_info` gives it, as in entry_lines: the
+// scripts depend only on what the manifest says of the packed files.
+std::string blanked_manifest_sha256(const Manifest& m, const std::string& version_info) {
     Manifest blanked = m;
     for (auto& e : blanked.entries)
         if (e.type == EntryType::file && (e.path == "install.sh" || e.path == "uninstall.sh")) {
             e.sha256.clear();
             e.size = 0;
+        } else if (e.type == EntryType::file && e.path == "version.info") {
+            e.sha256 = support::sha256_hex(version_info);
+            e.size = version_info.size();
         }
     return support::sha256_hex(manifest_to_json(blanked));
+}
+
+// install.sh's skf_record_socs: "<soc dir>:<sha256>" for each section of `records`, space-separated.
+std::string record_socs(std::string_view records) {
+    std::string out;
+    std::size_t at = 0;
+    while (at < records.size()) {
+        std::size_t end = records.find('\n', at);
+        if (end == std::string_view::npos)
+            end = records.size();
+        std::string_view line = records.substr(at, end - at);
+        if (!line.empty() && line.front() == k_records_section) {
+            std::string_view soc = line.substr(1, line.find('\t') - 1);
+            std::string_view sha = line.substr(line.find('\t') + 1);
+            out += (out.empty() ? "" : " ") + std::string(soc) + ":" + std::string(sha);
+        }
+        at = end + 1;
+    }
+    return out;
 }
 
 // `text` to stand between single quotes in sh.
@@ -63,7 +91,61 @@ std::string single_quoted_body(const std::string& text) {
 
 } // namespace
 
-std::vector<GeneratedFile> render_generated_files(const Manifest& m) {
+std::string index_records(const Manifest& m, const IndexTexts& texts) {
+    std::string out;
+    for (const auto& e : m.entries) {
+        if (e.type != EntryType::file || !e.path.starts_with("config/") ||
+            !e.path.ends_with("/binary_info_config.json"))
+            continue;
+        std::string soc = e.path.substr(7, e.path.size() - 7 - 24);
+        // Only what the scripts' feed reads (fallback-lib.sh.in, skf_index_soc_glob) and
+        // skinstall merges: a SoC directory name of [a-z0-9_-], an index skinstall accepts.
+        if (soc.empty() || soc.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") !=
+                               std::string::npos ||
+            check_soc_dir_name(soc))
+            continue;
+        auto it = texts.find(e.path);
+        if (it == texts.end())
+            continue;
+        try {
+            parse_package_index(it->second, e.path, m);
+        } catch (const support::Error&) {
+            continue; // the scripts read it themselves and refuse it in skinstall's words
+        }
+        out += std::string(1, k_records_section) + soc + "\t" + support::sha256_hex(it->second) +
+               "\n";
+        for (const auto& [op, entries] : scan_index_text(it->second))
+            for (const auto& entry : entries)
+                out += op + "\t" + entry.key + "\t" + entry.text + "\n";
+    }
+    if (!out.empty())
+        out.pop_back();
+    return out;
+}
+
+std::optional<std::string> index_records_problem(const Manifest& m, const IndexTexts& texts,
+                                                 const std::string& records) {
+    if (index_records(m, texts) == records)
+        return std::nullopt;
+    return std::string("its install.sh's index records are not the entries of its index files "
+                       "(config/<soc dir>/binary_info_config.json): its scripts are not the ones "
+                       "skforge generates for it (edited after packing)");
+}
+
+std::optional<std::string> records_in_install_sh(std::string_view text) {
+    static constexpr std::string_view begin = "\n    cat <<'SKF_RECORDS'\n";
+    static constexpr std::string_view end = "\nSKF_RECORDS\n";
+    auto b = text.find(begin);
+    if (b == std::string_view::npos)
+        return std::nullopt;
+    b += begin.size();
+    auto e = text.find(end, b);
+    if (e == std::string_view::npos)
+        return std::nullopt;
+    return std::string(text.substr(b, e - b));
+}
+
+std::vector<GeneratedFile> render_generated_files(const Manifest& m, const std::string& records) {
     std::string version_info = "Version=" + m.version + "\npackage_name=" + m.name +
                                "\nnpu_arch=" + m.npu_arch + "\nsoc_version=" + m.soc_version +
                                "\ntoolchain=" + m.toolchain + "\n" +
@@ -78,7 +160,9 @@ std::vector<GeneratedFile> render_generated_files(const Manifest& m) {
         {"CANN_VERSION", m.cann ? m.cann->version : std::string()},
         {"CANN_LINE", m.cann ? m.cann->line() : std::string()},
         {"UNINSTALL_ALL", std::string(templates::k_uninstall_all_sh)},
-        {"MANIFEST_BLANKED_SHA256", blanked_manifest_sha256(m)}};
+        {"MANIFEST_BLANKED_SHA256", blanked_manifest_sha256(m, version_info)},
+        {"INDEX_RECORDS", records},
+        {"INDEX_RECORD_SOCS", record_socs(records)}};
     // The shared part writes ai_core's top-level files as skinstall does, so it has placeholders
     // too.
     values["FALLBACK_LIB"] = render_template(templates::k_fallback_lib_sh, values);
@@ -87,9 +171,9 @@ std::vector<GeneratedFile> render_generated_files(const Manifest& m) {
             {"version.info", std::move(version_info), 0644}};
 }
 
-std::vector<std::string> check_generated_files(const Manifest& m) {
+std::vector<std::string> check_generated_files(const Manifest& m, const std::string& records) {
     std::vector<std::string> problems;
-    for (const auto& g : render_generated_files(m)) {
+    for (const auto& g : render_generated_files(m, records)) {
         const ManifestEntry* e = m.find(g.path);
         if (e == nullptr || e->type != EntryType::file) {
             problems.push_back(g.path + " is missing");

@@ -314,8 +314,35 @@ RunPackage::RunPackage(std::string path) : m_path(std::move(path)), m_fd(open_pa
     m_stub.assign(stub.begin(), stub.end());
 }
 
-void RunPackage::check_scripts(const Manifest& manifest) const {
-    auto problems = check_generated_files(manifest);
+std::optional<std::string> RunPackage::read_install_sh(const Manifest& manifest,
+                                                       const ReadLimits& limits) const {
+    check_layout();
+    const auto* me = manifest.find("install.sh");
+    if (me == nullptr)
+        return std::nullopt;
+    // skforge puts it right after the manifest, in the stored first piece.
+    TarReader tar(*this, m_fd.get(), Threading::caller);
+    read_manifest_entry(tar, *this, limits);
+    while (archive_entry* e = tar.next()) {
+        if (entry_path(e) != "install.sh")
+            continue;
+        if (archive_entry_filetype(e) != AE_IFREG)
+            return std::nullopt;
+        std::string text;
+        tar.read_data(std::min(me->size, limits.max_unpacked_bytes), "install.sh",
+                      [&](std::span<const std::uint8_t> b) { text.append(b.begin(), b.end()); });
+        return text;
+    }
+    return std::nullopt;
+}
+
+std::string RunPackage::check_scripts(const Manifest& manifest) const {
+    // The records as install.sh holds them: the rest of it must be what skforge renders with
+    // them; the caller checks them against the index files where it reads those.
+    std::string records;
+    if (auto text = read_install_sh(manifest))
+        records = records_in_install_sh(*text).value_or("");
+    auto problems = check_generated_files(manifest, records);
     const auto* install = manifest.find("install.sh");
     const auto* uninstall = manifest.find("uninstall.sh");
     if (install != nullptr && uninstall != nullptr &&
@@ -323,7 +350,7 @@ void RunPackage::check_scripts(const Manifest& manifest) const {
          uninstall->sha256 != m_header.uninstall_sh_sha256))
         problems.push_back("the header's script digests differ from the payload's scripts");
     if (problems.empty())
-        return;
+        return records;
     std::string msg = "refusing: its scripts are not the ones skforge generates:";
     for (const auto& p : problems)
         msg += "\n  " + p;

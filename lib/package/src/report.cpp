@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "skforge/package/report.hpp"
 
+#include "skforge/package/generated.hpp"
+#include "skforge/package/index_rules.hpp"
 #include "skforge/support/error.hpp"
 #include "skforge/support/format.hpp"
 #include "skforge/support/json.hpp"
@@ -58,15 +60,32 @@ void verify_into(const RunPackage& run, const std::vector<Key>& trusted, json& d
         prefix = run.verify_digests();
         digests = true;
     });
+    // The index files are kept as they go by: install.sh's index records must be theirs.
+    struct IndexCapture : EntrySink {
+        IndexTexts texts;
+        std::string* current = nullptr;
+        void begin(const ManifestEntry& e) override {
+            current = e.type == EntryType::file && is_index_path(e.path) ? &texts[e.path] : nullptr;
+        }
+        void data(std::span<const std::uint8_t> b) override {
+            if (current != nullptr)
+                current->append(b.begin(), b.end());
+        }
+        void end(const ManifestEntry&) override { current = nullptr; }
+    } sink;
+    bool entries = false;
     attempt("entries", [&] {
-        struct Null : EntrySink {
-            void begin(const ManifestEntry&) override {}
-            void data(std::span<const std::uint8_t>) override {}
-            void end(const ManifestEntry&) override {}
-        } sink;
         run.read_payload(sink);
+        entries = true;
     });
-    attempt("scripts", [&] { run.check_scripts(run.read_manifest()); });
+    attempt("scripts", [&] {
+        auto manifest = run.read_manifest();
+        auto records = run.check_scripts(manifest);
+        if (!entries)
+            return; // the index files were not all read: the entries' failure says why
+        if (auto why = index_records_problem(manifest, sink.texts, records))
+            throw Error(*why);
+    });
     if (!digests) {
         v["signature"] = "not checked (payload digest failed)";
         return;

@@ -59,7 +59,8 @@ const std::string k_digest_placeholder(64, '0');
 // them in), and the generated files. The scripts embed the entry list, which names the scripts
 // themselves but not their digests, so there is no circularity.
 std::vector<GeneratedFile> build_manifest(const PackOptions& o, Manifest& m,
-                                          const std::vector<SourceEntry>& src) {
+                                          const std::vector<SourceEntry>& src,
+                                          const IndexTexts& index_texts, std::string& records) {
     for (const auto& e : src)
         m.entries.push_back({e.path, e.type, e.mode, e.size,
                              e.type == EntryType::file ? k_digest_placeholder : std::string()});
@@ -71,7 +72,8 @@ std::vector<GeneratedFile> build_manifest(const PackOptions& o, Manifest& m,
                              {}});
     std::sort(m.entries.begin(), m.entries.end(),
               [](const ManifestEntry& a, const ManifestEntry& b) { return a.path < b.path; });
-    auto gen = render_generated_files(m);
+    records = index_records(m, index_texts);
+    auto gen = render_generated_files(m, records);
     for (const auto& g : gen)
         for (auto& e : m.entries)
             if (e.path == g.path) {
@@ -87,16 +89,24 @@ std::vector<GeneratedFile> build_manifest(const PackOptions& o, Manifest& m,
 // Puts the digests computed while the payload was written in place of the placeholders, and
 // renders the generated files again: the scripts embed the digests. Sizes do not change.
 std::vector<GeneratedFile> finish_manifest(const PackOptions& o, Manifest& m,
-                                           const std::vector<SourceEntry>& src) {
+                                           const std::vector<SourceEntry>& src,
+                                           const IndexTexts& index_texts,
+                                           const std::string& records) {
     std::map<std::string_view, const SourceEntry*> by_path;
     for (const auto& e : src)
         by_path.emplace(e.path, &e);
     for (auto& e : m.entries)
         if (auto it = by_path.find(e.path); it != by_path.end() && e.type == EntryType::file)
             e.sha256 = it->second->sha256;
+    // install.sh's index records were read from the index files before they were packed: they
+    // must be what the payload holds.
+    for (const auto& [path, text] : index_texts)
+        if (const auto* e = m.find(path); e == nullptr || e->sha256 != support::sha256_hex(text))
+            throw Error("'" + source_path(o.source_dir, *by_path.at(path)) +
+                        "' changed while it was being packed; pack again");
     if (o.inputs_digest.empty())
         m.inputs_digest = default_inputs_digest(o, src);
-    auto gen = render_generated_files(m);
+    auto gen = render_generated_files(m, records);
     for (const auto& g : gen)
         for (auto& e : m.entries)
             if (e.path == g.path) {
@@ -359,9 +369,10 @@ std::string default_package_name(const PackOptions& o, const std::vector<SourceE
 
 // Parses and checks the package's own index at `path`; a binPath outside the package, with no
 // --name given, gets the hint to give one.
-void check_index_file(const PackOptions& o, const Manifest& m, const std::string& path) {
+void check_index_file(const PackOptions& o, const Manifest& m, const std::string& path,
+                      const std::string& text) {
     try {
-        parse_package_index(support::read_file(path), path, m);
+        parse_package_index(text, path, m);
     } catch (const Error& e) {
         std::string what = e.what();
         if (!o.name.empty() || what.find("is outside the package") == std::string::npos)
@@ -412,10 +423,16 @@ PackResult pack(const PackOptions& options) {
                     support::ErrorKind::usage);
     // 2. The manifest and the generated scripts; the package's own indexes must be ones the
     //    installer merges (binPath inside the package, staticList, bounded nesting).
-    auto gen = build_manifest(o, m, src);
+    //    The index files are read first: install.sh carries their entries (index_records).
+    IndexTexts index_texts;
     for (const auto& e : src)
         if (e.type == EntryType::file && is_index_path(e.path))
-            check_index_file(o, m, source_path(o.source_dir, e));
+            index_texts.emplace(e.path, support::read_file(source_path(o.source_dir, e)));
+    std::string records;
+    auto gen = build_manifest(o, m, src, index_texts, records);
+    for (const auto& e : src)
+        if (e.type == EntryType::file && is_index_path(e.path))
+            check_index_file(o, m, source_path(o.source_dir, e), index_texts.at(e.path));
     // 3. The payload, after room for the stub, into a temporary file beside the output. Its
     //    first entries (the manifest and the scripts) hold every file's digest, which is known
     //    only once the files are read; so they are written last, into room left for them, as
@@ -451,7 +468,7 @@ PackResult pack(const PackOptions& options) {
     // Once every file is read, the digests are known: the first piece goes into its room and the
     // payload's hash starts, from the page cache, while compression goes on.
     write_sources(o, m, src, out, [&] {
-        gen = finish_manifest(o, m, src);
+        gen = finish_manifest(o, m, src, index_texts, records);
         auto first = first_entries(o, m, gen);
         if (first.size() != first_size)
             throw Error("internal error: the payload's first entries changed size");

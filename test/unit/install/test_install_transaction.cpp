@@ -342,7 +342,8 @@ std::string with_index(Fixture& f, const std::string& name, const std::string& i
                                    {"config/soc", package::EntryType::directory, 0755, 0, ""},
                                    test::file_entry("config/soc/binary_info_config.json", index),
                                    {"soc", package::EntryType::directory, 0755, 0, ""},
-                                   test::file_entry("soc/add.o", k)});
+                                   test::file_entry("soc/add.o", k)},
+                            {{"config/soc/binary_info_config.json", index}});
     return test::craft_run(f.dir / "out", m, package::manifest_to_json(m),
                            {{"config", AE_IFDIR, 0755},
                             {"config/soc", AE_IFDIR, 0755},

@@ -3,6 +3,7 @@
 
 #include "skforge/install/index_text.hpp"
 #include "skforge/install/layout.hpp"
+#include "skforge/package/generated.hpp"
 #include "skforge/package/manifest.hpp"
 
 #include <map>
@@ -17,6 +18,10 @@ namespace skforge::install {
 /// naming the file and every problem (package::check_package_index, JSON nesting, special files,
 /// a SHA-256 other than the manifest's).
 PackageIndex read_package_index(const Dir& package_dir, const package::Manifest& manifest);
+
+/// The texts of the index files under `package_dir/config/` that `manifest` lists, by path (for
+/// package::index_records_problem); nothing is checked here.
+package::IndexTexts package_index_texts(const Dir& package_dir, const package::Manifest& manifest);
 
 /// The index files of a package another installer laid out as CANN's guide shows (a directory
 /// config.ini lists, without manifest.json): taken as they are, only checked to be JSON objects;

@@ -7,6 +7,8 @@
 // as written with the whitespace outside strings removed (share/doc/installer.md, "The global
 // index").
 
+#include "skforge/package/index_text.hpp"
+
 #include <map>
 #include <string>
 #include <string_view>
@@ -14,26 +16,13 @@
 
 namespace skforge::install {
 
-/// One staticList entry as the global index holds it.
-struct IndexEntry {
-    /// What a later package replaces it by: "k:" + its simplifiedKey's JSON text, else "p:" +
-    /// its binPath's, else "e:" + the entry's own text.
-    std::string key;
-    std::string text; ///< the entry's JSON text without whitespace outside strings
-};
-
-/// One SoC's index: each OpType (its name as written between the quotes) with its entries.
-using SocIndex = std::map<std::string, std::vector<IndexEntry>>;
+using package::compact_json_text;
+using package::IndexEntry;
+using package::scan_index_text;
+using package::SocIndex;
 
 /// One package's `config/<soc dir>/binary_info_config.json` files, by SoC directory name.
 using PackageIndex = std::map<std::string, SocIndex>;
-
-/// The staticList entries of an index file, in order. `text` must already have parsed as JSON;
-/// what is not an object of OpType objects contributes nothing.
-SocIndex scan_index_text(std::string_view text);
-
-/// `text` without the whitespace (space, tab, CR, LF) outside its JSON strings.
-std::string compact_json_text(std::string_view text);
 
 /// Merges SoC indexes in install order: per OpType, an entry replaces an earlier one with the
 /// same key and goes to the end. Renders the result: "{", then per OpType with entries, in

@@ -27,6 +27,9 @@ struct VerifiedPackage {
     std::string signer_key_id; ///< empty when unsigned
     std::string origin;        ///< the file the user named (a makeself .run when imported)
     bool imported = false;     ///< read from CANN's makeself package (package::import_makeself)
+    /// install.sh's index records (package::index_records), checked against the index files
+    /// once they are staged.
+    std::string records;
 };
 
 /// Reads `run_path` without executing anything and checks, before anything is written: the

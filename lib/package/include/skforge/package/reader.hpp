@@ -94,7 +94,13 @@ class RunPackage {
     /// Throws an integrity Error unless install.sh, uninstall.sh and version.info in `manifest`
     /// are byte for byte what skforge renders for it and the header declares the same script
     /// digests the stub checks before running them.
-    void check_scripts(const Manifest& manifest) const;
+    /// Returns install.sh's index records (generated.hpp, index_records), which this cannot
+    /// check: the caller compares them with the index files it reads (check_index_records).
+    std::string check_scripts(const Manifest& manifest) const;
+    /// install.sh's text (skforge puts it right after the manifest, in the stored first piece),
+    /// or nullopt when the manifest or the payload has no such regular file.
+    std::optional<std::string> read_install_sh(const Manifest& manifest,
+                                               const ReadLimits& limits = {}) const;
     /// Reads every entry, checking each against the manifest (type, mode, size, SHA-256, no
     /// duplicates, parents first, nothing missing) and the payload digest; hands each to `sink`.
     /// Returns the manifest. Throws an integrity Error naming the entry on any mismatch.
