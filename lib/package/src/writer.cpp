@@ -207,6 +207,20 @@ class TarWriter {
     std::int64_t m_mtime;
 };
 
+// The bytes of a source file as the payload will hold them (a PackedFile's range of its source),
+// checked unchanged since the scan; for the index files install.sh's records are read from.
+std::string read_source_text(const std::string& root, const SourceEntry& e) {
+    support::UniqueFd fd(open_source_file(root, e));
+    std::string text(e.size, '\0');
+    std::size_t n = support::pread_full(
+        fd.get(), std::span(reinterpret_cast<std::uint8_t*>(text.data()), text.size()), e.offset,
+        e.path);
+    if (n != e.size)
+        throw Error("'" + source_path(root, e) + "' changed while it was being packed; pack again");
+    check_unchanged(fd.get(), root, e);
+    return text;
+}
+
 // Copies a file into the payload and hashes the very bytes copied: one read, and the manifest's
 // digest describes what the package holds.
 void write_source_file(TarWriter& tar, const std::string& root, SourceEntry& e,
@@ -427,7 +441,7 @@ PackResult pack(const PackOptions& options) {
     IndexTexts index_texts;
     for (const auto& e : src)
         if (e.type == EntryType::file && is_index_path(e.path))
-            index_texts.emplace(e.path, support::read_file(source_path(o.source_dir, e)));
+            index_texts.emplace(e.path, read_source_text(o.source_dir, e));
     std::string records;
     auto gen = build_manifest(o, m, src, index_texts, records);
     for (const auto& e : src)
