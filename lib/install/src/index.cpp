@@ -60,13 +60,12 @@ PackageIndex read_package_index(const Dir& package_dir, const package::Manifest&
 
 package::IndexTexts package_index_texts(const Dir& package_dir, const package::Manifest& manifest) {
     package::IndexTexts out;
-    for_each_index_file(package_dir,
-                        [&](const std::string& soc, const std::string& text, const std::string&) {
-                            std::string path = std::string(k_config_dir) + "/" + soc + "/" +
-                                               std::string(k_index_file);
-                            if (manifest.find(path) != nullptr)
-                                out.emplace(std::move(path), text);
-                        });
+    for_each_index_file(package_dir, [&](const std::string& soc, const std::string& text,
+                                         const std::string&) {
+        std::string path = std::string(k_config_dir) + "/" + soc + "/" + std::string(k_index_file);
+        if (manifest.find(path) != nullptr)
+            out.emplace(std::move(path), text);
+    });
     return out;
 }
 

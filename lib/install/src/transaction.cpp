@@ -85,10 +85,9 @@ VerifiedPackage verify_package(const std::string& run_path, const Policy& policy
                         "rename that file and pack again");
     auto trailer =
         state == package::SignatureState::unsigned_package ? std::nullopt : run->trailer();
-    return {run,      std::move(manifest),
-            state,    trailer ? trailer->key_id : std::string(),
-            run_path, imported,
-            std::move(records)};
+    return {
+        run,      std::move(manifest), state, trailer ? trailer->key_id : std::string(), run_path,
+        imported, std::move(records)};
 }
 
 std::string_view outcome_name(InstallOutcome outcome) {
@@ -783,8 +782,8 @@ StagedPackage stage_package(const InstallTree& tree, const VerifiedPackage& pkg,
         write_file_at(*stage_dir, k_install_record, render_install_record(pkg, sink.stamps()),
                       tree.modes().file(0644), Sync::no);
         read_package_index(*stage_dir, m);
-        if (auto why = package::index_records_problem(m, package_index_texts(*stage_dir, m),
-                                                      pkg.records))
+        if (auto why =
+                package::index_records_problem(m, package_index_texts(*stage_dir, m), pkg.records))
             throw Error(pkg.origin + ": refusing: " + *why, support::ErrorKind::integrity);
         seal_stage(*stage_dir, m, tree.modes());
         sync_dir(ai);

@@ -62,7 +62,8 @@ std::string blanked_manifest_sha256(const Manifest& m, const std::string& versio
     return support::sha256_hex(manifest_to_json(blanked));
 }
 
-// install.sh's skf_record_socs: "<soc dir>:<sha256>" for each section of `records`, space-separated.
+// install.sh's skf_record_socs: "<soc dir>:<sha256>" for each section of `records`,
+// space-separated.
 std::string record_socs(std::string_view records) {
     std::string out;
     std::size_t at = 0;
@@ -100,8 +101,8 @@ std::string index_records(const Manifest& m, const IndexTexts& texts) {
         std::string soc = e.path.substr(7, e.path.size() - 7 - 24);
         // Only what the scripts' feed reads (fallback-lib.sh.in, skf_index_soc_glob) and
         // skinstall merges: a SoC directory name of [a-z0-9_-], an index skinstall accepts.
-        if (soc.empty() || soc.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") !=
-                               std::string::npos ||
+        if (soc.empty() ||
+            soc.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") != std::string::npos ||
             check_soc_dir_name(soc))
             continue;
         auto it = texts.find(e.path);
@@ -112,8 +113,8 @@ std::string index_records(const Manifest& m, const IndexTexts& texts) {
         } catch (const support::Error&) {
             continue; // the scripts read it themselves and refuse it in skinstall's words
         }
-        out += std::string(1, k_records_section) + soc + "\t" + support::sha256_hex(it->second) +
-               "\n";
+        out +=
+            std::string(1, k_records_section) + soc + "\t" + support::sha256_hex(it->second) + "\n";
         for (const auto& [op, entries] : scan_index_text(it->second))
             for (const auto& entry : entries)
                 out += op + "\t" + entry.key + "\t" + entry.text + "\n";

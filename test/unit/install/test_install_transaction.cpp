@@ -337,13 +337,13 @@ namespace {
 // crafted (`crafted`) so the index reaches the installer unchecked by pack.
 std::string with_index(Fixture& f, const std::string& name, const std::string& index) {
     std::string k = "kernel";
-    auto m =
-        test::make_manifest(name, {{"config", package::EntryType::directory, 0755, 0, ""},
-                                   {"config/soc", package::EntryType::directory, 0755, 0, ""},
-                                   test::file_entry("config/soc/binary_info_config.json", index),
-                                   {"soc", package::EntryType::directory, 0755, 0, ""},
-                                   test::file_entry("soc/add.o", k)},
-                            {{"config/soc/binary_info_config.json", index}});
+    auto m = test::make_manifest(name,
+                                 {{"config", package::EntryType::directory, 0755, 0, ""},
+                                  {"config/soc", package::EntryType::directory, 0755, 0, ""},
+                                  test::file_entry("config/soc/binary_info_config.json", index),
+                                  {"soc", package::EntryType::directory, 0755, 0, ""},
+                                  test::file_entry("soc/add.o", k)},
+                                 {{"config/soc/binary_info_config.json", index}});
     return test::craft_run(f.dir / "out", m, package::manifest_to_json(m),
                            {{"config", AE_IFDIR, 0755},
                             {"config/soc", AE_IFDIR, 0755},

@@ -29,19 +29,21 @@ TEST_CASE("install.sh carries its index files' entries as the index merge reads 
                         "  {\"binPath\": \"pkg/soc/a.o\", \"simplifiedKey\": \"k \\\"1\"},\n"
                         "  {\"binPath\": \"pkg/soc/a.o\", \"n\": [1, 2e3]}]},\n"
                         " \"Abs\": {\"staticList\": []}}\n";
-    std::vector<ManifestEntry> entries = {{"config", EntryType::directory, 0755, 0, ""},
-                                          {"config/soc", EntryType::directory, 0755, 0, ""},
-                                          test::file_entry("config/soc/binary_info_config.json", index),
-                                          {"soc", EntryType::directory, 0755, 0, ""},
-                                          test::file_entry("soc/a.o", "k")};
+    std::vector<ManifestEntry> entries = {
+        {"config", EntryType::directory, 0755, 0, ""},
+        {"config/soc", EntryType::directory, 0755, 0, ""},
+        test::file_entry("config/soc/binary_info_config.json", index),
+        {"soc", EntryType::directory, 0755, 0, ""},
+        test::file_entry("soc/a.o", "k")};
     IndexTexts texts = {{"config/soc/binary_info_config.json", index}};
     auto m = test::make_manifest("pkg", entries, texts);
     auto records = index_records(m, texts);
     // A section line with the file's digest, then OpTypes in byte order, entries as written
     // without the whitespace outside strings, each with the key a later package replaces it by.
-    CHECK(records == "\034soc\t" + support::sha256_hex(index) +
-                         "\nAdd\tk:\"k \\\"1\"\t{\"binPath\":\"pkg/soc/a.o\",\"simplifiedKey\":\"k "
-                         "\\\"1\"}\nAdd\tp:\"pkg/soc/a.o\"\t{\"binPath\":\"pkg/soc/a.o\",\"n\":[1,2e3]}");
+    CHECK(records ==
+          "\034soc\t" + support::sha256_hex(index) +
+              "\nAdd\tk:\"k \\\"1\"\t{\"binPath\":\"pkg/soc/a.o\",\"simplifiedKey\":\"k "
+              "\\\"1\"}\nAdd\tp:\"pkg/soc/a.o\"\t{\"binPath\":\"pkg/soc/a.o\",\"n\":[1,2e3]}");
     auto install = render_generated_files(m, records)[0];
     REQUIRE(install.path == "install.sh");
     CHECK(records_in_install_sh(install.text) == records);
