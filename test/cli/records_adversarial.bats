@@ -3,7 +3,8 @@
 # Issue 37's two fast paths of the scripts, attacked: install.sh's index records (the package's own
 # index entries as skc pack read them) must give the global index the awk gives from the files
 # and skinstall writes, through a package's whole life; a package whose records were edited is
-# refused by every skinstall command that would install it, --dry-run included.
+# refused by every skinstall command that would install it, --dry-run included; the manifest the
+# scripts checked is the one they install (a payload holding a member twice is refused).
 load helpers
 
 AI=opp/static_kernel/ai_core
@@ -157,4 +158,34 @@ same_indexes() {
     run "$SKINSTALL" verify --fix --install-path root
     [ "$status" -eq 1 ]
     [[ "$output" == *"cannot restore it: $W/kept.run: $why"* ]]
+}
+
+@test "the .run alone refuses a payload that holds its manifest.json or uninstall.sh twice, as skinstall does, instead of installing the unchecked last copy (issue 37, the package's own manifest)" {
+    index_pkg tk 1 'ascend910b={"Add":{"staticList":[{"binPath":"tk/ascend910b/Add/a.o","simplifiedKey":"Add/1"}]}}'
+    sh tk-1.run --noexec >/dev/null
+    # A second manifest.json after the payload's last entry, one skinstall's parser refuses (a
+    # repeated key); a second uninstall.sh that is not skforge's.
+    sed 's/"format"/"format": 1, "format"/' tk/manifest.json >twice.json
+    printf '#!/bin/sh\necho not skforge\n' >twice.sh
+    python3 "$SKFORGE_SOURCE_DIR/test/cli/trojan.py" tk-1.run m.run manifest.json twice.json --twice
+    python3 "$SKFORGE_SOURCE_DIR/test/cli/trojan.py" tk-1.run u.run uninstall.sh twice.sh --twice
+    local r
+    for r in m u; do
+        mkdir "root$r" "ref$r"
+        run sh "$r.run" --install-path="$W/root$r" -q
+        echo "$output"
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"'$W/$r.run': its payload holds '"*"' more than once (skinstall refuses it too); nothing was installed"* ]]
+        [ -z "$(ls -A "root$r/$AI")" ] || [ "$(ls -A "root$r/$AI")" = config ]
+        [ ! -e "root$r/$AI/tk" ] && [ ! -e "root$r/$AI/config.ini" ]
+        run "$SKINSTALL" install "$r.run" --install-path "ref$r"
+        [ "$status" -ne 0 ]
+        [ ! -e "ref$r/$AI/tk" ]
+    done
+    [[ "$(sh m.run --install-path="$W/rootm" 2>&1)" == *"holds 'manifest.json' more than once"* ]]
+    [[ "$(sh u.run --install-path="$W/rootu" 2>&1)" == *"holds 'uninstall.sh' more than once"* ]]
+    # The package as packed installs the same way.
+    sh tk-1.run --install-path="$W/rootm" -q
+    [ -f "rootm/$AI/tk/manifest.json" ]
+    cmp tk/uninstall.sh "rootm/$AI/tk/uninstall.sh"
 }
