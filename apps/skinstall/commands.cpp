@@ -185,7 +185,8 @@ void print_dry_run(const Options& o, json out) {
 }
 
 int dry_run_installs(const Options& o, const std::vector<inst::VerifiedPackage>& pkgs,
-                     const inst::InstallRequest& request, skforge::support::Log& log) {
+                     const inst::InstallRequest& request, const inst::Policy& policy,
+                     skforge::support::Log& log) {
     std::optional<inst::TreeLock> lock;
     auto tree = open_for_dry_run(o, log, lock);
     json out = json::array();
@@ -196,6 +197,10 @@ int dry_run_installs(const Options& o, const std::vector<inst::VerifiedPackage>&
         for (const auto& p : pkgs)
             rs.push_back(
                 {p.manifest.name, p.manifest.version, "", inst::InstallOutcome::installed});
+    // What the real command reads while staging: the payload of every package it would stage.
+    for (std::size_t i = 0; i < pkgs.size(); ++i)
+        if (rs[i].outcome != inst::InstallOutcome::already_installed)
+            inst::check_payload(pkgs[i], policy);
     for (const auto& r : rs)
         out.push_back(report::install_result(r));
     print_dry_run(o, out);
@@ -333,7 +338,7 @@ int cmd_install(const Options& o, inst::InstallMode mode) {
                                                    : inst::Downgrade::refuse);
     request.progress = progress_for(o, bar);
     if (o.dry_run)
-        return dry_run_installs(o, pkgs, request, log);
+        return dry_run_installs(o, pkgs, request, policy, log);
     Mutating m(o, log);
     if (auto why = inst::runtime_path_problem(given, m.tree.resolved_root()))
         log.warn(*why);

@@ -164,3 +164,13 @@ state_digest() {
         find . -name .skforge-installed.json -type f -print0 | sort -z |
         xargs -0 -r sed 's/"file_stamps":{[^}]*},\{0,1\}//') | sha256sum
 }
+
+# logging_cat DIR LOG: DIR/cat, which appends a line to LOG each time it is asked for an index
+# file (skf_index_feed's `cat ./binary_info_config.json`: the file read as JSON by awk), then runs
+# the real cat.
+logging_cat() {
+    mkdir -p "$1"
+    printf '#!/bin/sh\ncase " $* " in *binary_info_config.json*) echo index-read >>"%s" ;; esac\nexec %s "$@"\n' \
+        "$2" "$(command -v cat)" >"$1/cat"
+    chmod +x "$1/cat"
+}

@@ -673,16 +673,6 @@ SH
     [ "$(programs un.trace)" -le 31 ]
 }
 
-# logging_cat DIR LOG: DIR/cat, which appends a line to LOG each time it is asked for an index
-# file (skf_index_feed's `cat ./binary_info_config.json`: the file read as JSON by awk), then runs
-# the real cat.
-logging_cat() {
-    mkdir -p "$1"
-    printf '#!/bin/sh\ncase " $* " in *binary_info_config.json*) echo index-read >>"%s" ;; esac\nexec %s "$@"\n' \
-        "$2" "$(command -v cat)" >"$1/cat"
-    chmod +x "$1/cat"
-}
-
 @test "install.sh's index records give the index awk reads from the files and skinstall writes: escapes, numbers, replaced keys, BOM and CRLF, two SoCs (issue 37)" {
     local AI=opp/static_kernel/ai_core
     mkdir -p tree/ascend910b/Add tree/ascend310p/Add tree/config/ascend910b tree/config/ascend310p

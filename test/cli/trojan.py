@@ -5,15 +5,21 @@ the payload, fixes the manifest's size and SHA-256 for it (and the header's unpa
 payload size and digest (and, with --fix-header-scripts, the header's script digests too), so the
 package is internally consistent and its stub is still the one skforge renders for its header.
 
-usage: trojan.py IN.run OUT.run PATH NEW_CONTENT_FILE [--fix-header-scripts]
+usage: trojan.py IN.run OUT.run PATH NEW_CONTENT_FILE [--fix-header-scripts] [--stale-manifest | --twice]
 
 With PATH manifest.json, NEW_CONTENT_FILE replaces the manifest itself, byte for byte (a manifest
-no JSON writer would write: a key twice, an escaped key).
+no JSON writer would write: a key twice, an escaped key). With --stale-manifest the manifest is
+left as it was: only the payload's size and digest in the header are fixed (a package whose file
+differs from its manifest, found only when the payload is read). With --twice PATH keeps its place
+and content and NEW_CONTENT_FILE is added after the last entry under the same name (a payload that
+holds PATH twice), the manifest left as it was.
 """
-import gzip, hashlib, io, json, re, sys, tarfile
+import copy, gzip, hashlib, io, json, re, sys, tarfile
 
 src, dst, member, content_file = sys.argv[1:5]
 fix_scripts = "--fix-header-scripts" in sys.argv[5:]
+twice = "--twice" in sys.argv[5:]
+stale = "--stale-manifest" in sys.argv[5:] or twice
 data = open(src, "rb").read()
 new = open(content_file, "rb").read()
 head = data[:8192].decode("latin-1")
@@ -27,10 +33,10 @@ digest = hashlib.sha256(new).hexdigest()
 unpacked = int(field("UNPACKED_SIZE"))
 out = io.BytesIO()
 with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tout:
-    for m, body in members:
-        if m.name == member:
+    for m, body in members + ([(copy.copy(tin.getmember(member)), new)] if twice else []):
+        if m.name == member and not twice:
             body = new
-        elif m.name == "manifest.json":
+        elif m.name == "manifest.json" and not stale:
             doc = json.loads(body)
             for f in doc["files"]:
                 if f["path"] == member:

@@ -195,9 +195,10 @@ void fix_package(const InstallTree& tree, const PackageFinding& f, const FixRequ
         return;
     }
     try {
-        if (rq.act == Act::dry_run)
+        if (rq.act == Act::dry_run) {
             plan_installs(tree, {*pkg}, InstallRequest(InstallMode::reinstall), log);
-        else
+            check_payload(*pkg, rq.policy);
+        } else
             repair_package(tree, f.name, *pkg, rq.policy, log, Place::kept);
     } catch (const Error& e) {
         leave(out, f, std::string("cannot restore it: ") + e.what(),

@@ -9,6 +9,7 @@
 #include "skforge/install/query.hpp"
 #include "skforge/install/version.hpp"
 #include "skforge/package/generated.hpp"
+#include "skforge/package/index_rules.hpp"
 #include "skforge/package/json_text.hpp"
 #include "skforge/package/path_rules.hpp"
 #include "skforge/package/writer.hpp"
@@ -752,6 +753,26 @@ std::string restore_fallback_old(const Dir& ai) {
 
 } // namespace
 
+namespace {
+
+// Refuses `pkg` when its install.sh's index records are not those of its index files `texts`
+// (package::index_records_problem): the scripts would merge other entries than skinstall.
+void refuse_other_records(const VerifiedPackage& pkg, const package::Manifest& m,
+                          const package::IndexTexts& texts) {
+    if (auto why = package::index_records_problem(m, texts, pkg.records))
+        throw Error(pkg.origin + ": refusing: " + *why, support::ErrorKind::integrity);
+}
+
+} // namespace
+
+void check_payload(const VerifiedPackage& pkg, const Policy& policy) {
+    package::IndexCapture sink;
+    auto m = pkg.run->read_payload(sink, policy.limits);
+    for (const auto& [path, text] : sink.texts())
+        package::parse_package_index(text, pkg.origin + ": " + path, m);
+    refuse_other_records(pkg, m, sink.texts());
+}
+
 StagedPackage stage_package(const InstallTree& tree, const VerifiedPackage& pkg,
                             const InstallRequest& request, const Policy& policy,
                             support::Log& log) {
@@ -782,9 +803,7 @@ StagedPackage stage_package(const InstallTree& tree, const VerifiedPackage& pkg,
         write_file_at(*stage_dir, k_install_record, render_install_record(pkg, sink.stamps()),
                       tree.modes().file(0644), Sync::no);
         read_package_index(*stage_dir, m);
-        if (auto why =
-                package::index_records_problem(m, package_index_texts(*stage_dir, m), pkg.records))
-            throw Error(pkg.origin + ": refusing: " + *why, support::ErrorKind::integrity);
+        refuse_other_records(pkg, m, package_index_texts(*stage_dir, m));
         seal_stage(*stage_dir, m, tree.modes());
         sync_dir(ai);
         fault_point("staged");

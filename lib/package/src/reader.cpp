@@ -3,6 +3,7 @@
 
 #include "skforge/package/decompress.hpp"
 #include "skforge/package/generated.hpp"
+#include "skforge/package/index_rules.hpp"
 #include "skforge/support/error.hpp"
 
 #include <archive.h>
@@ -435,6 +436,20 @@ Manifest RunPackage::read_manifest(const ReadLimits& limits) const {
     // The manifest is in the first piece: decoded here, nothing ahead of it.
     TarReader tar(*this, m_fd.get(), Threading::caller);
     return read_manifest_entry(tar, *this, limits);
+}
+
+void IndexCapture::begin(const ManifestEntry& entry) {
+    m_current =
+        entry.type == EntryType::file && is_index_path(entry.path) ? &m_texts[entry.path] : nullptr;
+}
+
+void IndexCapture::data(std::span<const std::uint8_t> bytes) {
+    if (m_current != nullptr)
+        m_current->append(bytes.begin(), bytes.end());
+}
+
+void IndexCapture::end(const ManifestEntry&) {
+    m_current = nullptr;
 }
 
 Manifest RunPackage::read_payload(EntrySink& sink, const ReadLimits& limits) const {

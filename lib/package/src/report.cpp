@@ -61,18 +61,7 @@ void verify_into(const RunPackage& run, const std::vector<Key>& trusted, json& d
         digests = true;
     });
     // The index files are kept as they go by: install.sh's index records must be theirs.
-    struct IndexCapture : EntrySink {
-        IndexTexts texts;
-        std::string* current = nullptr;
-        void begin(const ManifestEntry& e) override {
-            current = e.type == EntryType::file && is_index_path(e.path) ? &texts[e.path] : nullptr;
-        }
-        void data(std::span<const std::uint8_t> b) override {
-            if (current != nullptr)
-                current->append(b.begin(), b.end());
-        }
-        void end(const ManifestEntry&) override { current = nullptr; }
-    } sink;
+    IndexCapture sink;
     bool entries = false;
     attempt("entries", [&] {
         run.read_payload(sink);
@@ -83,7 +72,7 @@ void verify_into(const RunPackage& run, const std::vector<Key>& trusted, json& d
         auto records = run.check_scripts(manifest);
         if (!entries)
             return; // the index files were not all read: the entries' failure says why
-        if (auto why = index_records_problem(manifest, sink.texts, records))
+        if (auto why = index_records_problem(manifest, sink.texts(), records))
             throw Error(*why);
     });
     if (!digests) {

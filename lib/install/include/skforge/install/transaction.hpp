@@ -100,6 +100,11 @@ struct StagedPackage {
 StagedPackage stage_package(const InstallTree& tree, const VerifiedPackage& pkg,
                             const InstallRequest& request, const Policy& policy, support::Log& log);
 
+/// Reads `pkg`'s payload as stage_package does, writing nothing: every entry checked against the
+/// manifest, each index file as skinstall takes it (package::parse_package_index) and install.sh's
+/// index records against them; throws what stage_package would. For `--dry-run`.
+void check_payload(const VerifiedPackage& pkg, const Policy& policy);
+
 /// Removes the stage of a package that will not be committed.
 void discard_stage(const InstallTree& tree, const StagedPackage& staged);
 
@@ -121,8 +126,8 @@ InstallResult repair_package(const InstallTree& tree, const std::string& name,
                              Place place = Place::last);
 
 /// What installing `pkgs` with `request` would do, decided as install_packages decides it
-/// (the same refusals, thrown the same way) without reading the payloads or writing anything:
-/// for `--dry-run`. The caller holds at least a shared lock.
+/// (the same refusals, thrown the same way) without reading the payloads (check_payload does)
+/// or writing anything: for `--dry-run`. The caller holds at least a shared lock.
 std::vector<InstallResult> plan_installs(const InstallTree& tree,
                                          const std::vector<VerifiedPackage>& pkgs,
                                          const InstallRequest& request, support::Log& log);

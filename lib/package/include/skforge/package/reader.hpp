@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "skforge/package/generated.hpp"
 #include "skforge/package/manifest.hpp"
 #include "skforge/package/signature.hpp"
 #include "skforge/package/stub.hpp"
@@ -27,6 +28,22 @@ class EntrySink {
     virtual void data(std::span<const std::uint8_t> bytes) = 0;
     /// The current entry is complete and its size and digest matched.
     virtual void end(const ManifestEntry& entry) = 0;
+};
+
+/// An EntrySink that keeps the text of every index file (is_index_path) as it goes by and
+/// nothing else: what install.sh's index records are checked against (index_records_problem)
+/// where the payload is read without being written (skc inspect --verify, skinstall --dry-run).
+class IndexCapture final : public EntrySink {
+  public:
+    void begin(const ManifestEntry& entry) override;
+    void data(std::span<const std::uint8_t> bytes) override;
+    void end(const ManifestEntry& entry) override;
+    /// The index files read so far, by path.
+    const IndexTexts& texts() const { return m_texts; }
+
+  private:
+    IndexTexts m_texts;
+    std::string* m_current = nullptr;
 };
 
 /// Guards against decompression bombs and absurd packages.
