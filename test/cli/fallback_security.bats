@@ -662,15 +662,6 @@ PY
     cmp $AI/config/ascend910b/binary_info_config.json ref/opp/static_kernel/ai_core/config/ascend910b/binary_info_config.json
 }
 
-# logging_awk DIR LOG: DIR/awk, which appends a line to LOG each time it is run to check a
-# manifest's JSON (-v check=2, skf_json_why), then runs the real awk.
-logging_awk() {
-    mkdir -p "$1"
-    printf '#!/bin/sh\ncase " $* " in *" check=2 "*) echo manifest-json-pass >>"%s" ;; esac\nexec %s "$@"\n' \
-        "$2" "$(command -v awk)" >"$1/awk"
-    chmod +x "$1/awk"
-}
-
 @test "issue 37: the scripts check their own manifest by its blanked digest, and make the JSON pass only over one skforge did not write" {
     pack_tree kern
     mkdir root

@@ -174,3 +174,12 @@ logging_cat() {
         "$2" "$(command -v cat)" >"$1/cat"
     chmod +x "$1/cat"
 }
+
+# logging_awk DIR LOG: DIR/awk, which appends a line to LOG each time it is run to check a
+# manifest's JSON (-v check=2, skf_json_why), then runs the real awk.
+logging_awk() {
+    mkdir -p "$1"
+    printf '#!/bin/sh\ncase " $* " in *" check=2 "*) echo manifest-json-pass >>"%s" ;; esac\nexec %s "$@"\n' \
+        "$2" "$(command -v awk)" >"$1/awk"
+    chmod +x "$1/awk"
+}

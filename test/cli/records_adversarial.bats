@@ -189,3 +189,36 @@ same_indexes() {
     [ -f "rootm/$AI/tk/manifest.json" ]
     cmp tk/uninstall.sh "rootm/$AI/tk/uninstall.sh"
 }
+
+@test "installed neighbours' indexes come from their own install.sh's records and their manifests are checked by their own blanked digests; an install.sh other than the one its manifest lists is not trusted, its package's files are read (issue 37)" {
+    local p
+    for p in ta tb tc; do
+        index_pkg "$p" 1 "ascend910b={\"Add\":{\"staticList\":[{\"binPath\":\"$p/ascend910b/Add/a.o\",\"simplifiedKey\":\"k1\"},{\"binPath\":\"$p/ascend910b/Add/b.o\",\"simplifiedKey\":\"$p\"}]}}"
+    done
+    mkdir rec ref
+    for p in ta tb; do
+        sh "$p-1.run" --install --install-path="$W/rec" -q
+        "$SKINSTALL" install "$p-1.run" --install-path ref -q
+    done
+    logging_cat wrap "$W/reads"
+    logging_awk wrap "$W/passes"
+    # A third service's package: ta's and tb's indexes from their records, their manifests by
+    # digest; nothing read as JSON.
+    PATH="$W/wrap:$PATH" sh tc-1.run --install --install-path="$W/rec" -q
+    "$SKINSTALL" install tc-1.run --install-path ref -q
+    [ ! -e reads ] && [ ! -e passes ]
+    same_indexes rec ref
+    grep -q '"tc/ascend910b/Add/a.o","simplifiedKey":"k1"' "rec/$AI/config/ascend910b/binary_info_config.json"
+    # An operator's uninstall of tb merges ta and tc from their records.
+    PATH="$W/wrap:$PATH" sh "rec/$AI/tb/uninstall.sh" --operator -q
+    "$SKINSTALL" uninstall tb --install-path ref -q
+    [ ! -e reads ] && [ ! -e passes ]
+    same_indexes rec ref
+    # ta's install.sh edited after installation: no longer the script its manifest lists, so
+    # neither its records nor its blanked digest are taken; its index and manifest are read.
+    printf '# edited\n' >>"rec/$AI/ta/install.sh"
+    PATH="$W/wrap:$PATH" sh tc-1.run --install-path="$W/rec" -q
+    [ "$(cat reads)" = index-read ]
+    [ "$(cat passes)" = manifest-json-pass ]
+    same_indexes rec ref
+}
