@@ -147,6 +147,14 @@ expect_refusal() {
     expect_refusal "uses a name skforge generates (install.sh)"
 }
 
+@test "pack refuses a SoC directory under config/ that is not a SoC family's name, naming it (not an internal error)" {
+    make_tree tree
+    mkdir tree/config/Ascend910
+    printf '{}\n' >tree/config/Ascend910/binary_info_config.json
+    expect_refusal "tree/config/Ascend910': SoC directory 'config/Ascend910' may contain only lower-case letters"
+    [[ "$output" != *"internal error"* ]]
+}
+
 @test "pack refuses a package name with '.o', whose every binPath CANN's runtime would cut short" {
     make_tree tree
     why="has '.o' in it: every binPath of the package (my.ops/<soc dir>/<OpType>/<kernel>.o) would have '.o' before its end, and CANN's runtime cuts a binPath at its first '.o'"

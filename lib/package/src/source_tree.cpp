@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "source_tree.hpp"
 
+#include "skforge/package/path_rules.hpp"
 #include "skforge/support/error.hpp"
 #include "skforge/support/file.hpp"
 
@@ -50,6 +51,13 @@ struct Walker {
                 errors.push_back("'" + shown + "': path " + *bad);
                 continue;
             }
+            // config/<soc dir>/ is mirrored into the tree's config/ (manifest.cpp's rule).
+            if (rel == "config")
+                if (auto bad = check_soc_dir_name(name)) {
+                    errors.push_back("'" + shown + "': SoC directory 'config/" + name + "' " +
+                                     *bad);
+                    continue;
+                }
             struct stat st {};
             if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
                 throw support::io_error("cannot stat", shown, errno);
