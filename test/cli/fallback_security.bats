@@ -314,7 +314,7 @@ PY
     pack_tree kern
     sh kern.run --extract=v1 -q
     echo more >>tree/tool.sh
-    pack_tree kern
+    "$SKC" pack tree -o kern.run --package-version 1.3 --npu-arch dav-2201 --soc Ascend910B1 -q
     sh kern.run --extract=v2 -q
     # A first install into an empty root leaves the skeleton and the lock file, as skinstall's does.
     mkdir -p $AI/config bin

@@ -115,7 +115,7 @@ PY
     [ -f root/opp/static_kernel/ai_core/p/manifest.json ]
     run sh p.run --uninstall --install-path root --trusted-key k.pub.pem
     [ "$status" -eq 2 ]
-    [[ "$output" == *"apply only to --install and --upgrade"* ]]
+    [[ "$output" == *"apply only to --install, --upgrade and --reinstall"* ]]
     run sh p.run --install-path root --require-signature
     [ "$status" -eq 2 ]
     [[ "$output" == *"--require-signature needs at least one --trusted-key"* ]]

@@ -91,7 +91,7 @@ same_indexes() {
     step -- tk-2.run
     step uninstall tk2 -- tk2-1.run --uninstall
     step install tk2-1.run -- tk2-1.run
-    step upgrade tk-1.run --allow-downgrade -- tk-1.run --upgrade
+    step upgrade tk-1.run --allow-downgrade -- tk-1.run --upgrade --allow-downgrade
     step uninstall tk -- tk-1.run --uninstall
     grep -q '"tk2/ascend910b/Add/a.o","simplifiedKey":"k1"' "rec/$AI/config/ascend910b/binary_info_config.json"
 }

@@ -173,10 +173,17 @@ load helpers
     pack_tree kern
     run sh kern.run --install-path="$W/root"
     [ "$status" -eq 1 ]
-    [[ "$output" == *"use --upgrade"* ]]
+    [[ "$output" == *"kern 1.2.3 is already installed in '$W/$pkg' with different content; use --reinstall"* ]]
+    # The same version's other files: not an upgrade (skinstall's rule), a reinstall.
     run sh kern.run --upgrade --install-path="$W/root"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"under the same version; replacing it needs --reinstall"* ]]
+    run sh kern.run --reinstall --install-path="$W/root"
     [ "$status" -eq 0 ]
     cmp $pkg/tool.sh tree/tool.sh
+    "$SKC" pack tree -o kern.run --package-version 1.3 --npu-arch dav-2201 --soc Ascend910B1 -q
+    run sh kern.run --upgrade --install-path="$W/root"
+    [ "$status" -eq 0 ]
     run sh kern.run --uninstall --install-path="$W/root"
     [ "$status" -eq 0 ]
     [ ! -e $pkg ]
@@ -283,7 +290,7 @@ load helpers
     check "unknown option '--bogus'" --bogus
     check "unexpected argument 'extra'" extra
     check "--force applies only to --uninstall" --force
-    check "--install-for-all applies only to --install and --upgrade" --uninstall --install-for-all
+    check "--install-for-all applies only to --install, --upgrade and --reinstall" --uninstall --install-for-all
     [ ! -e kern ]
 }
 
