@@ -132,7 +132,9 @@ load helpers
     pack_tree p
     mkdir tmp bin
     # A tar that stalls lets the test interrupt the stub while it extracts.
-    printf '#!/bin/sh\nsleep 30\n' >bin/tar && chmod +x bin/tar
+    # It records its pid, so the test stops it alone (a pkill by name would also stop another
+    # test's process).
+    printf '#!/bin/sh\necho $$ >"%s/tar.pid"\nexec sleep 30\n' "$W" >bin/tar && chmod +x bin/tar
     PATH=$W/bin:$PATH TMPDIR=$W/tmp sh p.run --extract=x &
     pid=$!
     for _ in $(seq 1 100); do [ -n "$(ls -A tmp)" ] && [ -f tmp/*/payload ] && break; sleep 0.05; done
@@ -140,7 +142,7 @@ load helpers
     kill -TERM "$pid"
     wait "$pid" || status=$?
     [ "${status:-0}" -eq 143 ]
-    pkill -f 'sleep 30' || true
+    [ ! -s tar.pid ] || kill "$(cat tar.pid)" 2>/dev/null || true
     [ -z "$(ls -A tmp)" ]
 }
 
