@@ -3,7 +3,6 @@
 
 #include "skforge/package/index_rules.hpp"
 #include "skforge/package/index_text.hpp"
-#include "skforge/package/path_rules.hpp"
 #include "skforge/package/template.hpp"
 #include "skforge/support/error.hpp"
 #include "skforge/support/sha256.hpp"
@@ -95,16 +94,12 @@ std::string single_quoted_body(const std::string& text) {
 std::string index_records(const Manifest& m, const IndexTexts& texts) {
     std::string out;
     for (const auto& e : m.entries) {
-        if (e.type != EntryType::file || !e.path.starts_with("config/") ||
-            !e.path.ends_with("/binary_info_config.json"))
-            continue;
-        std::string soc = e.path.substr(7, e.path.size() - 7 - 24);
         // Only what the scripts' feed reads (fallback-lib.sh.in, skf_index_soc_glob) and
-        // skinstall merges: a SoC directory name of [a-z0-9_-], an index skinstall accepts.
-        if (soc.empty() ||
-            soc.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") != std::string::npos ||
-            check_soc_dir_name(soc))
+        // skinstall merges: config/<soc dir>/binary_info_config.json with a SoC directory name
+        // of [a-z0-9_-] (check_soc_dir_name), an index skinstall accepts.
+        if (e.type != EntryType::file || !is_index_path(e.path))
             continue;
+        std::string soc = e.path.substr(7, e.path.find('/', 7) - 7);
         auto it = texts.find(e.path);
         if (it == texts.end())
             continue;

@@ -321,9 +321,9 @@ std::optional<std::string> RunPackage::read_install_sh(const Manifest& manifest,
     const auto* me = manifest.find("install.sh");
     if (me == nullptr)
         return std::nullopt;
-    // skforge puts it right after the manifest, in the stored first piece.
+    // skforge puts it right after the manifest, in the stored first piece; the caller has read
+    // the manifest, so it is skipped here, not parsed again.
     TarReader tar(*this, m_fd.get(), Threading::caller);
-    read_manifest_entry(tar, *this, limits);
     while (archive_entry* e = tar.next()) {
         if (entry_path(e) != "install.sh")
             continue;

@@ -112,7 +112,7 @@ class RunPackage {
     /// are byte for byte what skforge renders for it and the header declares the same script
     /// digests the stub checks before running them.
     /// Returns install.sh's index records (generated.hpp, index_records), which this cannot
-    /// check: the caller compares them with the index files it reads (check_index_records).
+    /// check: the caller compares them with the index files it reads (index_records_problem).
     std::string check_scripts(const Manifest& manifest) const;
     /// install.sh's text (skforge puts it right after the manifest, in the stored first piece),
     /// or nullopt when the manifest or the payload has no such regular file.
